@@ -1,0 +1,365 @@
+/*
+ * passion.h - the one public header of passion, a runtime library for
+ * out-of-core arrays in parallel (MPI, SPMD) programs.
+ *
+ * Conventions (every function below follows them):
+ *  - returns int: 0 on success, a negative PASSION_E* code on failure;
+ *    passion_strerror() gives the message, passion_errdetail() what failed,
+ *    where (file, offset) and on which rank;
+ *  - "collective" calls must be made by every rank of the context's
+ *    communicator; they return the same code on every rank and never hang
+ *    because one rank failed;
+ *  - "/ * out * /" marks output parameters; the caller owns every buffer it
+ *    passes, passion owns the objects it creates until the matching _free or
+ *    _close;
+ *  - indices, sizes and offsets are 64-bit and 0-based.
+ */
+#ifndef PASSION_H
+#define PASSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PASSION_BUILDING) && defined(__GNUC__)
+#define PASSION_API __attribute__((visibility("default")))
+#else
+#define PASSION_API
+#endif
+
+#define PASSION_MAX_DIMS 7
+#define PASSION_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+enum passion_error {
+    PASSION_OK = 0,
+    PASSION_EINVAL = -1,    /* invalid argument (zero stride, bad size...) */
+    PASSION_ERANGE = -2,    /* section or index outside the array bounds */
+    PASSION_EOVERFLOW = -3, /* a size or byte count would overflow 64 bits */
+    PASSION_ENOMEM = -4,    /* allocation failed or memory budget too small */
+    PASSION_EIO = -5,       /* an I/O call failed (errno in the detail) */
+    PASSION_ESHORT = -6,    /* file shorter than the array it should hold */
+    PASSION_ENOSPC = -7,    /* no space left on the device */
+    PASSION_EMISMATCH = -8, /* ranks disagree on arguments of a collective */
+    PASSION_EMPI = -9,      /* an MPI call failed */
+    PASSION_EFORMAT = -10,  /* bad file header (.npy) or wrong file size */
+    PASSION_ENOTSUP = -11,  /* valid request that this build cannot do */
+    PASSION_ESTATE = -12,   /* call out of order (closed handle, ...) */
+    PASSION_ENOENT = -13,   /* file does not exist */
+    PASSION_EACCES = -14,   /* permission denied */
+    PASSION_EREMOTE = -15   /* reserved: failure reported by another rank */
+};
+
+/* Message for a code; never NULL, static storage. */
+PASSION_API const char *passion_strerror(int code);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct passion_ctx passion_ctx;
+
+/* I/O drivers (the ops table in passion/io.c). */
+enum passion_driver {
+    PASSION_DRIVER_POSIX = 0, /* pread/pwrite, optional O_DIRECT */
+    PASSION_DRIVER_MPIIO = 1, /* independent MPI-IO at explicit offsets */
+    PASSION_DRIVER_FAULT = 2  /* test only: posix that fails on purpose */
+};
+
+/* Methods for section access (independent and collective). */
+enum passion_method {
+    PASSION_METHOD_AUTO = 0,       /* cost model chooses (default) */
+    PASSION_METHOD_DIRECT = 1,     /* one request per contiguous run */
+    PASSION_METHOD_SIEVE = 2,      /* data sieving in budget-sized chunks */
+    PASSION_METHOD_ETP_STATIC = 3, /* extended two-phase, static domains */
+    PASSION_METHOD_ETP_DYNAMIC = 4 /* extended two-phase, dynamic domains */
+};
+
+/* Exchange (all-to-all) algorithms, collective/. */
+enum passion_xchg {
+    PASSION_XCHG_DEFAULT = -1,  /* the context's option */
+    PASSION_XCHG_AUTO = 0,      /* cost model chooses algorithm and radix */
+    PASSION_XCHG_MPI = 1,       /* MPI_Alltoall / MPI_Alltoallv */
+    PASSION_XCHG_PAIRWISE = 2,  /* Bokhari: XOR / shift schedule */
+    PASSION_XCHG_A1 = 3,        /* one stage, step i: j sends to (i+j)%P */
+    PASSION_XCHG_INDEX = 4,     /* Bruck et al. index, radix r */
+    PASSION_XCHG_FOURSTAGE = 5, /* Liu-Wang-Prasanna, blocking */
+    PASSION_XCHG_FOURSTAGE_NB = 6 /* four-stage, dual-buffer non-blocking */
+};
+
+/*
+ * Options of a context. Fill with passion_options_init() first (it sets the
+ * defaults below), then change fields or call passion_options_set().
+ */
+typedef struct passion_options {
+    int64_t memory_budget;  /* bytes for any staging buffer; default 64 MiB */
+    int driver;             /* enum passion_driver; default posix */
+    int direct_io;          /* 1: O_DIRECT with the posix driver */
+    int verbosity;          /* 0 quiet, 1 progress, 2 debug on stderr */
+    int exchange;           /* enum passion_xchg; default auto */
+    int radix;              /* index radix; 0 = chosen by the model */
+    int engine;             /* prefetch engine: 0 auto, 1 io_uring, 2 thread */
+    /* cost model (0 = calibrate or use the built-in value) */
+    double io_latency;      /* seconds per file request */
+    double io_bandwidth;    /* bytes per second of the file */
+    double msg_alpha;       /* seconds per message start-up */
+    double msg_beta;        /* seconds per message byte */
+    /* fault driver (tests only) */
+    int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
+    int fault_errno;        /* errno of the failure; default EIO */
+    int fault_short;        /* 1: every call transfers at most half */
+    int fault_ranks;        /* -1 every rank, else only this rank */
+} passion_options;
+
+/* Fill opt with the defaults. Never fails on a valid pointer. */
+PASSION_API int passion_options_init(passion_options *opt /* out */);
+
+/*
+ * Set one option from text, "key=value" (keys are the field names above;
+ * budgets accept K, M, G suffixes; driver accepts posix|mpiio|fault;
+ * exchange accepts auto|mpi|pairwise|a1|index|fourstage|fourstage-nb).
+ * Returns PASSION_EINVAL for an unknown key or a bad value.
+ */
+PASSION_API int passion_options_set(passion_options *opt, const char *keyval);
+
+/*
+ * Create a context on comm (duplicated inside). opt may be NULL (defaults;
+ * the environment variable PASSION_OPTIONS, a comma-separated key=value
+ * list, is applied on top in both cases). Collective. *ctx is NULL on error.
+ */
+PASSION_API int passion_init(MPI_Comm comm, const passion_options *opt,
+                             passion_ctx **ctx /* out */);
+
+/* Free the context and everything it owns. Collective. NULL is a no-op. */
+PASSION_API int passion_finalize(passion_ctx *ctx);
+
+/* The context's options (read-only view) and communicator. */
+PASSION_API const passion_options *passion_ctx_options(const passion_ctx *ctx);
+PASSION_API MPI_Comm passion_ctx_comm(const passion_ctx *ctx);
+
+/*
+ * Detail of the last error on this context: what failed, the file, offset
+ * and rank. Empty string if none. Valid until the next call on ctx.
+ */
+PASSION_API const char *passion_errdetail(const passion_ctx *ctx);
+
+/* Counters, per rank, cumulative since init or the last reset. */
+typedef struct passion_counters {
+    uint64_t io_calls;        /* requests issued to the I/O driver */
+    uint64_t bytes_read;      /* bytes read from files */
+    uint64_t bytes_written;   /* bytes written to files */
+    uint64_t bytes_useful;    /* bytes the caller asked for (read+written) */
+    uint64_t messages_sent;   /* point-to-point messages (or collective
+                                 calls counted as P-1 messages) */
+    uint64_t bytes_sent;      /* bytes sent to other ranks */
+    uint64_t rounds;          /* communication rounds (exchange steps) */
+    uint64_t peak_staging;    /* largest staging memory held at once */
+    uint64_t reuse_bytes;     /* file bytes not read thanks to data reuse */
+    uint64_t prefetch_hits;   /* prefetched requests that were used */
+    double   t_io;            /* seconds spent in (or waiting for) I/O */
+    double   t_comm;          /* seconds spent in communication */
+} passion_counters;
+
+PASSION_API int passion_counters_get(const passion_ctx *ctx,
+                                     passion_counters *c /* out */);
+PASSION_API int passion_counters_reset(passion_ctx *ctx);
+
+/* ---------------------------------------------------------------- arrays */
+
+enum passion_dist {
+    PASSION_DIST_BLOCK = 0,     /* BLOCK (m = 0) or BLOCK(m) */
+    PASSION_DIST_CYCLIC = 1,    /* CYCLIC (m = 0 means 1) or CYCLIC(m) */
+    PASSION_DIST_COLLAPSED = 2  /* "*": not distributed */
+};
+
+enum passion_placement {
+    PASSION_PLACE_LOCAL = 0,      /* one local array file per rank (LPM) */
+    PASSION_PLACE_GLOBAL = 1,     /* one global array file (GPM) */
+    PASSION_PLACE_PARTITIONED = 2 /* global file in in-core partitions (PIM) */
+};
+
+enum passion_storage {
+    PASSION_ROW_MAJOR = 0, /* last dimension fastest (C) */
+    PASSION_COL_MAJOR = 1, /* first dimension fastest (Fortran, the thesis) */
+    PASSION_ORDER_CUSTOM = 2 /* order[] gives the permutation */
+};
+
+/* What the user fills to describe an array (the thesis's OCAD inputs). */
+typedef struct passion_array_spec {
+    int ndims;                           /* 1 .. 7 */
+    int64_t shape[PASSION_MAX_DIMS];     /* global size per dimension, > 0 */
+    int64_t elem_size;                   /* bytes per element, 1 .. 64 */
+    int storage;                         /* enum passion_storage */
+    int order[PASSION_MAX_DIMS];         /* CUSTOM: order[0] is the slowest-
+                                            varying dimension in the file,
+                                            order[ndims-1] the fastest */
+    int grid[PASSION_MAX_DIMS];          /* ranks per dimension; product =
+                                            communicator size; 0 = 1 */
+    int dist[PASSION_MAX_DIMS];          /* enum passion_dist */
+    int64_t block[PASSION_MAX_DIMS];     /* m of BLOCK(m) / CYCLIC(m); 0 =
+                                            default */
+    int64_t ghost[PASSION_MAX_DIMS];     /* overlap width per dimension */
+    int placement;                       /* enum passion_placement */
+    int64_t header_bytes;                /* raw global file: bytes before the
+                                            data */
+} passion_array_spec;
+
+typedef struct passion_array passion_array;
+
+/* Zero a spec and set ndims, shape, elem_size; the rest defaults (row-major,
+   grid 1, BLOCK, no ghosts, local placement). */
+PASSION_API int passion_array_spec_init(passion_array_spec *s /* out */,
+                                        int ndims, const int64_t *shape,
+                                        int64_t elem_size);
+
+/*
+ * Build the descriptor (OCAD) from spec; validates it (sizes, grid against
+ * the communicator, 64-bit overflow of every byte count) and checks that all
+ * ranks passed the same spec (PASSION_EMISMATCH otherwise). Collective.
+ */
+PASSION_API int passion_array_create(passion_ctx *ctx,
+                                     const passion_array_spec *spec,
+                                     passion_array **a /* out */);
+PASSION_API int passion_array_free(passion_array *a);
+
+/* The spec the array was built from (normalised: order[] always filled). */
+PASSION_API const passion_array_spec *passion_array_get_spec(
+    const passion_array *a);
+
+/*
+ * OCAD queries for any rank r (grid coordinates are row-major over the
+ * grid, as in MPI_Cart_create). Local bounds are the global indices of the
+ * first and last element of r's local array per dimension (rows 1-2 of the
+ * thesis's OCAD), or with ghosts (rows 3-4; may extend past the array).
+ * A rank that owns nothing in a dimension gets lo = 0, hi = -1 there.
+ */
+PASSION_API int passion_array_local_shape(const passion_array *a, int r,
+                                          int64_t *shape /* out */);
+PASSION_API int passion_array_local_bounds(const passion_array *a, int r,
+                                           int with_ghosts,
+                                           int64_t *lo /* out */,
+                                           int64_t *hi /* out */);
+/* Size in bytes of r's local array file (local shape plus ghosts). */
+PASSION_API int passion_array_local_bytes(const passion_array *a, int r,
+                                          int64_t *bytes /* out */);
+/* Owner rank and local index of a global index. */
+PASSION_API int passion_array_owner(const passion_array *a,
+                                    const int64_t *gidx, int *rank /* out */,
+                                    int64_t *lidx /* out */);
+/* Global index of rank r's local index lidx. */
+PASSION_API int passion_array_global_index(const passion_array *a, int r,
+                                           const int64_t *lidx,
+                                           int64_t *gidx /* out */);
+
+/* -------------------------------------------------------------- sections */
+
+/*
+ * A regular section: per dimension start, count, stride (stride >= 1).
+ * count 0 in any dimension means the empty section (a rank that takes part
+ * in a collective with nothing). For local files, indices are local indices
+ * and the ghost area is addressable as -ghost .. -1 and n .. n+ghost-1.
+ */
+typedef struct passion_section {
+    int64_t start[PASSION_MAX_DIMS];
+    int64_t count[PASSION_MAX_DIMS];
+    int64_t stride[PASSION_MAX_DIMS];
+} passion_section;
+
+/*
+ * Memory side of a transfer: the section's count box lands at `offset`
+ * inside an in-memory array of `shape`, stored in the same storage order as
+ * the array. Pass NULL for a packed buffer (the count box itself).
+ */
+typedef struct passion_memspec {
+    int64_t shape[PASSION_MAX_DIMS];
+    int64_t offset[PASSION_MAX_DIMS];
+} passion_memspec;
+
+/* Fill a section (count = shape, stride 1 where the arrays are NULL). */
+PASSION_API int passion_section_set(passion_section *s /* out */, int ndims,
+                                    const int64_t *start,
+                                    const int64_t *count,
+                                    const int64_t *stride);
+/* Number of elements in s (0 if any count is 0). */
+PASSION_API int64_t passion_section_elems(const passion_section *s,
+                                          int ndims);
+
+/* ----------------------------------------------------------------- files */
+
+typedef struct passion_file passion_file;
+
+enum passion_mode {
+    PASSION_MODE_RDONLY = 0,
+    PASSION_MODE_RDWR = 1,
+    PASSION_MODE_CREATE = 2 /* create or truncate, sized to the array,
+                               zero-filled; implies read-write */
+};
+
+/*
+ * Open the array's file(s). Local placement: path is a pattern in which
+ * "%d" (or "%r") stands for the rank ("data.%d.laf"; without it ".<rank>"
+ * is appended); each rank opens its own local array file. Global
+ * placement: one file; a name ending in ".npy" is a NumPy file. An existing
+ * file shorter than the array gives PASSION_ESHORT. Collective.
+ */
+PASSION_API int passion_file_open(passion_array *a, const char *path,
+                                  int mode, passion_file **f /* out */);
+/* Close; flushes pending writes. Collective. NULL is a no-op. */
+PASSION_API int passion_file_close(passion_file *f);
+/* Flush written data to the device (fdatasync). Independent. */
+PASSION_API int passion_file_sync(passion_file *f);
+/* Drop the file's pages from the page cache (for cold benchmarks). */
+PASSION_API int passion_file_drop_cache(passion_file *f);
+/* The path this rank opened. */
+PASSION_API const char *passion_file_path(const passion_file *f);
+
+/*
+ * Read / write this rank's whole local array file, ghosts included, to or
+ * from a packed buffer in storage order (thesis PASSION_read/_write).
+ * Independent; local placement only.
+ */
+PASSION_API int passion_read_local(passion_file *f, void *buf);
+PASSION_API int passion_write_local(passion_file *f, const void *buf);
+
+/*
+ * Read / write a strided section with method (enum passion_method:
+ * auto, direct or sieve). Independent. mem may be NULL (packed). A write
+ * changes no file byte outside the section. On error, a read may have
+ * filled part of buf; a write may have written part of the section.
+ */
+PASSION_API int passion_read_section(passion_file *f,
+                                     const passion_section *s, void *buf,
+                                     const passion_memspec *mem, int method);
+PASSION_API int passion_write_section(passion_file *f,
+                                      const passion_section *s,
+                                      const void *buf,
+                                      const passion_memspec *mem, int method);
+
+/*
+ * The method `auto` would use for this section, and the predicted requests
+ * and bytes moved from/to the file, from the cost model alone (no I/O).
+ */
+typedef struct passion_plan_info {
+    int method;          /* DIRECT or SIEVE (or an ETP method) */
+    int64_t requests;    /* file requests predicted */
+    int64_t bytes_file;  /* bytes moved from/to the file predicted */
+    int64_t runs;        /* contiguous runs in the section */
+    double seconds;      /* model's predicted time */
+} passion_plan_info;
+PASSION_API int passion_section_plan(passion_file *f, const passion_section *s,
+                                     int op_write, int method,
+                                     passion_plan_info *info /* out */);
+
+/* ----------------------------------------------- exchange (collective/) */
+
+/* ------------------------------------------- global placement (collective/) */
+
+/* ------------------------------------------------------------ prefetch/ */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PASSION_H */

@@ -1,0 +1,259 @@
+/*
+ * file.c - files of the placement models and independent section access.
+ *
+ * Local placement (LPM, thesis 5.3.2): each rank's local array file holds
+ * its local array with the ghost areas, in the array's storage order;
+ * section indices are local, the ghosts addressable as -g..-1 and n..n+g-1.
+ * Global placement (GPM): one file holding the global array after
+ * header_bytes; section indices are global.
+ *
+ * Invariants: an open file is at least data_bytes long (checked at open,
+ * sized at create); open and close are collective and agree on the
+ * outcome, so a failure on one rank fails the call on all.
+ */
+#include "ocad.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Expand "%d" or "%r" in pattern with the rank; append ".rank" if absent. */
+static int local_name(passion_ctx *ctx, const char *pat, char **out)
+{
+    const char *p = strstr(pat, "%d");
+    if (!p)
+        p = strstr(pat, "%r");
+    int n = p ? asprintf(out, "%.*s%d%s", (int)(p - pat), pat, ctx->rank,
+                         p + 2)
+              : asprintf(out, "%s.%d", pat, ctx->rank);
+    if (n < 0) {
+        *out = NULL;
+        return core_err(ctx, PASSION_ENOMEM, "file name");
+    }
+    return PASSION_OK;
+}
+
+static void fill_view(passion_file *f)
+{
+    passion_array *a = f->a;
+    ocad_fview *fv = &f->fv;
+    memset(fv, 0, sizeof *fv);
+    fv->nd = a->nd;
+    fv->esize = a->esize;
+    memcpy(fv->order, a->spec.order, sizeof fv->order);
+    if (a->spec.placement == PASSION_PLACE_LOCAL) {
+        int c[PASSION_MAX_DIMS];
+        ocad_coords(a, f->ctx->rank, c);
+        f->data_bytes = a->esize;
+        for (int d = 0; d < a->nd; d++) {
+            int64_t n = ocad_local_count(a, d, c[d]), g = a->spec.ghost[d];
+            fv->extent[d] = n + 2 * g;
+            fv->shift[d] = g;
+            f->lo[d] = -g;
+            f->hi[d] = n + g;
+            f->data_bytes *= fv->extent[d];
+        }
+    } else {
+        fv->base = a->spec.header_bytes;
+        for (int d = 0; d < a->nd; d++) {
+            fv->extent[d] = a->spec.shape[d];
+            f->lo[d] = 0;
+            f->hi[d] = a->spec.shape[d];
+        }
+        f->data_bytes = a->global_bytes + a->spec.header_bytes;
+    }
+}
+
+/* Open (or create) this rank's file and check its size. */
+static int open_one(passion_file *f, const char *name, int mode, int create)
+{
+    passion_ctx *ctx = f->ctx;
+    int flags = mode == PASSION_MODE_RDONLY ? CORE_O_RDONLY : CORE_O_RDWR;
+    if (create)
+        flags |= CORE_O_CREATE | CORE_O_TRUNC;
+    int rc = core_io_open(ctx, name, flags, &f->fh);
+    if (rc)
+        return rc;
+    if (create)
+        return core_io_resize(f->fh, f->data_bytes);
+    int64_t sz;
+    if ((rc = core_io_size(f->fh, &sz)))
+        return rc;
+    if (sz < f->data_bytes)
+        return core_err(ctx, PASSION_ESHORT,
+                        "%s holds %lld bytes, the array needs %lld", name,
+                        (long long)sz, (long long)f->data_bytes);
+    return PASSION_OK;
+}
+
+int passion_file_open(passion_array *a, const char *path, int mode,
+                      passion_file **out)
+{
+    if (!a || !out)
+        return PASSION_EINVAL;
+    passion_ctx *ctx = a->ctx;
+    *out = NULL;
+    int rc = PASSION_OK;
+    char *name = NULL;
+    passion_file *f = calloc(1, sizeof *f);
+    if (!f)
+        rc = core_err(ctx, PASSION_ENOMEM, "file handle");
+    else if (!path || !*path)
+        rc = core_err(ctx, PASSION_EINVAL, "empty path");
+    else if (mode < PASSION_MODE_RDONLY || mode > PASSION_MODE_CREATE)
+        rc = core_err(ctx, PASSION_EINVAL, "unknown mode %d", mode);
+    /* all ranks must agree on the mode and the path (pattern) */
+    uint64_t key[2] = {(uint64_t)mode, 1469598103934665603ULL};
+    for (const char *c = path ? path : ""; *c; c++)
+        key[1] = (key[1] ^ (unsigned char)*c) * 1099511628211ULL;
+    rc = core_same(ctx, rc, key, sizeof key, "file modes or paths");
+    if (rc) {
+        free(f);
+        return rc;
+    }
+    int local = a->spec.placement == PASSION_PLACE_LOCAL;
+    if (!rc) {
+        f->a = a;
+        f->ctx = ctx;
+        f->writable = mode != PASSION_MODE_RDONLY;
+        fill_view(f);
+        rc = local ? local_name(ctx, path, &name)
+                   : ((name = strdup(path)) ? PASSION_OK
+                                            : core_err(ctx, PASSION_ENOMEM,
+                                                       "file name"));
+    }
+    if (!rc && !local && strlen(name) > 4 &&
+        !strcmp(name + strlen(name) - 4, ".npy"))
+        rc = core_err(ctx, PASSION_ENOTSUP, "%s: .npy files not yet", name);
+    int create = mode == PASSION_MODE_CREATE;
+    if (local || !create) {
+        if (!rc)
+            rc = open_one(f, name, mode, create);
+    } else {
+        /* one global file: rank 0 creates and sizes it, then the others */
+        if (!rc && ctx->rank == 0)
+            rc = open_one(f, name, mode, 1);
+        int rc0 = core_agree(ctx, rc);
+        if (!rc0 && ctx->rank != 0)
+            rc = open_one(f, name, PASSION_MODE_RDWR, 0);
+        else if (rc0)
+            rc = rc0;
+    }
+    free(name);
+    rc = core_agree(ctx, rc);
+    if (rc) {
+        if (f && f->fh)
+            core_io_close(f->fh);
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return PASSION_OK;
+}
+
+int passion_file_close(passion_file *f)
+{
+    if (!f)
+        return PASSION_OK;
+    passion_ctx *ctx = f->ctx;
+    int rc = core_io_close(f->fh);
+    free(f);
+    return core_agree(ctx, rc);
+}
+
+int passion_file_sync(passion_file *f)
+{
+    return f ? core_io_sync(f->fh) : PASSION_EINVAL;
+}
+
+int passion_file_drop_cache(passion_file *f)
+{
+    return f ? core_io_drop_cache(f->fh) : PASSION_EINVAL;
+}
+
+const char *passion_file_path(const passion_file *f)
+{
+    return f && f->fh ? f->fh->path : NULL;
+}
+
+static int whole_local(passion_file *f, void *buf, int op_write)
+{
+    if (!f || !buf)
+        return PASSION_EINVAL;
+    passion_ctx *ctx = f->ctx;
+    if (f->a->spec.placement != PASSION_PLACE_LOCAL)
+        return core_err(ctx, PASSION_EINVAL,
+                        "whole-local-array access needs local placement");
+    if (op_write && !f->writable)
+        return core_err(ctx, PASSION_EACCES, "%s is open read-only",
+                        f->fh->path);
+    ctx->cnt.bytes_useful += (uint64_t)f->data_bytes;
+    return op_write ? core_io_write(f->fh, buf, f->data_bytes, 0)
+                    : core_io_read(f->fh, buf, f->data_bytes, 0);
+}
+
+int passion_read_local(passion_file *f, void *buf)
+{
+    return whole_local(f, buf, 0);
+}
+
+int passion_write_local(passion_file *f, const void *buf)
+{
+    return whole_local(f, (void *)buf, 1);
+}
+
+/* Validate an independent section request and build its plan. */
+static int section_prepare(passion_file *f, const passion_section *s,
+                           const void *buf, const passion_memspec *m,
+                           int method, int op_write, ocad_xfer *x)
+{
+    if (!f)
+        return PASSION_EINVAL;
+    passion_ctx *ctx = f->ctx;
+    int64_t elems;
+    int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
+    if (rc)
+        return rc;
+    if ((rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)))
+        return rc;
+    if (method < PASSION_METHOD_AUTO || method > PASSION_METHOD_SIEVE)
+        return core_err(ctx, PASSION_EINVAL,
+                        "method %d: independent access takes auto, direct "
+                        "or sieve", method);
+    if (op_write && !f->writable)
+        return core_err(ctx, PASSION_EACCES, "%s is open read-only",
+                        f->fh->path);
+    if (elems > 0 && !buf)
+        return core_err(ctx, PASSION_EINVAL, "NULL buffer");
+    ocad_xfer_build(&f->fv, s, m, x);
+    return PASSION_OK;
+}
+
+int passion_read_section(passion_file *f, const passion_section *s, void *buf,
+                         const passion_memspec *m, int method)
+{
+    ocad_xfer x;
+    int rc = section_prepare(f, s, buf, m, method, 0, &x);
+    return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method);
+}
+
+int passion_write_section(passion_file *f, const passion_section *s,
+                          const void *buf, const passion_memspec *m,
+                          int method)
+{
+    ocad_xfer x;
+    int rc = section_prepare(f, s, buf, m, method, 1, &x);
+    return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method);
+}
+
+int passion_section_plan(passion_file *f, const passion_section *s,
+                         int op_write, int method, passion_plan_info *info)
+{
+    if (!info)
+        return PASSION_EINVAL;
+    ocad_xfer x;
+    int rc = section_prepare(f, s, (void *)1, NULL, method, 0, &x);
+    if (rc)
+        return rc;
+    ocad_plan_count(f->ctx, &x, method, op_write, info);
+    return PASSION_OK;
+}

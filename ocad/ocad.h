@@ -1,0 +1,148 @@
+/*
+ * ocad.h - internals of the ocad/ folder (prefix ocad_): the Out-of-Core
+ * Array Descriptor, sections, transfer plans between a file and memory,
+ * direct and sieved access, and the placement models' files.
+ *
+ * Invariants: an array's spec is validated and normalised once (order[]
+ * always filled, grid product equal to the communicator size, every byte
+ * count of the global array and of every local array fits in int64); a
+ * transfer plan visits file bytes in increasing offset order.
+ */
+#ifndef PASSION_OCAD_H
+#define PASSION_OCAD_H
+
+#include "../passion/core.h"
+
+struct passion_array {
+    passion_ctx *ctx;
+    passion_array_spec spec; /* normalised copy */
+    int nd;
+    int64_t esize;
+    int64_t global_bytes;   /* product of shape * esize */
+};
+
+/* ---- descriptor (descriptor.c) ---- */
+
+/* Validate and normalise a spec (no communication). */
+CORE_HIDDEN int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
+                                passion_array_spec *out);
+/* Grid coordinates of rank r (row-major over the grid). */
+CORE_HIDDEN void ocad_coords(const passion_array *a, int r, int *coords);
+/* Number of indices of dimension d that grid coordinate p owns. */
+CORE_HIDDEN int64_t ocad_local_count(const passion_array *a, int d, int p);
+/* Global index of local index l of grid coordinate p in dimension d. */
+CORE_HIDDEN int64_t ocad_l2g(const passion_array *a, int d, int p, int64_t l);
+/* Owner coordinate and local index of global index g in dimension d. */
+CORE_HIDDEN void ocad_g2l(const passion_array *a, int d, int64_t g, int *p,
+                          int64_t *l);
+
+/* ---- sections (section.c) ---- */
+
+/*
+ * Check s against the index range [lo[d], hi[d]) per dimension and compute
+ * its element count (0 if empty) with overflow checks. Zero or negative
+ * stride, negative count, or a section outside the range is an error.
+ */
+CORE_HIDDEN int ocad_section_check(passion_ctx *ctx, int nd,
+                                   const passion_section *s,
+                                   const int64_t *lo, const int64_t *hi,
+                                   int64_t *elems);
+/* Check a memory side for a section's count box. */
+CORE_HIDDEN int ocad_memspec_check(passion_ctx *ctx, int nd, int64_t esize,
+                                   const passion_section *s,
+                                   const passion_memspec *m);
+
+/* ---- transfer plans (xfer.c) ---- */
+
+/*
+ * A transfer plan: the section as blocks of `blen` bytes, contiguous both
+ * in the file and in memory, arranged as nv nested loops (storage order,
+ * [0] slowest) with byte steps in file and memory. Loops that are
+ * contiguous on both sides are merged into the block, so a section that is
+ * one contiguous range is one block.
+ */
+typedef struct ocad_xfer {
+    int nv;
+    int64_t cnt[PASSION_MAX_DIMS];
+    int64_t fstep[PASSION_MAX_DIMS];
+    int64_t mstep[PASSION_MAX_DIMS];
+    int64_t blen;
+    int64_t foff0;   /* file byte offset of the first block */
+    int64_t moff0;   /* memory byte offset of the first block */
+    int64_t nblocks; /* blocks in all (0 = empty section) */
+    int64_t fend;    /* one past the last file byte of the last block */
+} ocad_xfer;
+
+/* File side of a plan: the array as it lies in a file. */
+typedef struct ocad_fview {
+    int nd;
+    int64_t esize;
+    int order[PASSION_MAX_DIMS];   /* order[0] slowest */
+    int64_t extent[PASSION_MAX_DIMS]; /* file extent per dimension */
+    int64_t shift[PASSION_MAX_DIMS];  /* file index = section index+shift */
+    int64_t base;                     /* byte offset of element 0 */
+} ocad_fview;
+
+/*
+ * Build the plan of section s (already validated) between the file view
+ * and memory (m NULL = packed count box). Pure arithmetic.
+ */
+CORE_HIDDEN void ocad_xfer_build(const ocad_fview *fv, const passion_section *s,
+                                 const passion_memspec *m, ocad_xfer *x);
+
+/* Iterator over a plan's blocks, one vector (innermost loop) at a time. */
+typedef struct ocad_iter {
+    const ocad_xfer *x;
+    int64_t idx[PASSION_MAX_DIMS]; /* outer loop indices */
+    int64_t j;                     /* index within the innermost loop */
+    int64_t foff, moff;            /* of block j */
+    int64_t left;                  /* blocks not yet visited */
+} ocad_iter;
+
+CORE_HIDDEN void ocad_iter_begin(ocad_iter *it, const ocad_xfer *x);
+/* Blocks left in the current vector (>= 1 unless finished). */
+CORE_HIDDEN int64_t ocad_iter_vec_left(const ocad_iter *it);
+/* Advance by n blocks inside the current vector (n <= vec_left). */
+CORE_HIDDEN void ocad_iter_skip(ocad_iter *it, int64_t n);
+/* File step between blocks of the current vector (0 if one block). */
+CORE_HIDDEN int64_t ocad_iter_fstep(const ocad_iter *it);
+CORE_HIDDEN int64_t ocad_iter_mstep(const ocad_iter *it);
+
+/* Copy n blocks of blen bytes with the given steps (src -> dst). */
+CORE_HIDDEN void ocad_copy_blocks(char *dst, int64_t dstep, const char *src,
+                                  int64_t sstep, int64_t n, int64_t blen);
+
+/* ---- independent access (sieve.c) ---- */
+
+/* Cost-model parameters of file access (from options or defaults). */
+CORE_HIDDEN double ocad_io_latency(const passion_ctx *ctx);
+CORE_HIDDEN double ocad_io_bandwidth(const passion_ctx *ctx);
+
+/* Count the requests and bytes a method would use (no I/O). */
+CORE_HIDDEN void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x,
+                                 int method, int op_write,
+                                 passion_plan_info *info);
+/* Resolve AUTO to DIRECT or SIEVE for this plan. */
+CORE_HIDDEN int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x,
+                                   int op_write, int method);
+/* Move the plan's bytes between the file and memory. */
+CORE_HIDDEN int ocad_xfer_read(passion_ctx *ctx, core_fh *fh,
+                               const ocad_xfer *x, char *mem, int method);
+CORE_HIDDEN int ocad_xfer_write(passion_ctx *ctx, core_fh *fh,
+                                const ocad_xfer *x, const char *mem,
+                                int method);
+
+/* ---- files of the placement models (file.c) ---- */
+
+struct passion_file {
+    passion_array *a;
+    passion_ctx *ctx;
+    core_fh *fh;
+    int writable;
+    ocad_fview fv;
+    int64_t lo[PASSION_MAX_DIMS]; /* valid section index range [lo, hi) */
+    int64_t hi[PASSION_MAX_DIMS];
+    int64_t data_bytes;           /* bytes of array data in the file */
+};
+
+#endif

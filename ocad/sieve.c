@@ -1,0 +1,260 @@
+/*
+ * sieve.c - independent access to a section of a file: the direct method
+ * (one request per contiguous run) and data sieving (thesis 5.5.1: read the
+ * covering extent in chunks that fit the memory budget, pick out the wanted
+ * elements; writes read-modify-write, without the read when a chunk is
+ * fully covered), plus the cost-aware variant that `auto` may choose.
+ *
+ * All three are one algorithm with a hole limit h: a window starts at a
+ * block and takes the following blocks while the window stays within the
+ * budget and no gap before a block exceeds h. h = 0 never merges (direct),
+ * h = infinity is the thesis's sieve, h = L*B (bytes readable in one
+ * request latency) skips a hole exactly when skipping is cheaper. A window
+ * of a single block moves straight between the file and the caller's
+ * memory, so no run is ever staged for nothing.
+ *
+ * Invariants: staging never exceeds the memory budget (a block larger than
+ * the budget is moved without staging); file bytes outside the section are
+ * written only with the values just read from them.
+ */
+#include "ocad.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define SIEVE_DEFAULT_LATENCY 2e-5  /* s per request: between page-cache
+                                       (~2 us) and disk (~100 us) */
+#define SIEVE_DEFAULT_BANDWIDTH 1e9 /* bytes/s */
+
+double ocad_io_latency(const passion_ctx *ctx)
+{
+    return ctx->opt.io_latency > 0 ? ctx->opt.io_latency
+                                   : SIEVE_DEFAULT_LATENCY;
+}
+
+double ocad_io_bandwidth(const passion_ctx *ctx)
+{
+    return ctx->opt.io_bandwidth > 0 ? ctx->opt.io_bandwidth
+                                     : SIEVE_DEFAULT_BANDWIDTH;
+}
+
+/* One window: from the iterator's block, as far as budget and holes let. */
+typedef struct window {
+    int64_t w0, wend; /* file byte range */
+    int64_t nblk;     /* blocks inside */
+} window;
+
+static window window_scan(ocad_iter *it, int64_t budget, int64_t hmax)
+{
+    const int64_t blen = it->x->blen;
+    window w = {it->foff, it->foff, 0};
+    while (it->left > 0) {
+        int64_t vl = ocad_iter_vec_left(it), fst = ocad_iter_fstep(it);
+        int64_t foff = it->foff;
+        if (w.nblk > 0 && (foff - w.wend > hmax || foff + blen - w.w0 > budget))
+            break;
+        int64_t k = 1;
+        if (vl > 1 && fst - blen <= hmax) {
+            int64_t room = budget - blen - (foff - w.w0);
+            k = room >= 0 ? room / fst + 1 : 1;
+            if (k > vl)
+                k = vl;
+        }
+        w.wend = foff + (k - 1) * fst + blen;
+        w.nblk += k;
+        ocad_iter_skip(it, k);
+        if (k < vl)
+            break;
+    }
+    return w;
+}
+
+static int64_t hole_limit(const passion_ctx *ctx, int method)
+{
+    switch (method) {
+    case PASSION_METHOD_DIRECT: return -1;
+    case PASSION_METHOD_SIEVE: return INT64_MAX / 4;
+    default: {
+        double h = ocad_io_latency(ctx) * ocad_io_bandwidth(ctx);
+        return h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
+    }
+    }
+}
+
+/* Requests and bytes for hole limit h, by scanning windows (no I/O). */
+static void count_windows(passion_ctx *ctx, const ocad_xfer *x, int64_t h,
+                          int op_write, passion_plan_info *info)
+{
+    info->requests = 0;
+    info->bytes_file = 0;
+    if (h < 0) {
+        info->requests = x->nblocks;
+        info->bytes_file = x->nblocks * x->blen;
+    } else {
+        ocad_iter it;
+        ocad_iter_begin(&it, x);
+        while (it.left > 0) {
+            window w = window_scan(&it, ctx->opt.memory_budget, h);
+            int64_t len = w.wend - w.w0;
+            int holes = w.nblk * x->blen < len;
+            info->requests += (op_write && holes) ? 2 : 1;
+            info->bytes_file += (op_write && holes) ? 2 * len : len;
+        }
+    }
+    info->seconds = (double)info->requests * ocad_io_latency(ctx) +
+                    (double)info->bytes_file / ocad_io_bandwidth(ctx);
+}
+
+/* Runs: blocks that are not adjacent to the previous one in the file. */
+static int64_t count_runs(const ocad_xfer *x)
+{
+    if (x->nblocks == 0)
+        return 0;
+    int64_t runs = 0;
+    ocad_iter it;
+    ocad_iter_begin(&it, x);
+    int64_t prev_end = -1;
+    while (it.left > 0) {
+        int64_t vl = ocad_iter_vec_left(&it), fst = ocad_iter_fstep(&it);
+        runs += it.foff == prev_end ? 0 : 1;
+        if (vl > 1)
+            runs += fst == x->blen ? 0 : vl - 1;
+        prev_end = it.foff + (vl - 1) * fst + x->blen;
+        ocad_iter_skip(&it, vl);
+    }
+    return runs;
+}
+
+/*
+ * auto: the cheapest by the model among direct, sieve and the hole-limited
+ * sieve; returns the hole limit to use (-1 = direct).
+ */
+static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
+                      int method, int *chosen)
+{
+    if (method == PASSION_METHOD_DIRECT || method == PASSION_METHOD_SIEVE) {
+        *chosen = method;
+        return hole_limit(ctx, method);
+    }
+    static const int cand[3] = {PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
+                                PASSION_METHOD_AUTO};
+    double best = 0;
+    int64_t bh = -1;
+    *chosen = PASSION_METHOD_DIRECT;
+    for (int i = 0; i < 3; i++) {
+        passion_plan_info pi;
+        int64_t h = hole_limit(ctx, cand[i]);
+        count_windows(ctx, x, h, op_write, &pi);
+        if (i == 0 || pi.seconds < best) {
+            best = pi.seconds;
+            bh = h;
+            *chosen = cand[i] == PASSION_METHOD_DIRECT ? PASSION_METHOD_DIRECT
+                                                       : PASSION_METHOD_SIEVE;
+        }
+    }
+    return bh;
+}
+
+int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
+                       int method)
+{
+    int chosen;
+    choose(ctx, x, op_write, method, &chosen);
+    return chosen;
+}
+
+void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x, int method,
+                     int op_write, passion_plan_info *info)
+{
+    int chosen;
+    int64_t h = choose(ctx, x, op_write, method, &chosen);
+    count_windows(ctx, x, h, op_write, info);
+    info->method = chosen;
+    info->runs = count_runs(x);
+}
+
+/* Copy the window's blocks between stage and memory, from iterator `it`. */
+static void window_copy(ocad_iter *it, const window *w, char *stage, char *mem,
+                        int to_mem)
+{
+    int64_t left = w->nblk;
+    while (left > 0) {
+        int64_t n = ocad_iter_vec_left(it);
+        if (n > left)
+            n = left;
+        char *s = stage + (it->foff - w->w0), *m = mem + it->moff;
+        if (to_mem)
+            ocad_copy_blocks(m, ocad_iter_mstep(it), s, ocad_iter_fstep(it), n,
+                             it->x->blen);
+        else
+            ocad_copy_blocks(s, ocad_iter_fstep(it), m, ocad_iter_mstep(it), n,
+                             it->x->blen);
+        ocad_iter_skip(it, n);
+        left -= n;
+    }
+}
+
+static int64_t stage_size(passion_ctx *ctx, const ocad_xfer *x)
+{
+    int64_t ext = x->fend - x->foff0;
+    return ext < ctx->opt.memory_budget ? ext : ctx->opt.memory_budget;
+}
+
+static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
+                   char *mem, int method, int op_write)
+{
+    if (x->nblocks == 0)
+        return PASSION_OK;
+    int chosen;
+    int64_t h = choose(ctx, x, op_write, method, &chosen);
+    ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
+    int rc = PASSION_OK;
+    ocad_iter it;
+    ocad_iter_begin(&it, x);
+    if (h < 0) {
+        while (it.left > 0 && !rc) {
+            rc = op_write ? core_io_write(fh, mem + it.moff, x->blen, it.foff)
+                          : core_io_read(fh, mem + it.moff, x->blen, it.foff);
+            ocad_iter_skip(&it, 1);
+        }
+        return rc;
+    }
+    int64_t ssz = stage_size(ctx, x);
+    char *stage = NULL;
+    while (it.left > 0 && !rc) {
+        ocad_iter start = it;
+        window w = window_scan(&it, ctx->opt.memory_budget, h);
+        int64_t len = w.wend - w.w0;
+        if (w.nblk == 1) {
+            rc = op_write ? core_io_write(fh, mem + start.moff, len, w.w0)
+                          : core_io_read(fh, mem + start.moff, len, w.w0);
+            continue;
+        }
+        if (!stage && !(stage = core_stage_alloc(ctx, ssz))) {
+            rc = core_err(ctx, PASSION_ENOMEM,
+                          "staging buffer of %lld bytes", (long long)ssz);
+            break;
+        }
+        if (!op_write || w.nblk * x->blen < len)
+            rc = core_io_read(fh, stage, len, w.w0);
+        if (rc)
+            break;
+        window_copy(&start, &w, stage, mem, !op_write);
+        if (op_write)
+            rc = core_io_write(fh, stage, len, w.w0);
+    }
+    core_stage_free(ctx, stage, ssz);
+    return rc;
+}
+
+int ocad_xfer_read(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
+                   char *mem, int method)
+{
+    return xfer_rw(ctx, fh, x, mem, method, 0);
+}
+
+int ocad_xfer_write(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
+                    const char *mem, int method)
+{
+    return xfer_rw(ctx, fh, x, (char *)mem, method, 1);
+}

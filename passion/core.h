@@ -1,0 +1,121 @@
+/*
+ * core.h - internals of the passion/ folder (prefix core_): the context,
+ * errors, counters, staging-memory accounting and the I/O driver ops table.
+ *
+ * Invariants: every function returns 0 or a negative PASSION_E* code and,
+ * on failure, has written the context's detail string through core_err();
+ * counters only ever grow between resets; staging bytes in use never go
+ * negative and peak_staging is their maximum.
+ */
+#ifndef PASSION_CORE_H
+#define PASSION_CORE_H
+
+#include "passion.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define CORE_HIDDEN __attribute__((visibility("hidden")))
+#define CORE_DETAIL_MAX 512
+
+struct passion_ctx {
+    MPI_Comm comm;
+    int rank, size;
+    passion_options opt;
+    passion_counters cnt;
+    int64_t staging_now;
+    char detail[CORE_DETAIL_MAX];
+    /* message cost model, filled by the exchange layer's calibration */
+    int msg_calibrated;
+    double msg_alpha, msg_beta;
+    int64_t fault_calls; /* requests seen by the fault driver */
+};
+
+/* ---- errors ---- */
+
+/* Record "rank R: <fmt>" as the detail and return code. */
+CORE_HIDDEN int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Map an errno to a passion code. */
+CORE_HIDDEN int core_errno_code(int e);
+/*
+ * Agree on an outcome across the context's ranks: every rank passes its
+ * local code; all get the code of the lowest-numbered failing rank, and
+ * that rank's detail string. Collective; returns the common code.
+ */
+CORE_HIDDEN int core_agree(passion_ctx *ctx, int rc);
+/* Check that every rank passed the same bytes (hash compare). Collective. */
+CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
+                          const char *what);
+
+/* ---- 64-bit arithmetic with overflow check ---- */
+
+static inline bool core_mul(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
+static inline bool core_add(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r);
+}
+
+/* ---- staging memory (counted against the budget) ---- */
+
+CORE_HIDDEN void *core_stage_alloc(passion_ctx *ctx, int64_t bytes);
+CORE_HIDDEN void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes);
+
+/* ---- time ---- */
+CORE_HIDDEN double core_now(void);
+
+/* ---- I/O drivers ---- */
+
+typedef struct core_fh core_fh;
+
+enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
+       CORE_O_TRUNC = 4 };
+
+typedef struct core_driver_ops {
+    const char *name;
+    int (*open)(passion_ctx *ctx, const char *path, int flags, int direct,
+                core_fh **fh);
+    /* One request; returns bytes moved (maybe short, 0 = EOF) or -errno. */
+    int64_t (*pread)(core_fh *fh, void *buf, int64_t len, int64_t off);
+    int64_t (*pwrite)(core_fh *fh, const void *buf, int64_t len,
+                      int64_t off);
+    int (*size)(core_fh *fh, int64_t *bytes);     /* -errno on failure */
+    int (*resize)(core_fh *fh, int64_t bytes);    /* ftruncate */
+    int (*sync)(core_fh *fh);
+    int (*drop_cache)(core_fh *fh);
+    int (*close)(core_fh *fh);
+} core_driver_ops;
+
+/* The part every driver's handle starts with. */
+struct core_fh {
+    const core_driver_ops *ops;
+    passion_ctx *ctx;
+    char *path;
+};
+
+CORE_HIDDEN const core_driver_ops *core_driver_get(int id);
+extern CORE_HIDDEN const core_driver_ops core_drv_posix;
+extern CORE_HIDDEN const core_driver_ops core_drv_mpiio;
+extern CORE_HIDDEN const core_driver_ops core_drv_fault;
+
+/* Open with the context's driver; errors recorded with the path. */
+CORE_HIDDEN int core_io_open(passion_ctx *ctx, const char *path, int flags,
+                             core_fh **fh);
+CORE_HIDDEN int core_io_close(core_fh *fh);
+/*
+ * Read/write exactly len bytes at off, looping on short counts and EINTR;
+ * counts one io_call per driver request. A read that meets end of file
+ * returns PASSION_ESHORT. Errors carry the path and offset.
+ */
+CORE_HIDDEN int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off);
+CORE_HIDDEN int core_io_write(core_fh *fh, const void *buf, int64_t len,
+                              int64_t off);
+CORE_HIDDEN int core_io_size(core_fh *fh, int64_t *bytes);
+CORE_HIDDEN int core_io_resize(core_fh *fh, int64_t bytes);
+CORE_HIDDEN int core_io_sync(core_fh *fh);
+CORE_HIDDEN int core_io_drop_cache(core_fh *fh);
+
+#endif

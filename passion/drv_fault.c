@@ -1,0 +1,89 @@
+/*
+ * drv_fault.c - test-only driver: the posix driver, except that the Nth
+ * read or write request of the context (option fault_fail_at, counted from
+ * 1 across all files of the context) fails with fault_errno, and with
+ * fault_short every request moves at most half of what was asked (at least
+ * one byte), to exercise the callers' short-count loops. fault_ranks limits
+ * the faults to one rank.
+ */
+#include "core.h"
+
+#include <errno.h>
+
+static int faulty(passion_ctx *ctx)
+{
+    return ctx->opt.fault_ranks < 0 || ctx->opt.fault_ranks == ctx->rank;
+}
+
+/* 1 if this request must fail: counts requests per context. */
+static int fail_now(passion_ctx *ctx)
+{
+    if (!faulty(ctx) || ctx->opt.fault_fail_at <= 0)
+        return 0;
+    return ++ctx->fault_calls == ctx->opt.fault_fail_at;
+}
+
+static int64_t shorten(passion_ctx *ctx, int64_t len)
+{
+    if (faulty(ctx) && ctx->opt.fault_short && len > 1)
+        return len / 2;
+    return len;
+}
+
+static int fault_open(passion_ctx *ctx, const char *path, int flags,
+                      int direct, core_fh **out)
+{
+    return core_drv_posix.open(ctx, path, flags, direct, out);
+}
+
+static int64_t fault_pread(core_fh *fh, void *buf, int64_t len, int64_t off)
+{
+    if (fail_now(fh->ctx))
+        return -fh->ctx->opt.fault_errno;
+    return core_drv_posix.pread(fh, buf, shorten(fh->ctx, len), off);
+}
+
+static int64_t fault_pwrite(core_fh *fh, const void *buf, int64_t len,
+                            int64_t off)
+{
+    if (fail_now(fh->ctx))
+        return -fh->ctx->opt.fault_errno;
+    return core_drv_posix.pwrite(fh, buf, shorten(fh->ctx, len), off);
+}
+
+static int fault_size(core_fh *fh, int64_t *bytes)
+{
+    return core_drv_posix.size(fh, bytes);
+}
+
+static int fault_resize(core_fh *fh, int64_t bytes)
+{
+    return core_drv_posix.resize(fh, bytes);
+}
+
+static int fault_sync(core_fh *fh)
+{
+    return core_drv_posix.sync(fh);
+}
+
+static int fault_drop_cache(core_fh *fh)
+{
+    return core_drv_posix.drop_cache(fh);
+}
+
+static int fault_close(core_fh *fh)
+{
+    return core_drv_posix.close(fh);
+}
+
+const core_driver_ops core_drv_fault = {
+    .name = "fault",
+    .open = fault_open,
+    .pread = fault_pread,
+    .pwrite = fault_pwrite,
+    .size = fault_size,
+    .resize = fault_resize,
+    .sync = fault_sync,
+    .drop_cache = fault_drop_cache,
+    .close = fault_close,
+};

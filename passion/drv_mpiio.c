@@ -1,0 +1,141 @@
+/*
+ * drv_mpiio.c - the mpiio driver: independent MPI-IO (ROMIO) calls at
+ * explicit offsets on a file opened on MPI_COMM_SELF, so that every rank
+ * can use it independently; passion's collective methods sit above.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct mpiio_fh {
+    core_fh base;
+    MPI_File fh;
+} mpiio_fh;
+
+static int mpi_errno(int mrc)
+{
+    int cls;
+    MPI_Error_class(mrc, &cls);
+    switch (cls) {
+    case MPI_ERR_NO_SPACE:
+    case MPI_ERR_QUOTA: return ENOSPC;
+    case MPI_ERR_NO_SUCH_FILE: return ENOENT;
+    case MPI_ERR_ACCESS:
+    case MPI_ERR_READ_ONLY: return EACCES;
+    case MPI_ERR_NO_MEM: return ENOMEM;
+    default: return EIO;
+    }
+}
+
+static int mpiio_open(passion_ctx *ctx, const char *path, int flags,
+                      int direct, core_fh **out)
+{
+    (void)ctx;
+    (void)direct;
+    int amode = (flags & (CORE_O_RDWR | CORE_O_CREATE)) ? MPI_MODE_RDWR
+                                                        : MPI_MODE_RDONLY;
+    if (flags & CORE_O_CREATE)
+        amode |= MPI_MODE_CREATE;
+    mpiio_fh *h = calloc(1, sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    int mrc = MPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, &h->fh);
+    if (mrc != MPI_SUCCESS) {
+        free(h);
+        return -mpi_errno(mrc);
+    }
+    if ((flags & CORE_O_TRUNC) &&
+        (mrc = MPI_File_set_size(h->fh, 0)) != MPI_SUCCESS) {
+        MPI_File_close(&h->fh);
+        free(h);
+        return -mpi_errno(mrc);
+    }
+    *out = &h->base;
+    return 0;
+}
+
+static int64_t mpiio_pread(core_fh *fh, void *buf, int64_t len, int64_t off)
+{
+    mpiio_fh *h = (mpiio_fh *)fh;
+    int n = len > (1 << 30) ? (1 << 30) : (int)len;
+    MPI_Status st;
+    int mrc = MPI_File_read_at(h->fh, off, buf, n, MPI_BYTE, &st);
+    if (mrc != MPI_SUCCESS)
+        return -mpi_errno(mrc);
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    return got;
+}
+
+static int64_t mpiio_pwrite(core_fh *fh, const void *buf, int64_t len,
+                            int64_t off)
+{
+    mpiio_fh *h = (mpiio_fh *)fh;
+    int n = len > (1 << 30) ? (1 << 30) : (int)len;
+    MPI_Status st;
+    int mrc = MPI_File_write_at(h->fh, off, buf, n, MPI_BYTE, &st);
+    if (mrc != MPI_SUCCESS)
+        return -mpi_errno(mrc);
+    int put = 0;
+    MPI_Get_count(&st, MPI_BYTE, &put);
+    return put;
+}
+
+static int mpiio_size(core_fh *fh, int64_t *bytes)
+{
+    MPI_Offset sz;
+    int mrc = MPI_File_get_size(((mpiio_fh *)fh)->fh, &sz);
+    if (mrc != MPI_SUCCESS)
+        return -mpi_errno(mrc);
+    *bytes = sz;
+    return 0;
+}
+
+static int mpiio_resize(core_fh *fh, int64_t bytes)
+{
+    /* MPI_File_set_size is collective over the file's group (SELF). */
+    int mrc = MPI_File_set_size(((mpiio_fh *)fh)->fh, bytes);
+    return mrc == MPI_SUCCESS ? 0 : -mpi_errno(mrc);
+}
+
+static int mpiio_sync(core_fh *fh)
+{
+    int mrc = MPI_File_sync(((mpiio_fh *)fh)->fh);
+    return mrc == MPI_SUCCESS ? 0 : -mpi_errno(mrc);
+}
+
+static int mpiio_drop_cache(core_fh *fh)
+{
+    int rc = mpiio_sync(fh);
+    if (rc)
+        return rc;
+    int fd = open(fh->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    return e ? -e : 0;
+}
+
+static int mpiio_close(core_fh *fh)
+{
+    mpiio_fh *h = (mpiio_fh *)fh;
+    int mrc = MPI_File_close(&h->fh);
+    free(h);
+    return mrc == MPI_SUCCESS ? 0 : -mpi_errno(mrc);
+}
+
+const core_driver_ops core_drv_mpiio = {
+    .name = "mpiio",
+    .open = mpiio_open,
+    .pread = mpiio_pread,
+    .pwrite = mpiio_pwrite,
+    .size = mpiio_size,
+    .resize = mpiio_resize,
+    .sync = mpiio_sync,
+    .drop_cache = mpiio_drop_cache,
+    .close = mpiio_close,
+};
