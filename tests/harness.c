@@ -1,0 +1,81 @@
+/* harness.c - see harness.h. */
+#include "harness.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+int th_rank, th_size;
+uint64_t th_seed = 20261121;
+uint64_t th_case_seed;
+static char dir[256];
+
+int th_all(int ok)
+{
+    int in = ok ? 1 : 0, out = 0;
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return out;
+}
+
+const char *th_dir(void)
+{
+    return dir;
+}
+
+static void make_dir(const char *prog)
+{
+    const char *base = strrchr(prog, '/');
+    base = base ? base + 1 : prog;
+    const char *root = getenv("PASSION_TEST_DIR");
+    if (!root || !*root)
+        root = "/tmp";
+    int pid = (int)getpid();
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(dir, sizeof dir, "%s/passion-%s-np%d-%d", root, base, th_size,
+             pid);
+    if (th_rank == 0)
+        mkdir(dir, 0755);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void remove_dir(void)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (th_rank != 0)
+        return;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int th_main(int argc, char **argv, CU_SuiteInfo *suites)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &th_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &th_size);
+    const char *s = getenv("PASSION_TEST_SEED");
+    if (s && *s)
+        th_seed = strtoull(s, NULL, 10);
+    th_case_seed = th_seed;
+    make_dir(argv[0]);
+    if (th_rank == 0)
+        printf("%s: %d ranks, PASSION_TEST_SEED=%llu\n", argv[0], th_size,
+               (unsigned long long)th_seed);
+
+    long failed = 1, ran = 0;
+    if (CU_initialize_registry() == CUE_SUCCESS &&
+        CU_register_suites(suites) == CUE_SUCCESS) {
+        CU_basic_set_mode(th_rank == 0 ? CU_BRM_NORMAL : CU_BRM_SILENT);
+        CU_basic_run_tests();
+        long f = (long)CU_get_number_of_failures();
+        ran = (long)CU_get_number_of_tests_run();
+        MPI_Allreduce(&f, &failed, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        CU_cleanup_registry();
+    }
+    if (th_rank == 0)
+        printf("\nover %d ranks: %ld tests, %ld assertion failures\n",
+               th_size, ran, failed);
+    remove_dir();
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

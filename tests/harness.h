@@ -1,0 +1,64 @@
+/*
+ * harness.h - CUnit under MPI for passion's tests.
+ *
+ * Every rank runs the same suites (collective calls need all ranks); only
+ * rank 0 prints CUnit's report. Failures are summed across ranks at the
+ * end, so a failure on any rank fails the program on every rank. Checks
+ * never return early (CU_ASSERT, not _FATAL), so no rank leaves a
+ * collective behind. Random tests take their seed from PASSION_TEST_SEED
+ * (default fixed) and print it with every failure.
+ */
+#ifndef PASSION_TEST_HARNESS_H
+#define PASSION_TEST_HARNESS_H
+
+#include <CUnit/Basic.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern int th_rank, th_size;
+extern uint64_t th_seed;      /* base seed of this run */
+extern uint64_t th_case_seed; /* seed of the case being run */
+
+/* Check a condition; on failure print rank, place, seed and message. */
+#define TH_CHECK(cond, ...)                                                 \
+    do {                                                                    \
+        int th_ok_ = (cond) ? 1 : 0;                                        \
+        if (!th_ok_) {                                                      \
+            fprintf(stderr, "[rank %d] FAIL %s:%d (seed %llu): ", th_rank,  \
+                    __FILE__, __LINE__, (unsigned long long)th_case_seed);  \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+        }                                                                   \
+        CU_ASSERT(th_ok_);                                                  \
+    } while (0)
+
+/* Deterministic generator (splitmix64), shared by ranks that seed alike. */
+static inline uint64_t th_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+/* Uniform in [lo, hi]. */
+static inline int64_t th_range(uint64_t *s, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(th_next(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* 1 if every rank passes ok != 0. Collective. */
+int th_all(int ok);
+/* A scratch directory for this test program (same path on all ranks). */
+const char *th_dir(void);
+
+/*
+ * Run the suites: MPI_Init, CUnit registry, run, sum failures over ranks,
+ * print "N passed, N failed" on rank 0, MPI_Finalize. Returns the exit
+ * code (0 = all passed).
+ */
+int th_main(int argc, char **argv, CU_SuiteInfo *suites);
+
+#endif
