@@ -709,7 +709,9 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
     } else if (stage == 2) {
         /* what this node holds for d, in (source, offset) order, cut in
            nk equal parts (the counter starts at d % nk) */
-        qsort(run->held, (size_t)run->nheld, sizeof *run->held, cmp_piece);
+        if (run->nheld > 1)
+            qsort(run->held, (size_t)run->nheld, sizeof *run->held,
+                  cmp_piece);
         for (int64_t i = 0; i < run->nheld;) {
             int d = run->held[i].dst;
             int64_t j = i, T = 0;
@@ -873,7 +875,8 @@ static void fs_stage(fs_run *run, int stage)
     if (stage == 2 && colsize(g, run->y) <= 1)
         return; /* a column of one: nothing moves */
     coll_step *st = run->st;
-    fs_msg *msg = run->msgs[stage % 2];
+    /* the array the previous stage's pending sends do not use */
+    fs_msg *msg = run->pend == run->msgs[0] ? run->msgs[1] : run->msgs[0];
     int *srcs = run->srcs;
     char *done = run->done;
     fs_piece *in = NULL;
