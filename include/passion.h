@@ -369,7 +369,9 @@ PASSION_API int passion_section_plan(passion_file *f, const passion_section *s,
  * uring that cannot start is PASSION_ENOTSUP. Several requests may be in
  * flight; sieving is applied as each window completes. The caller must not
  * touch the buffer until the request is waited for, and must wait for
- * every request before closing its file.
+ * every request before closing its file. Writes in flight together must
+ * not overlap in their file extents (a sieved write rewrites the holes of
+ * its extent), nor overlap reads in flight.
  */
 enum passion_engine {
     PASSION_ENGINE_AUTO = 0,
