@@ -121,6 +121,15 @@ typedef struct mgeom {
                     const T *col = in + bc * g->st1;                         \
                     for (int dr = -g->r; dr <= g->r; dr++, wi++) {           \
                         T *d = tmp + (int64_t)wi * MED_RB;                   \
+                        if (i0 + dr >= 0 && i0 + nb + dr <= g->h) {          \
+                            const T *c0 = col + (i0 + dr + off0) * g->st0;   \
+                            if (g->st0 == 1)                                 \
+                                memcpy(d, c0, sizeof(T) * (size_t)nb);       \
+                            else                                             \
+                                for (int64_t t = 0; t < nb; t++)             \
+                                    d[t] = c0[t * g->st0];                   \
+                            continue;                                        \
+                        }                                                    \
                         for (int64_t t = 0; t < nb; t++) {                   \
                             int64_t gr = i0 + t + dr;                        \
                             gr = gr < 0 ? 0 : gr >= g->h ? g->h - 1 : gr;    \
