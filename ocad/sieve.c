@@ -41,10 +41,7 @@ double ocad_io_bandwidth(const passion_ctx *ctx)
 }
 
 /* One window: from the iterator's block, as far as budget and holes let. */
-typedef struct window {
-    int64_t w0, wend; /* file byte range */
-    int64_t nblk;     /* blocks inside */
-} window;
+typedef ocad_window window;
 
 static window window_scan(ocad_iter *it, int64_t budget, int64_t hmax)
 {
@@ -157,6 +154,17 @@ static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
     return bh;
 }
 
+int64_t ocad_hole_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
+                         int method, int *chosen)
+{
+    return choose(ctx, x, op_write, method, chosen);
+}
+
+ocad_window ocad_window_next(ocad_iter *it, int64_t budget, int64_t hmax)
+{
+    return window_scan(it, budget, hmax);
+}
+
 int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
                        int method)
 {
@@ -179,12 +187,18 @@ void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x, int method,
 static void window_copy(ocad_iter *it, const window *w, char *stage, char *mem,
                         int to_mem)
 {
+    ocad_window_copy(it, w, w->w0, stage, mem, to_mem);
+}
+
+void ocad_window_copy(ocad_iter *it, const ocad_window *w, int64_t base,
+                      char *stage, char *mem, int to_mem)
+{
     int64_t left = w->nblk;
     while (left > 0) {
         int64_t n = ocad_iter_vec_left(it);
         if (n > left)
             n = left;
-        char *s = stage + (it->foff - w->w0), *m = mem + it->moff;
+        char *s = stage + (it->foff - base), *m = mem + it->moff;
         if (to_mem)
             ocad_copy_blocks(m, ocad_iter_mstep(it), s, ocad_iter_fstep(it), n,
                              it->x->blen);

@@ -360,6 +360,9 @@ int passion_finalize(passion_ctx *ctx)
     if (!ctx)
         return PASSION_OK;
     int rc = core_agree(ctx, PASSION_OK);
+    for (int i = CORE_EXT_MAX - 1; i >= 0; i--)
+        if (ctx->ext[i] && ctx->ext_free[i])
+            ctx->ext_free[i](ctx, ctx->ext[i]);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     return rc;
