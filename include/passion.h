@@ -394,6 +394,152 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
 
 /* ------------------------------------------------------------ prefetch/ */
 
+/*
+ * Asynchronous section access (thesis 5.5.2, PASSION_read_prefetch /
+ * PASSION_prefetch_wait). Requests run on an engine: io_uring where it can
+ * be set up, else a worker thread with pread/pwrite. The option `engine`
+ * (0 auto, 1 uring, 2 thread) or the environment variable PASSION_ENGINE
+ * (auto|uring|thread, it wins over the option) chooses; auto falls back to
+ * the thread when io_uring setup fails (ENOSYS, EPERM, ENOMEM...), a forced
+ * uring that cannot start is PASSION_ENOTSUP. Several requests may be in
+ * flight; sieving is applied as each window completes. The caller must not
+ * touch the buffer until the request is waited for, and must wait for
+ * every request before closing its file. Writes in flight together must
+ * not overlap in their file extents (a sieved write rewrites the holes of
+ * its extent), nor overlap reads in flight.
+ */
+enum passion_engine {
+    PASSION_ENGINE_AUTO = 0,
+    PASSION_ENGINE_URING = 1,  /* io_uring (liburing) */
+    PASSION_ENGINE_THREAD = 2  /* worker thread with pread/pwrite */
+};
+
+typedef struct passion_request passion_request;
+
+/* The engine this context uses (starts it if needed). Independent. */
+PASSION_API int passion_engine_get(passion_ctx *ctx, int *engine /* out */);
+/* "uring", "thread" or "auto"; static storage. */
+PASSION_API const char *passion_engine_name(int engine);
+
+/*
+ * Begin reading / writing a section (same arguments and checks as
+ * passion_read_section / passion_write_section); *req receives the request
+ * (NULL on error). Independent.
+ */
+PASSION_API int passion_read_section_begin(passion_file *f,
+                                           const passion_section *s,
+                                           void *buf,
+                                           const passion_memspec *mem,
+                                           int method,
+                                           passion_request **req /* out */);
+PASSION_API int passion_write_section_begin(passion_file *f,
+                                            const passion_section *s,
+                                            const void *buf,
+                                            const passion_memspec *mem,
+                                            int method,
+                                            passion_request **req /* out */);
+/*
+ * Wait for a request, free it, return its outcome. The time spent blocked
+ * counts in t_io; a read that was complete before the wait counts as a
+ * prefetch hit. NULL is a no-op.
+ */
+PASSION_API int passion_request_wait(passion_request *req);
+/* Make progress without blocking; *done = 1 when wait would not block. */
+PASSION_API int passion_request_test(passion_request *req, int *done /* out */);
+
+/*
+ * Slab iteration over this rank's local array file (LPM, thesis 5.4 and
+ * 5.5.2-5.5.3). The local array is cut along dimension `dim` into slabs of
+ * `width` indices; each slab arrives in an in-core buffer that holds the
+ * slab plus `halo` cells on each side along dim (read from the neighbouring
+ * slabs or from the ghost area at the ends) and the full file extent,
+ * ghosts included, in every other dimension. With prefetch the next slab
+ * is read while the current one is computed, and write-backs are
+ * asynchronous; with reuse the 2*halo cells that consecutive slabs share
+ * are moved in memory instead of being read again (figure 5.11; counted in
+ * reuse_bytes). Output: either `out`, a file of an array with the same
+ * local shape, receives each slab's out buffer, or (writeback = 1) the
+ * slab's in buffer is written back to its own file after
+ * passion_slab_dirty(). Only the slab's interior (local indices [start,
+ * start+count) along dim, [0, n) elsewhere) is written.
+ */
+typedef struct passion_slab_opts {
+    int dim;          /* dimension slabs advance along; -1 = the slowest
+                         in storage (contiguous slabs); default -1 */
+    int64_t width;    /* indices of dim per slab; 0 = as wide as the budget
+                         allows */
+    int64_t budget;   /* bytes for all slab buffers; 0 = memory_budget */
+    int64_t halo;     /* cells beyond each side along dim, <= ghost[dim];
+                         -1 = ghost[dim] (default) */
+    int prefetch;     /* 1 (default): overlap reads and writes with compute */
+    int reuse;        /* 1 (default): move shared cells, do not reread */
+    int writeback;    /* 1: write the in buffer back when dirty */
+    passion_file *out; /* NULL or the output file (see above) */
+    int method;       /* enum passion_method for the slab sections */
+} passion_slab_opts;
+
+/* Defaults (see the fields). */
+PASSION_API int passion_slab_opts_init(passion_slab_opts *o /* out */);
+
+/* One slab as handed to the caller; valid until the next call. */
+typedef struct passion_slab {
+    int64_t index;        /* 0-based slab number */
+    int64_t nslabs;       /* slabs in all */
+    int64_t start, count; /* local indices along dim: [start, start+count) */
+    int dim;
+    int64_t halo;
+    void *in;             /* in-core local array with ghost cells */
+    void *out;            /* same shape as in, or NULL */
+    passion_memspec mem;  /* shape of in/out; offset = position of local
+                             index (start along dim, 0 elsewhere) */
+} passion_slab;
+
+typedef struct passion_slab_iter passion_slab_iter;
+
+/* Start iterating; allocates the buffers. Independent. */
+PASSION_API int passion_slab_begin(passion_file *f,
+                                   const passion_slab_opts *opts,
+                                   passion_slab_iter **it /* out */);
+/* Next slab: returns 1 with *slab filled, 0 after the last, or an error. */
+PASSION_API int passion_slab_next(passion_slab_iter *it,
+                                  passion_slab *slab /* out */);
+/* Mark the current slab's in buffer modified (writeback = 1). */
+PASSION_API int passion_slab_dirty(passion_slab_iter *it);
+/* Finish pending writes, free the iterator; returns the first error. */
+PASSION_API int passion_slab_end(passion_slab_iter *it);
+
+/* ------------------------------------- out-of-core communication (collective/) */
+
+/*
+ * Out-of-core shift (thesis table 5.1, PASSION_oc_shift): ghost exchange
+ * between neighbouring ranks' local array files along dimension `dim` of
+ * the processor grid. Each rank reads `width` boundary cells (width 0 =
+ * ghost[dim]) from its own file, sends them to the neighbour, and stores
+ * what it receives in its ghost area in its file. dir +1 moves data to the
+ * higher neighbour (its low ghosts), -1 to the lower one, 0 both. The
+ * other dimensions are taken over their full file extent, ghosts included,
+ * so shifts along each dimension in turn also fill the corners. periodic:
+ * the ends of the grid are neighbours. Staging is bounded by the memory
+ * budget. Collective; the file must be open read-write.
+ */
+PASSION_API int passion_oc_shift_all(passion_file *f, int dim, int dir,
+                                     int periodic, int64_t width);
+
+/*
+ * Out-of-core multicast (PASSION_oc_multicast): rank `root` reads section
+ * `src` of its local array file and every rank of `group` (context ranks,
+ * ngroup of them; NULL = all) receives it: into section `dst` of its own
+ * file when dst is non-NULL (same counts as src), else into buf/mem. The
+ * data moves in pieces that fit the memory budget. Collective over the
+ * context; ranks outside the group pass through.
+ */
+PASSION_API int passion_oc_multicast_all(passion_file *f, int root,
+                                         const passion_section *src,
+                                         const int *group, int ngroup,
+                                         const passion_section *dst,
+                                         void *buf,
+                                         const passion_memspec *mem);
+
 #ifdef __cplusplus
 }
 #endif

@@ -202,9 +202,9 @@ int passion_write_local(passion_file *f, const void *buf)
 }
 
 /* Validate an independent section request and build its plan. */
-static int section_prepare(passion_file *f, const passion_section *s,
+int ocad_section_prepare(passion_file *f, const passion_section *s,
                            const void *buf, const passion_memspec *m,
-                           int method, int op_write, ocad_xfer *x)
+                         int method, int op_write, ocad_xfer *x)
 {
     if (!f)
         return PASSION_EINVAL;
@@ -232,7 +232,7 @@ int passion_read_section(passion_file *f, const passion_section *s, void *buf,
                          const passion_memspec *m, int method)
 {
     ocad_xfer x;
-    int rc = section_prepare(f, s, buf, m, method, 0, &x);
+    int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
     return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method);
 }
 
@@ -241,7 +241,7 @@ int passion_write_section(passion_file *f, const passion_section *s,
                           int method)
 {
     ocad_xfer x;
-    int rc = section_prepare(f, s, buf, m, method, 1, &x);
+    int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
     return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method);
 }
 
@@ -251,7 +251,7 @@ int passion_section_plan(passion_file *f, const passion_section *s,
     if (!info)
         return PASSION_EINVAL;
     ocad_xfer x;
-    int rc = section_prepare(f, s, (void *)1, NULL, method, 0, &x);
+    int rc = ocad_section_prepare(f, s, (void *)1, NULL, method, 0, &x);
     if (rc)
         return rc;
     ocad_plan_count(f->ctx, &x, method, op_write, info);

@@ -132,6 +132,27 @@ CORE_HIDDEN int ocad_xfer_write(passion_ctx *ctx, core_fh *fh,
                                 const ocad_xfer *x, const char *mem,
                                 int method);
 
+/*
+ * The sieve engine's windows, for callers that issue the requests
+ * themselves (prefetch/: asynchronous reads, sieving at completion).
+ * ocad_hole_choose resolves the method to a hole limit (-1 = direct, one
+ * block per request); ocad_window_next takes the next window from `it`
+ * (within `budget` bytes, no hole above hmax); ocad_window_copy moves the
+ * window's blocks (from `it`, the iterator as it was before the window was
+ * taken) between a stage holding file bytes from offset `base` and memory.
+ */
+typedef struct ocad_window {
+    int64_t w0, wend; /* file byte range */
+    int64_t nblk;     /* blocks inside */
+} ocad_window;
+CORE_HIDDEN int64_t ocad_hole_choose(passion_ctx *ctx, const ocad_xfer *x,
+                                     int op_write, int method, int *chosen);
+CORE_HIDDEN ocad_window ocad_window_next(ocad_iter *it, int64_t budget,
+                                         int64_t hmax);
+CORE_HIDDEN void ocad_window_copy(ocad_iter *it, const ocad_window *w,
+                                  int64_t base, char *stage, char *mem,
+                                  int to_mem);
+
 /* ---- files of the placement models (file.c) ---- */
 
 struct passion_file {
@@ -144,5 +165,13 @@ struct passion_file {
     int64_t hi[PASSION_MAX_DIMS];
     int64_t data_bytes;           /* bytes of array data in the file */
 };
+
+/*
+ * Validate an independent section request on f (bounds, memory side,
+ * method auto/direct/sieve, writable, buffer) and build its plan.
+ */
+CORE_HIDDEN int ocad_section_prepare(passion_file *f, const passion_section *s,
+                                     const void *buf, const passion_memspec *m,
+                                     int method, int op_write, ocad_xfer *x);
 
 #endif

@@ -22,9 +22,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define SIEVE_DEFAULT_LATENCY 2e-5  /* s per request: between page-cache
-                                       (~2 us) and disk (~100 us) */
-#define SIEVE_DEFAULT_BANDWIDTH 1e9 /* bytes/s */
+/* Defaults of the file cost model when the options give none: a disk-like
+   file (out-of-core data is mostly not in the page cache): 100 us per
+   request, 600 MB/s, so holes up to 60 KB are read rather than skipped. */
+#define SIEVE_DEFAULT_LATENCY 1e-4
+#define SIEVE_DEFAULT_BANDWIDTH 6e8
 
 double ocad_io_latency(const passion_ctx *ctx)
 {
@@ -39,10 +41,7 @@ double ocad_io_bandwidth(const passion_ctx *ctx)
 }
 
 /* One window: from the iterator's block, as far as budget and holes let. */
-typedef struct window {
-    int64_t w0, wend; /* file byte range */
-    int64_t nblk;     /* blocks inside */
-} window;
+typedef ocad_window window;
 
 static window window_scan(ocad_iter *it, int64_t budget, int64_t hmax)
 {
@@ -155,6 +154,17 @@ static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
     return bh;
 }
 
+int64_t ocad_hole_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
+                         int method, int *chosen)
+{
+    return choose(ctx, x, op_write, method, chosen);
+}
+
+ocad_window ocad_window_next(ocad_iter *it, int64_t budget, int64_t hmax)
+{
+    return window_scan(it, budget, hmax);
+}
+
 int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
                        int method)
 {
@@ -177,12 +187,18 @@ void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x, int method,
 static void window_copy(ocad_iter *it, const window *w, char *stage, char *mem,
                         int to_mem)
 {
+    ocad_window_copy(it, w, w->w0, stage, mem, to_mem);
+}
+
+void ocad_window_copy(ocad_iter *it, const ocad_window *w, int64_t base,
+                      char *stage, char *mem, int to_mem)
+{
     int64_t left = w->nblk;
     while (left > 0) {
         int64_t n = ocad_iter_vec_left(it);
         if (n > left)
             n = left;
-        char *s = stage + (it->foff - w->w0), *m = mem + it->moff;
+        char *s = stage + (it->foff - base), *m = mem + it->moff;
         if (to_mem)
             ocad_copy_blocks(m, ocad_iter_mstep(it), s, ocad_iter_fstep(it), n,
                              it->x->blen);

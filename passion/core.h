@@ -18,6 +18,10 @@
 #define CORE_HIDDEN __attribute__((visibility("hidden")))
 #define CORE_DETAIL_MAX 512
 
+/* Slots for state that upper layers hang on a context (no upward calls:
+   passion_finalize only runs the destructor the owner registered). */
+enum { CORE_EXT_PF = 0, CORE_EXT_COLL = 1, CORE_EXT_MAX = 4 };
+
 struct passion_ctx {
     MPI_Comm comm;
     int rank, size;
@@ -29,6 +33,10 @@ struct passion_ctx {
     int msg_calibrated;
     double msg_alpha, msg_beta;
     int64_t fault_calls; /* requests seen by the fault driver */
+    /* state owned by upper layers (prefetch engine...), freed by
+       passion_finalize through the destructor they registered */
+    void *ext[CORE_EXT_MAX];
+    void (*ext_free[CORE_EXT_MAX])(passion_ctx *ctx, void *p);
 };
 
 /* ---- errors ---- */
@@ -87,6 +95,10 @@ typedef struct core_driver_ops {
     int (*sync)(core_fh *fh);
     int (*drop_cache)(core_fh *fh);
     int (*close)(core_fh *fh);
+    /* Optional: the descriptors behind the handle, for asynchronous
+       engines (io_uring): *fd buffered, *dfd O_DIRECT or -1. Drivers that
+       leave it NULL are driven through pread/pwrite from a worker. */
+    int (*fds)(core_fh *fh, int *fd, int *dfd);
 } core_driver_ops;
 
 /* The part every driver's handle starts with. */

@@ -136,6 +136,14 @@ static int posix_drop_cache(core_fh *fh)
     return e ? -e : 0;
 }
 
+static int posix_fds(core_fh *fh, int *fd, int *dfd)
+{
+    posix_fh *h = (posix_fh *)fh;
+    *fd = h->fd;
+    *dfd = h->dfd;
+    return 0;
+}
+
 static int posix_close(core_fh *fh)
 {
     posix_fh *h = (posix_fh *)fh;
@@ -158,4 +166,5 @@ const core_driver_ops core_drv_posix = {
     .sync = posix_sync,
     .drop_cache = posix_drop_cache,
     .close = posix_close,
+    .fds = posix_fds,
 };

@@ -1,0 +1,199 @@
+/*
+ * jacobi.c - out-of-core Jacobi solver for Laplace's equation, thesis
+ * figure 5.3 (and 5.5.3 for reuse): on local array files, each sweep
+ * exchanges B's ghost cells by out-of-core shift, then walks B slab by slab
+ * (prefetching the next slab, reusing the two shared columns, writing A's
+ * slab back asynchronously) computing
+ *     A(i,j) = (B(i,j-1) + B(i,j+1) + B(i+1,j) + B(i-1,j)) / 4
+ * on the interior of the global array; border cells are copied. A and B
+ * then swap roles (the figure's B = A without the copy).
+ *
+ * Invariants: the arithmetic and its order are those of
+ * app_jacobi_reference, so results agree bit for bit; every rank takes
+ * part in every shift and reduction even after a local failure.
+ */
+#include "apps.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void app_jacobi_opts_init(app_jacobi_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_iter = 10;
+    o->prefetch = 1;
+    o->reuse = 1;
+}
+
+/* Geometry of this rank's part of the global array. */
+typedef struct geom {
+    int64_t n0, n1;   /* global shape */
+    int64_t lo[2];    /* global index of local (0, 0) */
+    int col_major;
+} geom;
+
+/* One slab: interior cells from in to out; returns max |change|. */
+static double kernel(const passion_slab *s, const geom *g)
+{
+    const double *in = s->in;
+    double *out = s->out;
+    int64_t st0, st1;
+    if (g->col_major) {
+        st0 = 1;
+        st1 = s->mem.shape[0];
+    } else {
+        st0 = s->mem.shape[1];
+        st1 = 1;
+    }
+    /* local index ranges of the slab's interior */
+    int64_t r0[2], r1[2];
+    for (int d = 0; d < 2; d++) {
+        r0[d] = d == s->dim ? s->start : 0;
+        r1[d] = d == s->dim ? s->start + s->count
+                            : s->mem.shape[d] - 2 * s->mem.offset[d];
+    }
+    double dmax = 0;
+    /* outer loop over the slower storage dimension */
+    int outer = g->col_major ? 1 : 0, inner = 1 - outer;
+    for (int64_t a = r0[outer]; a < r1[outer]; a++)
+        for (int64_t b = r0[inner]; b < r1[inner]; b++) {
+            int64_t l[2];
+            l[outer] = a;
+            l[inner] = b;
+            int64_t b0 = l[0] - (s->dim == 0 ? s->start : 0) +
+                         s->mem.offset[0];
+            int64_t b1 = l[1] - (s->dim == 1 ? s->start : 0) +
+                         s->mem.offset[1];
+            int64_t p = b0 * st0 + b1 * st1;
+            int64_t gi = g->lo[0] + l[0], gj = g->lo[1] + l[1];
+            if (gi == 0 || gj == 0 || gi == g->n0 - 1 || gj == g->n1 - 1) {
+                out[p] = in[p];
+                continue;
+            }
+            double v = (in[p - st1] + in[p + st1] + in[p + st0] +
+                        in[p - st0]) / 4;
+            double d = fabs(v - in[p]);
+            if (d > dmax)
+                dmax = d;
+            out[p] = v;
+        }
+    return dmax;
+}
+
+int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
+                     passion_file *A, const app_jacobi_opts *opt,
+                     passion_file **result, app_report *rep)
+{
+    app_jacobi_opts defo;
+    if (!opt) {
+        app_jacobi_opts_init(&defo);
+        opt = &defo;
+    }
+    memset(rep, 0, sizeof *rep);
+    MPI_Comm comm = passion_ctx_comm(ctx);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    const passion_array_spec *sp = passion_array_get_spec(arr);
+    geom g;
+    g.n0 = sp->shape[0];
+    g.n1 = sp->shape[1];
+    g.col_major = sp->order[0] == 1;
+    int64_t hi[2];
+    passion_array_local_bounds(arr, rank, 0, g.lo, hi);
+    int rc = PASSION_OK;
+    if (sp->ndims != 2 || sp->elem_size != 8)
+        rc = PASSION_EINVAL;
+    passion_counters before;
+    passion_counters_get(ctx, &before);
+    double t0 = MPI_Wtime(), tcomp = 0;
+    *result = B;
+    for (int it = 0; it < opt->max_iter; it++) {
+        for (int d = 0; d < 2 && !rc; d++)
+            if (sp->grid[d] > 1 && sp->ghost[d] > 0)
+                rc = passion_oc_shift_all(B, d, 0, 0, 1);
+        if (rc)
+            break; /* shift is collective: all ranks got the same rc */
+        passion_slab_opts so;
+        passion_slab_opts_init(&so);
+        so.prefetch = opt->prefetch;
+        so.reuse = opt->reuse;
+        so.width = opt->slab_width;
+        so.budget = opt->budget;
+        so.halo = 1;
+        so.out = A;
+        passion_slab_iter *si = NULL;
+        int lrc = passion_slab_begin(B, &so, &si);
+        double dmax = 0;
+        passion_slab s;
+        int got;
+        while (!lrc && (got = passion_slab_next(si, &s)) == 1) {
+            if (!opt->io_only) {
+                double tk = MPI_Wtime();
+                double d = kernel(&s, &g);
+                tcomp += MPI_Wtime() - tk;
+                if (d > dmax)
+                    dmax = d;
+            }
+            rep->slabs = s.nslabs;
+            if (opt->progress)
+                opt->progress(opt->progress_arg, "jacobi",
+                              (it + (double)(s.index + 1) / s.nslabs) /
+                                  opt->max_iter);
+        }
+        if (!lrc && got < 0)
+            lrc = got;
+        int erc = passion_slab_end(si);
+        if (!lrc)
+            lrc = erc;
+        /* agree on errors and the residual in one reduction */
+        double v[2] = {dmax, lrc ? -(double)lrc : 0}, r[2];
+        MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, comm);
+        if (r[1] > 0) {
+            rc = -(int)r[1];
+            break;
+        }
+        rep->iterations = it + 1;
+        rep->residual = r[0];
+        passion_file *t = A;
+        A = B;
+        B = t;
+        *result = B;
+        if (opt->tol > 0 && r[0] < opt->tol)
+            break;
+    }
+    app_report_finish(ctx, &before, t0, tcomp, rep);
+    return rc;
+}
+
+void app_jacobi_reference(double *b, double *a, int64_t n0, int64_t n1,
+                          int max_iter, double tol, int *iters,
+                          double *residual, double **result)
+{
+    *iters = 0;
+    *residual = 0;
+    for (int it = 0; it < max_iter; it++) {
+        double dmax = 0;
+        for (int64_t i = 0; i < n0; i++)
+            for (int64_t j = 0; j < n1; j++) {
+                int64_t p = i * n1 + j;
+                if (i == 0 || j == 0 || i == n0 - 1 || j == n1 - 1) {
+                    a[p] = b[p];
+                    continue;
+                }
+                double v = (b[p - 1] + b[p + 1] + b[p + n1] + b[p - n1]) / 4;
+                double d = fabs(v - b[p]);
+                if (d > dmax)
+                    dmax = d;
+                a[p] = v;
+            }
+        double *t = a;
+        a = b;
+        b = t;
+        *iters = it + 1;
+        *residual = dmax;
+        if (tol > 0 && dmax < tol)
+            break;
+    }
+    *result = b;
+}

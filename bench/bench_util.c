@@ -1,0 +1,141 @@
+/* bench_util.c - see bench_util.h. */
+#include "bench_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+int bench_args_parse(bench_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->regime = "warm";
+    a->scratch = "/tmp";
+    MPI_Comm_rank(MPI_COMM_WORLD, &a->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &a->size);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+            a->csv = argv[++i];
+        else if (!strcmp(argv[i], "--regime") && i + 1 < argc)
+            a->regime = argv[++i];
+        else if (!strcmp(argv[i], "--scratch") && i + 1 < argc)
+            a->scratch = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            a->reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--quick"))
+            a->quick = 1;
+    }
+    if (strcmp(a->regime, "warm") && strcmp(a->regime, "cold"))
+        return -1;
+    a->cold = !strcmp(a->regime, "cold");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    a->ranks_note = a->size > cpus ? "oversubscribed" : "dedicated";
+    return 0;
+}
+
+FILE *bench_csv_open(const bench_args *a, const char *header)
+{
+    if (a->rank != 0)
+        return NULL;
+    FILE *f = a->csv ? fopen(a->csv, "a") : stdout;
+    if (!f)
+        return NULL;
+    if (f != stdout) {
+        fseek(f, 0, SEEK_END);
+        if (ftell(f) == 0)
+            fprintf(f, "%s\n", header);
+    } else {
+        fprintf(f, "%s\n", header);
+    }
+    return f;
+}
+
+long bench_peak_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+int bench_drop_cache_path(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -errno;
+    fdatasync(fd);
+    int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    return -e;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double bench_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double bench_max_time(double t)
+{
+    double m = t;
+    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+int bench_section_filetype(int nd, const int64_t *extent, const int *order,
+                           int64_t esize, int64_t base,
+                           const passion_section *s, MPI_Datatype *type,
+                           MPI_Offset *disp)
+{
+    int64_t fs[PASSION_MAX_DIMS];
+    fs[nd - 1] = esize;
+    for (int k = nd - 2; k >= 0; k--)
+        fs[k] = fs[k + 1] * extent[order[k + 1]];
+    MPI_Datatype t;
+    MPI_Type_contiguous((int)esize, MPI_BYTE, &t);
+    int empty = 0;
+    *disp = base;
+    for (int k = nd - 1; k >= 0; k--) {
+        int d = order[k];
+        if (s->count[d] == 0)
+            empty = 1;
+        *disp += s->start[d] * fs[k];
+        MPI_Datatype v;
+        MPI_Type_create_hvector((int)s->count[d], 1,
+                                (MPI_Aint)(s->stride[d] * fs[k]), t, &v);
+        MPI_Type_free(&t);
+        t = v;
+    }
+    if (empty) {
+        MPI_Type_free(&t);
+        MPI_Type_contiguous(0, MPI_BYTE, &t);
+    }
+    MPI_Type_commit(&t);
+    *type = t;
+    return 0;
+}
+
+void bench_progress(const bench_args *a, const char *fmt, ...)
+{
+    if (a->rank != 0)
+        return;
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (isatty(2))
+        fprintf(stderr, "\r\033[K%s", line);
+    else
+        fprintf(stderr, "%s\n", line);
+}

@@ -1,0 +1,60 @@
+/*
+ * bench_util.h - shared pieces of passion's benchmark programs (prefix
+ * bench_): arguments, CSV output (rank 0 appends rows), regimes (cold =
+ * drop the file's pages before each repetition), peak RSS, and ROMIO file
+ * views of sections for the peer methods.
+ *
+ * Benchmarks are not tests: they assert nothing about time, but every
+ * method checks its result, and a wrong result is reported in the row.
+ */
+#ifndef PASSION_BENCH_UTIL_H
+#define PASSION_BENCH_UTIL_H
+
+#include "passion.h"
+#include <stdio.h>
+
+typedef struct bench_args {
+    const char *csv;     /* --csv FILE (rows appended by rank 0) */
+    const char *regime;  /* --regime warm|cold */
+    const char *scratch; /* --scratch DIR for data files */
+    int reps;            /* --reps N (0 = the suite's default) */
+    int quick;           /* --quick: smaller sizes, fewer points */
+    int cold;            /* regime == cold */
+    int rank, size;
+    const char *ranks_note; /* "dedicated" or "oversubscribed" */
+} bench_args;
+
+/* Parse the common arguments; unknown ones are left to the caller. */
+int bench_args_parse(bench_args *a, int argc, char **argv);
+
+/* Open the CSV (rank 0) and write the header if the file is new. */
+FILE *bench_csv_open(const bench_args *a, const char *header);
+
+/* Peak resident set of this process, KiB (getrusage). */
+long bench_peak_rss_kib(void);
+
+/* fdatasync + posix_fadvise(DONTNEED) on a path. 0 or -errno. */
+int bench_drop_cache_path(const char *path);
+
+/* Median of n doubles (sorts in place). */
+double bench_median(double *v, int n);
+
+/* Maximum over ranks of a local time. Collective. */
+double bench_max_time(double t);
+
+/*
+ * A ROMIO file view for a section of an array stored in a file: nested
+ * hvectors in storage order (order[0] slowest) over an element of esize
+ * bytes; *disp is the byte offset of the section's first element from
+ * `base`. Empty sections give a zero-size type.
+ */
+int bench_section_filetype(int nd, const int64_t *extent, const int *order,
+                           int64_t esize, int64_t base,
+                           const passion_section *s, MPI_Datatype *type,
+                           MPI_Offset *disp);
+
+/* Print a progress line on stderr (rank 0), overwriting on a terminal. */
+void bench_progress(const bench_args *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,15 @@
+/* cli.h - the `passion` command's subcommands (prefix cli_). */
+#ifndef PASSION_CLI_H
+#define PASSION_CLI_H
+
+#include "passion.h"
+
+/* Progress and messages on rank 0 (stderr; a bar on a terminal). */
+void cli_progress(void *arg, const char *phase, double fraction);
+void cli_progress_done(void);
+int cli_rank(void);
+
+/* Subcommands: argc/argv after the subcommand name; MPI is initialised. */
+int cli_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * eng_thread.c - the fallback engine: one worker thread that runs queued
+ * ops in order with pread/pwrite (or the file's driver when the handle has
+ * no descriptor), looping on short counts and EINTR.
+ *
+ * Invariants: the worker touches only the ops it is given (never the
+ * context); the queues are guarded by one mutex; stop drains the queue.
+ */
+#include "pf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct thread_impl {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    pf_op *q_h, *q_t, *d_h, *d_t;
+    int stop;
+} thread_impl;
+
+static void run(pf_op *op)
+{
+    while (op->done < op->len) {
+        int64_t n = op->len - op->done;
+        if (n > PF_MAXREQ)
+            n = PF_MAXREQ;
+        char *p = op->buf + op->done;
+        int64_t off = op->off + op->done;
+        int64_t r;
+        if (op->fd >= 0) {
+            ssize_t s = op->write ? pwrite(op->fd, p, (size_t)n, off)
+                                  : pread(op->fd, p, (size_t)n, off);
+            r = s < 0 ? -errno : s;
+        } else {
+            r = op->write ? op->fh->ops->pwrite(op->fh, p, n, off)
+                          : op->fh->ops->pread(op->fh, p, n, off);
+        }
+        op->calls++;
+        if (r == -EINTR || r == -EAGAIN)
+            continue;
+        if (r < 0) {
+            op->err = (int)-r;
+            return;
+        }
+        if (r == 0) {
+            op->err = op->write ? ENOSPC : PF_EOF;
+            return;
+        }
+        op->done += r;
+    }
+}
+
+static void *worker(void *arg)
+{
+    thread_impl *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (!t->q_h && !t->stop)
+            pthread_cond_wait(&t->work, &t->mu);
+        pf_op *op = t->q_h;
+        if (!op)
+            break; /* stop, and the queue is empty */
+        t->q_h = op->next;
+        if (!t->q_h)
+            t->q_t = NULL;
+        pthread_mutex_unlock(&t->mu);
+        run(op);
+        pthread_mutex_lock(&t->mu);
+        op->next = NULL;
+        if (t->d_t)
+            t->d_t->next = op;
+        else
+            t->d_h = op;
+        t->d_t = op;
+        pthread_cond_signal(&t->done);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+static int thread_start(pf_engine *e)
+{
+    thread_impl *t = calloc(1, sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->work, NULL);
+    pthread_cond_init(&t->done, NULL);
+    int rc = pthread_create(&t->th, NULL, worker, t);
+    if (rc) {
+        pthread_cond_destroy(&t->done);
+        pthread_cond_destroy(&t->work);
+        pthread_mutex_destroy(&t->mu);
+        free(t);
+        return -rc;
+    }
+    e->impl = t;
+    return 0;
+}
+
+static void thread_submit(pf_engine *e, pf_op *op)
+{
+    thread_impl *t = e->impl;
+    pthread_mutex_lock(&t->mu);
+    op->next = NULL;
+    if (t->q_t)
+        t->q_t->next = op;
+    else
+        t->q_h = op;
+    t->q_t = op;
+    pthread_cond_signal(&t->work);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static pf_op *thread_reap(pf_engine *e, int block)
+{
+    thread_impl *t = e->impl;
+    pthread_mutex_lock(&t->mu);
+    while (block && !t->d_h)
+        pthread_cond_wait(&t->done, &t->mu);
+    pf_op *op = t->d_h;
+    if (op) {
+        t->d_h = op->next;
+        if (!t->d_h)
+            t->d_t = NULL;
+        op->next = NULL;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return op;
+}
+
+static void thread_stop(pf_engine *e)
+{
+    thread_impl *t = e->impl;
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->mu);
+    t->stop = 1;
+    pthread_cond_signal(&t->work);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->th, NULL);
+    pthread_cond_destroy(&t->done);
+    pthread_cond_destroy(&t->work);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+    e->impl = NULL;
+}
+
+const pf_engine_ops pf_engine_thread = {
+    .name = "thread",
+    .start = thread_start,
+    .submit = thread_submit,
+    .reap = thread_reap,
+    .stop = thread_stop,
+};

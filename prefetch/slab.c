@@ -1,0 +1,422 @@
+/*
+ * slab.c - slab iteration over a local array file with prefetch, data
+ * reuse and asynchronous write-back (thesis 5.4, 5.5.2 figure 5.8, 5.5.3
+ * figure 5.11).
+ *
+ * The local array is cut along `dim` into slabs of `width` indices; slab k
+ * lands in an in-core buffer of (width + 2*halo) indices along dim and the
+ * full file extent elsewhere. Buffers form a ring: with prefetch, slab k+1
+ * is being read into the next slot while slab k is computed, and slab k's
+ * output is written from its own out slot while slab k+1 is computed.
+ * Reuse: the last 2*halo indices of slab k's buffer are exactly the first
+ * 2*halo of slab k+1's, so they are copied (or, with one buffer, moved)
+ * and only the rest is read; with in-place write-back reuse is forced
+ * whenever halo > 0, because the shared cells may be dirty in memory.
+ *
+ * Invariants: at most one write is in flight (a sieved write rewrites the
+ * holes of its extent, which may belong to the previous slab); a slot is handed to the caller only when its read is
+ * complete; a slot is refilled only after its write-back completed; every
+ * local index along dim is read once per sweep with reuse (plus 2*halo per
+ * slab boundary without); buffers total at most the budget when the width
+ * comes from it.
+ */
+#include "pf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SLAB_NIN 3
+#define SLAB_NOUT 2
+
+struct passion_slab_iter {
+    passion_ctx *ctx;
+    passion_file *f, *out;
+    passion_slab_opts o;
+    int nd, dim, pos;          /* pos: dim's place in storage order */
+    int64_t esize;
+    int64_t n, halo, width, nslabs;
+    int64_t nloc[PASSION_MAX_DIMS], gh[PASSION_MAX_DIMS];
+    int64_t bshape[PASSION_MAX_DIMS];
+    int64_t outer, inner;      /* buffer = outer x bshape[dim] x inner */
+    int64_t bbytes;
+    int nin, nout;
+    char *inb[SLAB_NIN], *outb[SLAB_NOUT];
+    passion_request *inreq[SLAB_NIN], *wbreq[SLAB_NIN], *outreq[SLAB_NOUT];
+    int64_t k;                 /* current slab, -1 before the first */
+    int cur;                   /* its in slot */
+    int dirty;
+    int rc;
+};
+
+int passion_slab_opts_init(passion_slab_opts *o)
+{
+    if (!o)
+        return PASSION_EINVAL;
+    memset(o, 0, sizeof *o);
+    o->dim = -1;
+    o->halo = -1;
+    o->prefetch = 1;
+    o->reuse = 1;
+    o->method = PASSION_METHOD_AUTO;
+    return PASSION_OK;
+}
+
+static void slab_range(const passion_slab_iter *it, int64_t k, int64_t *start,
+                       int64_t *count)
+{
+    *start = k * it->width;
+    *count = it->n - *start < it->width ? it->n - *start : it->width;
+}
+
+/* Section of slab k from local index `from` along dim, into its buffer. */
+static void read_section(const passion_slab_iter *it, int64_t k, int skip,
+                         passion_section *s, passion_memspec *m)
+{
+    int64_t start, count;
+    slab_range(it, k, &start, &count);
+    memset(s, 0, sizeof *s);
+    memset(m, 0, sizeof *m);
+    for (int d = 0; d < it->nd; d++) {
+        s->stride[d] = 1;
+        m->shape[d] = it->bshape[d];
+        if (d == it->dim) {
+            s->start[d] = start - it->halo + skip;
+            s->count[d] = count + 2 * it->halo - skip;
+            m->offset[d] = skip;
+        } else {
+            s->start[d] = -it->gh[d];
+            s->count[d] = it->nloc[d] + 2 * it->gh[d];
+        }
+    }
+}
+
+/* The interior of slab k (what is written back). */
+static void write_section(const passion_slab_iter *it, int64_t k,
+                          passion_section *s, passion_memspec *m)
+{
+    int64_t start, count;
+    slab_range(it, k, &start, &count);
+    memset(s, 0, sizeof *s);
+    memset(m, 0, sizeof *m);
+    for (int d = 0; d < it->nd; d++) {
+        s->stride[d] = 1;
+        m->shape[d] = it->bshape[d];
+        if (d == it->dim) {
+            s->start[d] = start;
+            s->count[d] = count;
+            m->offset[d] = it->halo;
+        } else {
+            s->count[d] = it->nloc[d];
+            m->offset[d] = it->gh[d];
+        }
+    }
+}
+
+/* Copy 2*halo indices along dim: src positions [from, ..) to dst [0, ..). */
+static void reuse_copy(passion_slab_iter *it, char *dst, const char *src,
+                       int64_t from)
+{
+    int64_t b = it->bshape[it->dim], n = 2 * it->halo * it->inner;
+    for (int64_t o = 0; o < it->outer; o++)
+        memmove(dst + o * b * it->inner, src + (o * b + from) * it->inner,
+                (size_t)n);
+    it->ctx->cnt.reuse_bytes += (uint64_t)(n * it->outer);
+}
+
+static int setup(passion_slab_iter *it, passion_file *f,
+                 const passion_slab_opts *o)
+{
+    passion_ctx *ctx = f->ctx;
+    passion_array *a = f->a;
+    const passion_array_spec *sp = &a->spec;
+    if (sp->placement != PASSION_PLACE_LOCAL)
+        return core_err(ctx, PASSION_EINVAL,
+                        "slab iteration needs a local array file (LPM)");
+    it->ctx = ctx;
+    it->f = f;
+    it->o = *o;
+    it->nd = a->nd;
+    it->esize = a->esize;
+    it->dim = o->dim < 0 ? sp->order[0] : o->dim;
+    if (it->dim >= a->nd)
+        return core_err(ctx, PASSION_EINVAL, "slab dimension %d of a %d-d "
+                        "array", it->dim, a->nd);
+    for (int k = 0; k < a->nd; k++)
+        if (sp->order[k] == it->dim)
+            it->pos = k;
+    passion_array_local_shape(a, ctx->rank, it->nloc);
+    for (int d = 0; d < a->nd; d++)
+        it->gh[d] = sp->ghost[d];
+    it->n = it->nloc[it->dim];
+    it->halo = o->halo < 0 ? it->gh[it->dim] : o->halo;
+    if (it->halo > it->gh[it->dim])
+        return core_err(ctx, PASSION_EINVAL,
+                        "halo %lld exceeds the ghost width %lld of dimension "
+                        "%d", (long long)it->halo,
+                        (long long)it->gh[it->dim], it->dim);
+    if (o->writeback && !f->writable)
+        return core_err(ctx, PASSION_EACCES, "write-back to %s, open "
+                        "read-only", f->fh->path);
+    if (o->writeback && it->halo > 0)
+        it->o.reuse = 1; /* shared cells may be dirty in memory */
+    if (o->out) {
+        passion_file *g = o->out;
+        int64_t ol[PASSION_MAX_DIMS];
+        if (g->a->spec.placement != PASSION_PLACE_LOCAL || g->a->nd != a->nd ||
+            g->a->esize != a->esize)
+            return core_err(ctx, PASSION_EINVAL, "output file: not a local "
+                            "array of the same rank and element size");
+        passion_array_local_shape(g->a, ctx->rank, ol);
+        if (memcmp(ol, it->nloc, sizeof(int64_t) * (size_t)a->nd))
+            return core_err(ctx, PASSION_EINVAL, "output file: local shape "
+                            "differs from the input's");
+        if (!g->writable)
+            return core_err(ctx, PASSION_EACCES, "output file %s is "
+                            "read-only", g->fh->path);
+        it->out = g;
+    }
+    it->nin = o->prefetch ? (o->writeback ? 3 : 2) : 1;
+    it->nout = o->out ? (o->prefetch ? 2 : 1) : 0;
+    /* bytes of one index along dim */
+    int64_t slice = a->esize;
+    it->inner = a->esize;
+    it->outer = 1;
+    for (int k = 0; k < a->nd; k++) {
+        int d = sp->order[k];
+        if (d == it->dim)
+            continue;
+        int64_t e = it->nloc[d] + 2 * it->gh[d];
+        if (!core_mul(slice, e, &slice))
+            return core_err(ctx, PASSION_EOVERFLOW, "slab size overflows");
+        if (k > it->pos)
+            it->inner *= e;
+        else
+            it->outer *= e;
+    }
+    int64_t budget = o->budget > 0 ? o->budget : ctx->opt.memory_budget;
+    int nbuf = it->nin + it->nout;
+    it->width = o->width;
+    if (it->width <= 0) {
+        it->width = budget / nbuf / slice - 2 * it->halo;
+        if (it->width < 1)
+            return core_err(ctx, PASSION_ENOMEM,
+                            "memory budget %lld too small for %d slab "
+                            "buffers of one index (%lld bytes) plus halos",
+                            (long long)budget, nbuf, (long long)slice);
+    }
+    if (it->width > it->n)
+        it->width = it->n > 0 ? it->n : 1;
+    it->nslabs = it->n > 0 ? (it->n + it->width - 1) / it->width : 0;
+    for (int d = 0; d < a->nd; d++)
+        it->bshape[d] = d == it->dim ? it->width + 2 * it->halo
+                                     : it->nloc[d] + 2 * it->gh[d];
+    if (!core_mul(slice, it->width + 2 * it->halo, &it->bbytes))
+        return core_err(ctx, PASSION_EOVERFLOW, "slab buffer overflows");
+    if (it->nslabs == 0)
+        return PASSION_OK;
+    for (int i = 0; i < it->nin; i++)
+        if (!(it->inb[i] = core_stage_alloc(ctx, it->bbytes)))
+            return core_err(ctx, PASSION_ENOMEM, "slab buffer of %lld bytes",
+                            (long long)it->bbytes);
+    for (int i = 0; i < it->nout; i++) {
+        if (!(it->outb[i] = core_stage_alloc(ctx, it->bbytes)))
+            return core_err(ctx, PASSION_ENOMEM, "slab buffer of %lld bytes",
+                            (long long)it->bbytes);
+        memset(it->outb[i], 0, (size_t)it->bbytes);
+    }
+    return PASSION_OK;
+}
+
+static void release(passion_slab_iter *it)
+{
+    for (int i = 0; i < SLAB_NIN; i++)
+        core_stage_free(it->ctx, it->inb[i], it->bbytes);
+    for (int i = 0; i < SLAB_NOUT; i++)
+        core_stage_free(it->ctx, it->outb[i], it->bbytes);
+    free(it);
+}
+
+int passion_slab_begin(passion_file *f, const passion_slab_opts *opts,
+                       passion_slab_iter **out)
+{
+    if (!out)
+        return PASSION_EINVAL;
+    *out = NULL;
+    if (!f)
+        return PASSION_EINVAL;
+    passion_slab_opts def;
+    if (!opts) {
+        passion_slab_opts_init(&def);
+        opts = &def;
+    }
+    passion_slab_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return core_err(f->ctx, PASSION_ENOMEM, "slab iterator");
+    it->ctx = f->ctx;
+    it->k = -1;
+    int rc = setup(it, f, opts);
+    if (!rc && it->o.prefetch && it->nslabs > 0)
+        rc = pf_state_get(f->ctx, &(pf_state *){NULL});
+    if (rc) {
+        release(it);
+        return rc;
+    }
+    *out = it;
+    return PASSION_OK;
+}
+
+/* Wait for a request slot (NULL is fine); keep the first error. */
+static void settle(passion_slab_iter *it, passion_request **r)
+{
+    if (!*r)
+        return;
+    int rc = passion_request_wait(*r);
+    *r = NULL;
+    if (rc && !it->rc)
+        it->rc = rc;
+}
+
+static int fail(passion_slab_iter *it, int rc)
+{
+    if (rc && !it->rc)
+        it->rc = rc;
+    return it->rc;
+}
+
+/* Write slab k's output and dirty input, sync or async. */
+static int finish_current(passion_slab_iter *it)
+{
+    passion_section s;
+    passion_memspec m;
+    int rc = PASSION_OK;
+    /* one write in flight per iterator: a sieved write rewrites the holes
+       of its extent, which may hold the previous slab's cells */
+    for (int i = 0; i < SLAB_NIN; i++)
+        settle(it, &it->wbreq[i]);
+    for (int i = 0; i < SLAB_NOUT; i++)
+        settle(it, &it->outreq[i]);
+    if (it->rc)
+        return it->rc;
+    write_section(it, it->k, &s, &m);
+    if (it->out) {
+        int os = (int)(it->k % it->nout);
+        char *b = it->outb[os];
+        rc = it->o.prefetch ? passion_write_section_begin(it->out, &s, b, &m,
+                                                          it->o.method,
+                                                          &it->outreq[os])
+                            : passion_write_section(it->out, &s, b, &m,
+                                                    it->o.method);
+    }
+    if (!rc && it->o.writeback && it->dirty) {
+        char *b = it->inb[it->cur];
+        rc = it->o.prefetch
+                 ? passion_write_section_begin(it->f, &s, b, &m, it->o.method,
+                                               &it->wbreq[it->cur])
+                 : passion_write_section(it->f, &s, b, &m, it->o.method);
+    }
+    it->dirty = 0;
+    return rc;
+}
+
+int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
+{
+    if (!it || !slab)
+        return PASSION_EINVAL;
+    if (it->rc)
+        return it->rc;
+    int rc;
+    if (it->k >= 0 && it->k < it->nslabs && (rc = finish_current(it)))
+        return fail(it, rc);
+    if (it->k >= it->nslabs)
+        return 0;
+    int64_t k = ++it->k;
+    if (k >= it->nslabs)
+        return 0;
+    int reuse = it->o.reuse && it->halo > 0;
+    int slot = it->o.prefetch ? (int)(k % it->nin) : 0;
+    passion_section s;
+    passion_memspec m;
+    int64_t pstart, pcount;
+    if (k > 0)
+        slab_range(it, k - 1, &pstart, &pcount);
+    if (k == 0) {
+        read_section(it, 0, 0, &s, &m);
+        if ((rc = passion_read_section(it->f, &s, it->inb[0], &m,
+                                       it->o.method)))
+            return fail(it, rc);
+    } else if (it->o.prefetch) {
+        settle(it, &it->inreq[slot]);
+        if (it->rc)
+            return it->rc;
+        if (reuse)
+            reuse_copy(it, it->inb[slot], it->inb[it->cur], pcount);
+    } else {
+        if (reuse)
+            reuse_copy(it, it->inb[0], it->inb[0], pcount);
+        read_section(it, k, reuse ? (int)(2 * it->halo) : 0, &s, &m);
+        if ((rc = passion_read_section(it->f, &s, it->inb[0], &m,
+                                       it->o.method)))
+            return fail(it, rc);
+    }
+    if (it->o.prefetch && k + 1 < it->nslabs) {
+        int ns = (int)((k + 1) % it->nin);
+        settle(it, &it->wbreq[ns]); /* its old slab must be on disk */
+        if (it->rc)
+            return it->rc;
+        read_section(it, k + 1, reuse ? (int)(2 * it->halo) : 0, &s, &m);
+        if ((rc = passion_read_section_begin(it->f, &s, it->inb[ns], &m,
+                                             it->o.method, &it->inreq[ns])))
+            return fail(it, rc);
+    }
+    int os = it->nout ? (int)(k % it->nout) : 0;
+    if (it->nout)
+        settle(it, &it->outreq[os]);
+    if (it->rc)
+        return it->rc;
+    it->cur = slot;
+    memset(slab, 0, sizeof *slab);
+    slab->index = k;
+    slab->nslabs = it->nslabs;
+    slab_range(it, k, &slab->start, &slab->count);
+    slab->dim = it->dim;
+    slab->halo = it->halo;
+    slab->in = it->inb[slot];
+    slab->out = it->nout ? it->outb[os] : NULL;
+    for (int d = 0; d < it->nd; d++) {
+        slab->mem.shape[d] = it->bshape[d];
+        slab->mem.offset[d] = d == it->dim ? it->halo : it->gh[d];
+    }
+    return 1;
+}
+
+int passion_slab_dirty(passion_slab_iter *it)
+{
+    if (!it)
+        return PASSION_EINVAL;
+    if (!it->o.writeback)
+        return core_err(it->ctx, PASSION_ESTATE,
+                        "slab marked dirty without write-back");
+    it->dirty = 1;
+    return PASSION_OK;
+}
+
+int passion_slab_end(passion_slab_iter *it)
+{
+    if (!it)
+        return PASSION_OK;
+    /* the current slab's output, if the caller stopped after it */
+    if (!it->rc && it->k >= 0 && it->k < it->nslabs) {
+        int rc = finish_current(it);
+        fail(it, rc);
+        it->k = it->nslabs;
+    }
+    for (int i = 0; i < SLAB_NIN; i++) {
+        settle(it, &it->inreq[i]);
+        settle(it, &it->wbreq[i]);
+    }
+    for (int i = 0; i < SLAB_NOUT; i++)
+        settle(it, &it->outreq[i]);
+    int rc = it->rc;
+    release(it);
+    return rc;
+}

@@ -1,0 +1,258 @@
+/*
+ * test_apps.c - the out-of-core applications against their in-core
+ * references, bit for bit: Jacobi (column-block and (block, block), both
+ * storage orders, fixed sweeps or a tolerance, prefetch and reuse on and
+ * off, both engines) and the median filter (8-bit, 16-bit and float
+ * pixels, 3x3 and 5x5 windows, prefetch on and off, both engines), on
+ * small arrays cut into many slabs.
+ */
+#include "harness.h"
+#include "passion.h"
+#include "../apps/apps.h"
+
+static passion_ctx *mkctx(int engine, int64_t budget)
+{
+    passion_options o;
+    passion_options_init(&o);
+    o.engine = engine;
+    o.memory_budget = budget;
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(MPI_COMM_WORLD, &o, &ctx);
+    TH_CHECK(rc == 0, "init");
+    return ctx;
+}
+
+/* Write the global row-major array g into each rank's local file. */
+static void scatter(passion_array *a, passion_file *f, const char *g,
+                    int64_t es)
+{
+    const passion_array_spec *sp = passion_array_get_spec(a);
+    int64_t nl[2], lo[2], hi[2];
+    passion_array_local_shape(a, th_rank, nl);
+    passion_array_local_bounds(a, th_rank, 0, lo, hi);
+    char *b = malloc((size_t)(nl[0] * nl[1] * es) + 1);
+    /* packed local box in the array's storage order */
+    int cm = sp->order[0] == 1;
+    for (int64_t i = 0; i < nl[0]; i++)
+        for (int64_t j = 0; j < nl[1]; j++) {
+            int64_t p = cm ? j * nl[0] + i : i * nl[1] + j;
+            memcpy(b + p * es, g + ((lo[0] + i) * sp->shape[1] + lo[1] + j) * es,
+                   (size_t)es);
+        }
+    passion_section s;
+    int64_t z[2] = {0, 0};
+    passion_section_set(&s, 2, z, nl, NULL);
+    int rc = passion_write_section(f, &s, b, NULL, 0);
+    TH_CHECK(rc == 0, "scatter write");
+    free(b);
+}
+
+/* Compare this rank's part of f with the global row-major array g. */
+static long compare(passion_array *a, passion_file *f, const char *g,
+                    int64_t es)
+{
+    const passion_array_spec *sp = passion_array_get_spec(a);
+    int64_t nl[2], lo[2], hi[2];
+    passion_array_local_shape(a, th_rank, nl);
+    passion_array_local_bounds(a, th_rank, 0, lo, hi);
+    char *b = malloc((size_t)(nl[0] * nl[1] * es) + 1);
+    passion_section s;
+    int64_t z[2] = {0, 0};
+    passion_section_set(&s, 2, z, nl, NULL);
+    passion_read_section(f, &s, b, NULL, 0);
+    int cm = sp->order[0] == 1;
+    long bad = 0;
+    for (int64_t i = 0; i < nl[0]; i++)
+        for (int64_t j = 0; j < nl[1]; j++) {
+            int64_t p = cm ? j * nl[0] + i : i * nl[1] + j;
+            bad += memcmp(b + p * es,
+                          g + ((lo[0] + i) * sp->shape[1] + lo[1] + j) * es,
+                          (size_t)es) != 0;
+        }
+    free(b);
+    return bad;
+}
+
+static passion_array *mk2d(passion_ctx *ctx, int64_t n0, int64_t n1,
+                           int64_t es, int storage, int g0, int g1,
+                           int64_t gh0, int64_t gh1)
+{
+    int64_t shape[2] = {n0, n1};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, es);
+    sp.storage = storage;
+    sp.grid[0] = g0;
+    sp.grid[1] = g1;
+    sp.ghost[0] = gh0;
+    sp.ghost[1] = gh1;
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "array: %s", passion_errdetail(ctx));
+    return a;
+}
+
+static void jacobi_case(int engine, int bb, int storage, int prefetch,
+                        int reuse, double tol, const char *tag)
+{
+    passion_ctx *ctx = mkctx(engine, 1 << 20);
+    int dims[2] = {1, th_size};
+    if (bb) {
+        dims[0] = dims[1] = 0;
+        MPI_Dims_create(th_size, 2, dims);
+    }
+    int64_t n0 = 4 * dims[0] + 9, n1 = 5 * dims[1] + 8;
+    passion_array *a = mk2d(ctx, n0, n1, 8, storage, dims[0], dims[1], 1, 1);
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/jb-%s.%%d", th_dir(), tag);
+    snprintf(p2, sizeof p2, "%s/ja-%s.%%d", th_dir(), tag);
+    passion_file *B = NULL, *A = NULL;
+    passion_file_open(a, p1, PASSION_MODE_CREATE, &B);
+    passion_file_open(a, p2, PASSION_MODE_CREATE, &A);
+    double *g = malloc(sizeof(double) * n0 * n1),
+           *h = malloc(sizeof(double) * n0 * n1);
+    uint64_t s = th_seed;
+    for (int64_t i = 0; i < n0 * n1; i++)
+        g[i] = (double)(th_next(&s) >> 11) / 9007199254740992.0;
+    scatter(a, B, (char *)g, 8);
+    scatter(a, A, (char *)g, 8);
+    int iters;
+    double resid, *ref;
+    if (tol > 0) {
+        /* a tolerance that the third sweep meets */
+        memcpy(h, g, sizeof(double) * n0 * n1);
+        double *g2 = malloc(sizeof(double) * n0 * n1);
+        memcpy(g2, g, sizeof(double) * n0 * n1);
+        app_jacobi_reference(g2, h, n0, n1, 3, 0, &iters, &resid, &ref);
+        tol = resid * 1.0001;
+        free(g2);
+    }
+    app_jacobi_opts o;
+    app_jacobi_opts_init(&o);
+    o.max_iter = 6;
+    o.tol = tol;
+    o.prefetch = prefetch;
+    o.reuse = reuse;
+    o.slab_width = 2;
+    passion_file *res = NULL;
+    app_report rep;
+    int rc = app_jacobi_local(ctx, a, B, A, &o, &res, &rep);
+    TH_CHECK(rc == 0, "%s: jacobi: %d %s", tag, rc, passion_errdetail(ctx));
+    app_jacobi_reference(g, h, n0, n1, o.max_iter, tol, &iters, &resid, &ref);
+    TH_CHECK(iters == rep.iterations && resid == rep.residual,
+             "%s: %d sweeps (residual %g), reference %d (%g)", tag,
+             rep.iterations, rep.residual, iters, resid);
+    if (tol > 0)
+        TH_CHECK(iters < o.max_iter, "%s: tolerance never reached", tag);
+    long bad = compare(a, res, (char *)ref, 8);
+    TH_CHECK(bad == 0, "%s: %ld cells differ from the reference", tag, bad);
+    if (reuse)
+        TH_CHECK(rep.reuse_bytes > 0 || rep.slabs <= 1, "%s: no reuse", tag);
+    passion_file_close(A);
+    passion_file_close(B);
+    passion_array_free(a);
+    free(g);
+    free(h);
+    passion_finalize(ctx);
+}
+
+static void test_jacobi_columns(void)
+{
+    int n = 0;
+    for (int e = 1; e <= 2; e++)
+        for (int m = 0; m < 4; m++) {
+            char tag[32];
+            snprintf(tag, sizeof tag, "c%d", n++);
+            jacobi_case(e, 0, PASSION_COL_MAJOR, m & 1, (m >> 1) & 1,
+                        m == 3 ? 0.05 : 0, tag);
+        }
+}
+
+static void test_jacobi_blockblock(void)
+{
+    int n = 0;
+    for (int e = 1; e <= 2; e++)
+        for (int st = 0; st < 2; st++) {
+            char tag[32];
+            snprintf(tag, sizeof tag, "b%d", n++);
+            jacobi_case(e, 1, st ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR,
+                        st, 1, st ? 0 : 0.05, tag);
+        }
+}
+
+static void median_case(int engine, int pixel, int window, int prefetch,
+                        int storage, const char *tag)
+{
+    passion_ctx *ctx = mkctx(engine, 1 << 20);
+    int r = window / 2;
+    int64_t h = 37, w = 6 * th_size + 1;
+    passion_array *a = mk2d(ctx, h, w, pixel, storage, 1, th_size, 0, r);
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/mi-%s.%%d", th_dir(), tag);
+    snprintf(p2, sizeof p2, "%s/mo-%s.%%d", th_dir(), tag);
+    passion_file *in = NULL, *out = NULL;
+    passion_file_open(a, p1, PASSION_MODE_CREATE, &in);
+    passion_file_open(a, p2, PASSION_MODE_CREATE, &out);
+    char *g = malloc((size_t)(h * w * pixel)), *ref = malloc((size_t)(h * w * pixel));
+    uint64_t s = th_seed + (uint64_t)pixel;
+    for (int64_t i = 0; i < h * w; i++) {
+        uint64_t v = th_next(&s);
+        if (pixel == APP_PIXEL_U8)
+            ((uint8_t *)g)[i] = (uint8_t)(v >> 56);
+        else if (pixel == APP_PIXEL_U16)
+            ((uint16_t *)g)[i] = (uint16_t)(v >> 48);
+        else
+            ((float *)g)[i] = 1.0f + (float)(v >> 40) / 1000.0f;
+    }
+    scatter(a, in, g, pixel);
+    app_median_opts o;
+    app_median_opts_init(&o);
+    o.window = window;
+    o.pixel = pixel;
+    o.prefetch = prefetch;
+    o.slab_width = 2;
+    app_report rep;
+    int rc = app_median_local(ctx, a, in, out, &o, &rep);
+    TH_CHECK(rc == 0, "%s: median: %d %s", tag, rc, passion_errdetail(ctx));
+    app_median_reference(g, ref, h, w, window, pixel);
+    long bad = compare(a, out, ref, pixel);
+    TH_CHECK(bad == 0, "%s: %ld pixels differ from the reference", tag, bad);
+    passion_file_close(in);
+    passion_file_close(out);
+    passion_array_free(a);
+    free(g);
+    free(ref);
+    passion_finalize(ctx);
+}
+
+static void test_median(void)
+{
+    static const int pixels[3] = {APP_PIXEL_U8, APP_PIXEL_U16, APP_PIXEL_F32};
+    int n = 0;
+    for (int e = 1; e <= 2; e++)
+        for (int p = 0; p < 3; p++)
+            for (int wdx = 0; wdx < 2; wdx++) {
+                char tag[32];
+                snprintf(tag, sizeof tag, "m%d", n++);
+                int storage = (n % 3 == 0) ? PASSION_ROW_MAJOR
+                                           : PASSION_COL_MAJOR;
+                median_case(e, pixels[p], 3 + 2 * wdx, (n % 2) == 0, storage,
+                            tag);
+            }
+}
+
+static CU_TestInfo tests[] = {
+    {"jacobi, column-block", test_jacobi_columns},
+    {"jacobi, (block, block)", test_jacobi_blockblock},
+    {"median filter, 8/16/32-bit pixels, 3x3 and 5x5", test_median},
+    CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+    {"apps", NULL, NULL, NULL, NULL, tests},
+    CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, suites);
+}

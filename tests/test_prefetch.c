@@ -1,0 +1,552 @@
+/*
+ * test_prefetch.c - asynchronous section access on both engines (io_uring
+ * and the worker thread), the engine choice and its fallback, and the slab
+ * iterator (prefetch, reuse, write-back), each checked against the
+ * synchronous path or an in-memory model of the file.
+ */
+#include "harness.h"
+#include "passion.h"
+#include "../prefetch/pf.h"
+
+#include <errno.h>
+
+static const int engines[2] = {PASSION_ENGINE_URING, PASSION_ENGINE_THREAD};
+
+static passion_ctx *mkctx(int engine, int64_t budget, int direct)
+{
+    passion_options o;
+    passion_options_init(&o);
+    o.engine = engine;
+    o.memory_budget = budget;
+    o.direct_io = direct;
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(MPI_COMM_WORLD, &o, &ctx);
+    TH_CHECK(rc == 0, "passion_init: %s", passion_strerror(rc));
+    return ctx;
+}
+
+/* A local array: 2-D or 3-D, column-block over all ranks, ghosts. */
+static passion_array *mkarray(passion_ctx *ctx, int nd, const int64_t *shape,
+                              int64_t esize, int storage, int64_t ghost)
+{
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, nd, shape, esize);
+    sp.storage = storage;
+    for (int d = 0; d < nd; d++) {
+        sp.grid[d] = 1;
+        sp.dist[d] = PASSION_DIST_COLLAPSED;
+        sp.ghost[d] = ghost;
+    }
+    int pd = storage == PASSION_COL_MAJOR ? nd - 1 : 0;
+    sp.grid[pd] = th_size;
+    sp.dist[pd] = PASSION_DIST_BLOCK;
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "array_create: %s %s", passion_strerror(rc),
+             passion_errdetail(ctx));
+    return a;
+}
+
+static void fill(unsigned char *b, int64_t n, uint64_t seed)
+{
+    for (int64_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(th_next(&seed) >> 56);
+}
+
+/* Random section inside [lo, hi) per dimension. */
+static void rand_section(uint64_t *s, int nd, const int64_t *lo,
+                         const int64_t *hi, passion_section *sec)
+{
+    memset(sec, 0, sizeof *sec);
+    for (int d = 0; d < nd; d++) {
+        int64_t ext = hi[d] - lo[d];
+        sec->start[d] = lo[d] + th_range(s, 0, ext - 1);
+        sec->stride[d] = th_range(s, 1, 3);
+        int64_t maxc = (hi[d] - 1 - sec->start[d]) / sec->stride[d] + 1;
+        sec->count[d] = th_range(s, 1, maxc);
+    }
+}
+
+/* Async reads and writes equal the synchronous ones, for one engine. */
+static void async_matrix(int engine, int direct)
+{
+    passion_ctx *ctx = mkctx(engine, 3000, direct);
+    int eng = -1;
+    int rc = passion_engine_get(ctx, &eng);
+    TH_CHECK(rc == 0 && eng == engine, "engine %d wanted, got %d (%s)",
+             engine, eng, passion_strerror(rc));
+    /* O_DIRECT: big enough that aligned widening happens */
+    int64_t k1 = direct ? 8 : 1;
+    const int64_t shape[2][3] = {{37 * k1, 9 * th_size * k1, 0},
+                                 {5 * k1, 7, 4 * th_size * k1}};
+    for (int t = 0; t < 2; t++) {
+        int nd = t ? 3 : 2;
+        int storage = t ? PASSION_ROW_MAJOR : PASSION_COL_MAJOR;
+        int64_t esize = t ? 8 : 4;
+        passion_array *a = mkarray(ctx, nd, shape[t], esize, storage, 1);
+        passion_file *f = NULL;
+        char pat[512];
+        snprintf(pat, sizeof pat, "%s/async%d-%d.%%d", th_dir(), t, direct);
+        rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+        TH_CHECK(rc == 0, "open: %s", passion_errdetail(ctx));
+        int64_t fb;
+        passion_array_local_bytes(a, th_rank, &fb);
+        unsigned char *model = malloc(fb), *back = malloc(fb);
+        fill(model, fb, th_seed + 11 * t + th_rank);
+        fill(back, fb, th_seed + 13 * t + th_rank);
+        rc = passion_write_local(f, model);
+        TH_CHECK(rc == 0, "write_local");
+        int64_t ls[3], lo[3], hi[3];
+        passion_array_local_shape(a, th_rank, ls);
+        const passion_array_spec *sp = passion_array_get_spec(a);
+        for (int d = 0; d < nd; d++) {
+            lo[d] = -sp->ghost[d];
+            hi[d] = ls[d] + sp->ghost[d];
+        }
+        uint64_t s = th_seed * 31 + (uint64_t)t + 100 * (uint64_t)th_rank;
+        for (int k = 0; k < 12; k++) {
+            int method = k % 3; /* auto, direct, sieve */
+            /* three reads in flight at once */
+            passion_section sec[3];
+            void *buf[3], *want[3];
+            passion_request *rq[3];
+            for (int j = 0; j < 3; j++) {
+                rand_section(&s, nd, lo, hi, &sec[j]);
+                int64_t n = passion_section_elems(&sec[j], nd) * esize;
+                buf[j] = calloc(1, n);
+                want[j] = calloc(1, n);
+                rc = passion_read_section(f, &sec[j], want[j], NULL, method);
+                TH_CHECK(rc == 0, "sync read: %s", passion_errdetail(ctx));
+                rc = passion_read_section_begin(f, &sec[j], buf[j], NULL,
+                                                method, &rq[j]);
+                TH_CHECK(rc == 0 && rq[j], "read_begin: %s",
+                         passion_errdetail(ctx));
+            }
+            for (int j = 2; j >= 0; j--) {
+                rc = passion_request_wait(rq[j]);
+                int64_t n = passion_section_elems(&sec[j], nd) * esize;
+                TH_CHECK(rc == 0 && !memcmp(buf[j], want[j], n),
+                         "async read differs (engine %s, method %d, rc %d)",
+                         passion_engine_name(engine), method, rc);
+                free(buf[j]);
+                free(want[j]);
+            }
+            /* a write into a memspec-placed buffer, checked whole-file */
+            passion_section w;
+            rand_section(&s, nd, lo, hi, &w);
+            passion_memspec m;
+            memset(&m, 0, sizeof m);
+            int64_t mn = esize;
+            for (int d = 0; d < nd; d++) {
+                m.shape[d] = w.count[d] + 2;
+                m.offset[d] = 1;
+                mn *= m.shape[d];
+            }
+            unsigned char *src = malloc(mn);
+            fill(src, mn, s + 7);
+            rc = passion_write_section(f, &w, src, &m, method);
+            TH_CHECK(rc == 0, "sync write");
+            /* start again from other content, redo asynchronously */
+            passion_write_local(f, back);
+            unsigned char *pre = malloc(fb);
+            memcpy(pre, back, fb);
+            passion_request *wr;
+            rc = passion_write_section_begin(f, &w, src, &m, method, &wr);
+            TH_CHECK(rc == 0, "write_begin: %s", passion_errdetail(ctx));
+            rc = passion_request_wait(wr);
+            TH_CHECK(rc == 0, "write wait: %s", passion_errdetail(ctx));
+            passion_read_local(f, back);
+            /* expected: pre with the section patched = model patched over
+               pre; rebuild by applying the sync write to pre */
+            passion_write_local(f, pre);
+            passion_write_section(f, &w, src, &m, method);
+            passion_read_local(f, model);
+            TH_CHECK(!memcmp(back, model, fb),
+                     "async write differs (engine %s, method %d)",
+                     passion_engine_name(engine), method);
+            free(pre);
+            free(src);
+        }
+        passion_counters c;
+        passion_counters_get(ctx, &c);
+        TH_CHECK(c.bytes_read > 0 && c.io_calls > 0, "counters not moved");
+        passion_file_close(f);
+        passion_array_free(a);
+        free(model);
+        free(back);
+    }
+    passion_finalize(ctx);
+}
+
+static void test_async_uring(void)
+{
+    async_matrix(PASSION_ENGINE_URING, 0);
+}
+static void test_async_thread(void)
+{
+    async_matrix(PASSION_ENGINE_THREAD, 0);
+}
+static void test_async_direct_io(void)
+{
+    for (int e = 0; e < 2; e++)
+        async_matrix(engines[e], 1);
+}
+
+/* Engine choice: env var, forced fallback, forced uring that fails. */
+static void test_engine_choice(void)
+{
+    setenv("PASSION_ENGINE", "thread", 1);
+    passion_ctx *ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 0);
+    int eng = -1;
+    passion_engine_get(ctx, &eng);
+    TH_CHECK(eng == PASSION_ENGINE_THREAD, "PASSION_ENGINE=thread ignored");
+    passion_finalize(ctx);
+    unsetenv("PASSION_ENGINE");
+
+    int fails[3] = {ENOSYS, EPERM, ENOMEM};
+    for (int i = 0; i < 3; i++) {
+        pf_test_uring_fail(fails[i]);
+        ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
+        eng = -1;
+        int rc = passion_engine_get(ctx, &eng);
+        TH_CHECK(rc == 0 && eng == PASSION_ENGINE_THREAD,
+                 "auto with io_uring failing (%s): rc %d engine %d",
+                 strerror(fails[i]), rc, eng);
+        passion_finalize(ctx);
+        ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 0);
+        rc = passion_engine_get(ctx, &eng);
+        TH_CHECK(rc == PASSION_ENOTSUP, "forced uring failing: rc %d", rc);
+        TH_CHECK(strstr(passion_errdetail(ctx), "io_uring") != NULL,
+                 "detail: %s", passion_errdetail(ctx));
+        passion_finalize(ctx);
+    }
+    pf_test_uring_fail(0);
+    ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
+    passion_engine_get(ctx, &eng);
+    TH_CHECK(eng == PASSION_ENGINE_URING, "auto should pick io_uring here");
+    TH_CHECK(!strcmp(passion_engine_name(eng), "uring"), "name");
+    passion_finalize(ctx);
+}
+
+/* Errors come back from wait with a detail: short file, fault driver. */
+static void test_async_errors(void)
+{
+    for (int e = 0; e < 2; e++) {
+        passion_options o;
+        passion_options_init(&o);
+        o.engine = engines[e];
+        o.driver = PASSION_DRIVER_FAULT;
+        o.fault_fail_at = 2;
+        o.fault_errno = EIO;
+        passion_ctx *ctx;
+        passion_init(MPI_COMM_WORLD, &o, &ctx);
+        int64_t shape[2] = {64, 8 * th_size};
+        passion_array *a = mkarray(ctx, 2, shape, 4, PASSION_COL_MAJOR, 0);
+        char pat[512];
+        snprintf(pat, sizeof pat, "%s/fault%d.%%d", th_dir(), e);
+        passion_file *f;
+        int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+        TH_CHECK(rc == 0, "open");
+        passion_section s;
+        int64_t cnt[2] = {64, 8}, st[2] = {1, 1}, zero[2] = {0, 0};
+        passion_section_set(&s, 2, zero, cnt, st);
+        float *buf = malloc(64 * 8 * 4);
+        passion_request *r1, *r2;
+        /* call 1 succeeds, call 2 fails */
+        rc = passion_read_section_begin(f, &s, buf, NULL,
+                                        PASSION_METHOD_DIRECT, &r1);
+        TH_CHECK(rc == 0, "begin");
+        rc = passion_request_wait(r1);
+        TH_CHECK(rc == 0, "first request should pass: %d", rc);
+        rc = passion_read_section_begin(f, &s, buf, NULL,
+                                        PASSION_METHOD_DIRECT, &r2);
+        rc = rc ? rc : passion_request_wait(r2);
+        TH_CHECK(rc == PASSION_EIO, "fault not reported: %d", rc);
+        TH_CHECK(strstr(passion_errdetail(ctx), "asynchronous read") != NULL,
+                 "detail: %s", passion_errdetail(ctx));
+        /* bad arguments fail at begin, no request */
+        passion_request *r3 = (passion_request *)1;
+        s.count[0] = 1000;
+        rc = passion_read_section_begin(f, &s, buf, NULL, 0, &r3);
+        TH_CHECK(rc == PASSION_ERANGE && r3 == NULL, "range: %d", rc);
+        free(buf);
+        passion_file_close(f);
+        passion_array_free(a);
+        passion_finalize(ctx);
+    }
+}
+
+
+/* ------------------------------------------------------------ slabs */
+
+/* Linear element offset of a multi-index in an array of `shape` stored in
+   order[] (order[0] slowest). */
+static int64_t lin(int nd, const int *order, const int64_t *shape,
+                   const int64_t *idx)
+{
+    int64_t o = 0;
+    for (int k = 0; k < nd; k++)
+        o = o * shape[order[k]] + idx[order[k]];
+    return o;
+}
+
+/*
+ * One sweep: out = in[i-h] + 2 in[i] + in[i+h] along dim (uint32, wraps)
+ * with an output file, or in += slab-number + 1 in place (write-back).
+ * Checked against a model of the whole local file.
+ */
+static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
+                      int dimsel, int64_t width, int prefetch, int reuse,
+                      int inplace, const char *tag)
+{
+    int64_t shape[3] = {13, 11 * th_size, 6};
+    if (nd == 3)
+        shape[2] = 5 * th_size, shape[1] = 7;
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, nd, shape, 4);
+    sp.storage = storage;
+    int pd = storage == PASSION_COL_MAJOR ? nd - 1 : 0;
+    for (int d = 0; d < nd; d++) {
+        sp.grid[d] = d == pd ? th_size : 1;
+        sp.dist[d] = d == pd ? PASSION_DIST_BLOCK : PASSION_DIST_COLLAPSED;
+        sp.ghost[d] = ghost;
+    }
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "array: %s", passion_errdetail(ctx));
+    const passion_array_spec *ns = passion_array_get_spec(a);
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/slab-in-%s.%%d", th_dir(), tag);
+    snprintf(p2, sizeof p2, "%s/slab-out-%s.%%d", th_dir(), tag);
+    passion_file *fi = NULL, *fo = NULL;
+    passion_file_open(a, p1, PASSION_MODE_CREATE, &fi);
+    if (!inplace)
+        passion_file_open(a, p2, PASSION_MODE_CREATE, &fo);
+    int64_t fb, ext[3], nl[3];
+    passion_array_local_bytes(a, th_rank, &fb);
+    passion_array_local_shape(a, th_rank, nl);
+    for (int d = 0; d < nd; d++)
+        ext[d] = nl[d] + 2 * ghost;
+    int64_t ne = fb / 4;
+    uint32_t *model = malloc(fb), *want = calloc(1, fb), *got = malloc(fb);
+    uint64_t sd = th_seed + 977 * (uint64_t)th_rank;
+    for (int64_t i = 0; i < ne; i++)
+        model[i] = (uint32_t)th_next(&sd);
+    passion_write_local(fi, model);
+    if (fo)
+        passion_write_local(fo, want); /* zeros */
+    passion_counters_reset(ctx);
+
+    passion_slab_opts o;
+    passion_slab_opts_init(&o);
+    o.dim = dimsel;
+    o.width = width;
+    o.prefetch = prefetch;
+    o.reuse = reuse;
+    o.writeback = inplace;
+    o.out = fo;
+    /* direct: no read-modify-write, so bytes_read counts input only */
+    o.method = reuse ? PASSION_METHOD_DIRECT : PASSION_METHOD_AUTO;
+    passion_slab_iter *it = NULL;
+    rc = passion_slab_begin(fi, &o, &it);
+    TH_CHECK(rc == 0, "slab_begin %s: %s", tag, passion_errdetail(ctx));
+    int dim = dimsel < 0 ? ns->order[0] : dimsel;
+    int64_t h = ghost, nslabs = 0, bad = 0;
+    memcpy(want, model, fb);
+    passion_slab sl;
+    while (it && (rc = passion_slab_next(it, &sl)) == 1) {
+        nslabs++;
+        /* every cell of the buffer equals the model (halo and ghosts);
+           in place, the model holds what earlier slabs wrote */
+        int64_t idx[3] = {0, 0, 0}, bi[3];
+        for (;;) {
+            int in_slab = idx[dim] >= sl.start - h + ghost &&
+                          idx[dim] < sl.start + sl.count + h + ghost;
+            if (in_slab) {
+                for (int d = 0; d < nd; d++)
+                    bi[d] = d == dim ? idx[d] - ghost - sl.start + h : idx[d];
+                uint32_t v = ((uint32_t *)sl.in)[lin(nd, ns->order,
+                                                     sl.mem.shape, bi)];
+                bad += v != want[lin(nd, ns->order, ext, idx)];
+            }
+            int d = nd - 1;
+            while (d >= 0 && ++idx[d] == ext[d])
+                idx[d--] = 0;
+            if (d < 0)
+                break;
+        }
+        /* compute the interior */
+        memset(idx, 0, sizeof idx);
+        int64_t lo[3], hi[3];
+        for (int d = 0; d < nd; d++) {
+            lo[d] = d == dim ? sl.start : 0;
+            hi[d] = d == dim ? sl.start + sl.count : nl[d];
+            idx[d] = lo[d];
+        }
+        for (;;) {
+            for (int d = 0; d < nd; d++)
+                bi[d] = idx[d] + (d == dim ? h - sl.start : ghost);
+            int64_t b = lin(nd, ns->order, sl.mem.shape, bi);
+            int64_t fidx[3];
+            for (int d = 0; d < nd; d++)
+                fidx[d] = idx[d] + ghost;
+            int64_t fpos = lin(nd, ns->order, ext, fidx);
+            uint32_t *in = sl.in;
+            if (inplace) {
+                in[b] += (uint32_t)sl.index + 1;
+                want[fpos] = in[b];
+            } else {
+                int64_t bm[3], bp[3];
+                memcpy(bm, bi, sizeof bm);
+                memcpy(bp, bi, sizeof bp);
+                bm[dim] -= h;
+                bp[dim] += h;
+                uint32_t v = in[lin(nd, ns->order, sl.mem.shape, bm)] +
+                             2 * in[b] +
+                             in[lin(nd, ns->order, sl.mem.shape, bp)];
+                ((uint32_t *)sl.out)[b] = v;
+            }
+            int d = nd - 1;
+            while (d >= 0 && ++idx[d] == hi[d])
+                idx[d] = lo[d], d--;
+            if (d < 0)
+                break;
+        }
+        if (inplace)
+            passion_slab_dirty(it);
+    }
+    TH_CHECK(rc == 0, "slab_next %s: %d %s", tag, rc, passion_errdetail(ctx));
+    rc = passion_slab_end(it);
+    TH_CHECK(rc == 0, "slab_end %s: %s", tag, passion_errdetail(ctx));
+    passion_counters c;
+    passion_counters_get(ctx, &c);
+    TH_CHECK(bad == 0, "%s: %lld buffer cells differ from the file", tag,
+             (long long)bad);
+    /* expected output */
+    if (!inplace) {
+        memset(want, 0, fb);
+        int64_t idx[3] = {0, 0, 0};
+        for (;;) {
+            int64_t f0[3], fm[3], fp[3];
+            for (int d = 0; d < nd; d++)
+                f0[d] = fm[d] = fp[d] = idx[d] + ghost;
+            fm[dim] -= h;
+            fp[dim] += h;
+            want[lin(nd, ns->order, ext, f0)] =
+                model[lin(nd, ns->order, ext, fm)] +
+                2 * model[lin(nd, ns->order, ext, f0)] +
+                model[lin(nd, ns->order, ext, fp)];
+            int d = nd - 1;
+            while (d >= 0 && ++idx[d] == nl[d])
+                idx[d--] = 0;
+            if (d < 0)
+                break;
+        }
+    }
+    passion_read_local(inplace ? fi : fo, got);
+    TH_CHECK(!memcmp(got, want, fb), "%s: file differs from the model", tag);
+    int64_t slice = fb / ext[dim];
+    int64_t expect_reuse = reuse || (inplace && h) ? (nslabs - 1) * 2 * h * slice
+                                                   : 0;
+    TH_CHECK((int64_t)c.reuse_bytes == expect_reuse,
+             "%s: reuse_bytes %llu, want %lld", tag,
+             (unsigned long long)c.reuse_bytes, (long long)expect_reuse);
+    /* contiguous slabs with reuse: every file byte read exactly once */
+    if (expect_reuse && reuse && dim == ns->order[0])
+        TH_CHECK((int64_t)c.bytes_read == fb,
+                 "%s: read %llu bytes, the file has %lld", tag,
+                 (unsigned long long)c.bytes_read, (long long)fb);
+    if (prefetch && nslabs > 1)
+        TH_CHECK(c.prefetch_hits + 0 <= (uint64_t)nslabs, "hits");
+    passion_file_close(fi);
+    passion_file_close(fo);
+    passion_array_free(a);
+    free(model);
+    free(want);
+    free(got);
+}
+
+static void slab_matrix(int engine)
+{
+    passion_ctx *ctx = mkctx(engine, 1 << 20, 0);
+    int n = 0;
+    for (int nd = 2; nd <= 3; nd++)
+        for (int st = 0; st < 2; st++)
+            for (int mode = 0; mode < 6; mode++) {
+                int prefetch = mode & 1, reuse = (mode >> 1) & 1;
+                int inplace = mode >= 4;
+                int64_t ghost = (mode + nd) % 3 == 0 ? 0 : 1 + mode % 2;
+                int dimsel = (mode % 3 == 2) ? 1 : -1;
+                int64_t width = 1 + (mode + st) % 3;
+                char tag[64];
+                snprintf(tag, sizeof tag, "e%d-%d", engine, n++);
+                slab_case(ctx, nd, st ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR,
+                          ghost, dimsel, width, prefetch, reuse, inplace, tag);
+            }
+    passion_finalize(ctx);
+}
+
+static void test_slab_uring(void)
+{
+    slab_matrix(PASSION_ENGINE_URING);
+}
+static void test_slab_thread(void)
+{
+    slab_matrix(PASSION_ENGINE_THREAD);
+}
+
+/* Width from the budget; too small a budget is an error with detail. */
+static void test_slab_budget(void)
+{
+    passion_ctx *ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
+    int64_t shape[2] = {100, 40 * th_size};
+    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 1);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/budget.%%d", th_dir());
+    passion_file *f;
+    passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    passion_slab_opts o;
+    passion_slab_opts_init(&o);
+    o.budget = 2 * 102 * 8 * 7; /* two buffers of 7 columns: width 5 */
+    passion_slab_iter *it;
+    int rc = passion_slab_begin(f, &o, &it);
+    passion_slab sl;
+    int got = passion_slab_next(it, &sl);
+    TH_CHECK(rc == 0 && got == 1 && sl.count == 5 && sl.nslabs == 8,
+             "width from budget: rc %d count %lld nslabs %lld", rc,
+             (long long)sl.count, (long long)sl.nslabs);
+    passion_slab_end(it);
+    o.budget = 2 * 102 * 8 * 2; /* no room beyond the halos */
+    rc = passion_slab_begin(f, &o, &it);
+    TH_CHECK(rc == PASSION_ENOMEM && it == NULL, "tiny budget: %d", rc);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+static CU_TestInfo async_tests[] = {
+    {"engine choice and fallback", test_engine_choice},
+    {"async = sync, io_uring", test_async_uring},
+    {"async = sync, thread", test_async_thread},
+    {"async with O_DIRECT, both engines", test_async_direct_io},
+    {"async errors, both engines", test_async_errors},
+    CU_TEST_INFO_NULL,
+};
+
+static CU_TestInfo slab_tests[] = {
+    {"slab iteration, io_uring", test_slab_uring},
+    {"slab iteration, thread", test_slab_thread},
+    {"slab width from the budget", test_slab_budget},
+    CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+    {"async", NULL, NULL, NULL, NULL, async_tests},
+    {"slabs", NULL, NULL, NULL, NULL, slab_tests},
+    CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, suites);
+}
