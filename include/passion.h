@@ -355,6 +355,41 @@ PASSION_API int passion_section_plan(passion_file *f, const passion_section *s,
 
 /* ----------------------------------------------- exchange (collective/) */
 
+/*
+ * All-to-all exchange, shaped like MPI_Alltoall: every rank sends `count`
+ * elements of `type` to every rank (block j of sendbuf to rank j) and
+ * receives block i of recvbuf from rank i. `type` must be contiguous
+ * (lower bound 0, extent equal to size), else PASSION_ENOTSUP; MPI_IN_PLACE
+ * is not supported. alg is an enum passion_xchg (PASSION_XCHG_DEFAULT: the
+ * context's `exchange` option); radix is the index algorithm's radix
+ * 2..P (0: the context's `radix` option, and if that is 0 the cost
+ * model's choice). Collective: every rank must pass the same count, alg
+ * and radix (PASSION_EMISMATCH otherwise); returns the same code on every
+ * rank. The first call that needs the cost model measures it (a short
+ * exchange). The caller owns both buffers; counters (messages_sent,
+ * bytes_sent, rounds, peak_staging, t_comm) grow by this call's.
+ */
+PASSION_API int passion_alltoall(passion_ctx *ctx, const void *sendbuf,
+                                 void *recvbuf /* out */, int64_t count,
+                                 MPI_Datatype type, int alg, int radix);
+
+/*
+ * Irregular exchange, shaped like MPI_Alltoallv: rank i sends
+ * sendcounts[j] elements from sendbuf + sdispls[j] (in elements of type)
+ * to rank j, which receives them at recvbuf + rdispls[i]; recvcounts[i]
+ * on rank j must equal sendcounts[j] on rank i (checked:
+ * PASSION_EMISMATCH). Counts and displacements are 64-bit, no 2 GiB
+ * limit. Same conventions as passion_alltoall otherwise (the index
+ * algorithm needs equal counts). Collective.
+ */
+PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
+                                  const int64_t *sendcounts,
+                                  const int64_t *sdispls,
+                                  void *recvbuf /* out */,
+                                  const int64_t *recvcounts,
+                                  const int64_t *rdispls, MPI_Datatype type,
+                                  int alg, int radix);
+
 /* ------------------------------------------- global placement (collective/) */
 
 /* ------------------------------------------------------------ prefetch/ */
