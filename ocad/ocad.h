@@ -145,4 +145,15 @@ struct passion_file {
     int64_t data_bytes;           /* bytes of array data in the file */
 };
 
+/* ---- .npy files (npy.c) ---- */
+
+/* 1 if path names a .npy file. */
+CORE_HIDDEN int ocad_npy_name(const char *path);
+/* The header for a's file (malloc'ed, *len a multiple of 64 bytes). */
+CORE_HIDDEN int ocad_npy_header(passion_ctx *ctx, const passion_array *a,
+                                char **hdr, int64_t *len);
+/* Read and check the header of an open file; *data_off = data offset. */
+CORE_HIDDEN int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
+                                     core_fh *fh, int64_t *data_off);
+
 #endif
