@@ -73,10 +73,17 @@ CORE_HIDDEN int64_t coll_copy(const ocad_xfer *x, int64_t esize, int64_t lo,
 
 /* ---- the File Access Descriptor and the plan (etp_plan.c) ---- */
 
+/* The file's costs when the data is in the page cache (a request is a
+   system call and a copy from memory). */
+#define COLL_WARM_LATENCY 2e-6
+#define COLL_WARM_BANDWIDTH 4e9
+
 /* Words per rank in the FAD allgather, before the section. */
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
-       COLL_FAD_BETA, COLL_FAD_HEAD };
+       COLL_FAD_BETA, COLL_FAD_CACHED, COLL_FAD_HEAD };
+/* the words from METHOD up to (not including) this one must agree */
+#define COLL_FAD_AGREE_END COLL_FAD_CACHED
 
 typedef struct coll_plan {
     passion_ctx *ctx;
@@ -96,6 +103,9 @@ typedef struct coll_plan {
     /* per-round limits (bytes) */
     int64_t cap_stage, cap_xchg;
     int64_t hole;       /* sieving hole limit inside a chunk */
+    double io_lat, io_bw; /* file cost model of this call (options, or
+                             by the page-cache probe: memory or disk) */
+    int warm;           /* the requested data is in the page cache */
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
     char *reserve;      /* address space for the round buffers, reserved
                            before the FAD (never touched unless an
@@ -113,6 +123,10 @@ CORE_HIDDEN int coll_plan_init(coll_plan *p, passion_file *f,
                                const passion_memspec *m, int method,
                                int op_write, int rc);
 CORE_HIDDEN void coll_plan_free(coll_plan *p);
+
+/* Fraction (per mille) of the pages of file bytes [lo, hi) that are in
+   the page cache, sampled (at most ~16k pages looked at); -1 if unknown. */
+CORE_HIDDEN int coll_cached_permille(const char *path, int64_t lo, int64_t hi);
 
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 

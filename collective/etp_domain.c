@@ -115,6 +115,19 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
     }
     if (B < end && B / DOMAIN_ALIGN * DOMAIN_ALIGN > A)
         B = B / DOMAIN_ALIGN * DOMAIN_ALIGN;
+    /* end just after the last element that starts before B: the stage
+       then holds no tail of nothing */
+    int64_t last = A;
+    for (int r = 0; r < P; r++) {
+        if (!p->elems[r])
+            continue;
+        int64_t k = coll_count_lt(&p->x[r], es, B);
+        if (k > base[r]) {
+            int64_t o = coll_elem_off(&p->x[r], es, k - 1);
+            last = o > last ? o : last;
+        }
+    }
+    B = last + 1;
     *a = A;
     *b = B;
     *pos = B;

@@ -3,8 +3,11 @@
  * access (ALGORITHMS.md section 5; CCL's linear model, Bala et al. 1995,
  * applied to file requests as well as messages).
  *
- * Costs: a file request of s bytes takes L + s/B (ocad_io_latency and
- * ocad_io_bandwidth: options or built-in defaults); the file's bandwidth is
+ * Costs: a file request of s bytes takes L + s/B (the options, else the
+ * page-cache probe of etp_plan.c: memory-like costs when the requested
+ * data is cached, the disk defaults of sieve.c otherwise; the caller sets
+ * them in the context's options while the independent engine counts and
+ * runs, so that its own direct/sieve choice uses them too); the file's bandwidth is
  * shared by all ranks, its latency is paid by each rank in parallel; an
  * exchange round among P ranks takes alpha (P-1) + beta (bytes of the
  * busiest rank); copying in memory runs at COPY_BW. alpha and beta come
@@ -90,7 +93,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
 {
     const int P = p->P;
     const int64_t es = p->esize;
-    const double L = ocad_io_latency(p->ctx), B = ocad_io_bandwidth(p->ctx);
+    const double L = p->io_lat, B = p->io_bw;
     int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
     int64_t useful_all = 0;
     for (int r = 0; r < P; r++)
@@ -148,7 +151,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
 {
     passion_ctx *ctx = p->ctx;
     const int P = p->P;
-    const double L = ocad_io_latency(ctx), B = ocad_io_bandwidth(ctx);
+    const double L = p->io_lat, B = p->io_bw;
     double alpha, beta;
     coll_msg_costs(ctx, &alpha, &beta);
     int64_t *ind_bytes = p->scratch;

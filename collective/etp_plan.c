@@ -12,6 +12,10 @@
  */
 #include "coll.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +89,41 @@ static int sections_meet(int nd, const int64_t *s1, const int64_t *s2)
     return 1;
 }
 
+int coll_cached_permille(const char *path, int64_t lo, int64_t hi)
+{
+    const int64_t pg = 4096, win = 256; /* pages per look */
+    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
+    if (npages <= 0)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int64_t looks = (npages + win - 1) / win, step = 1;
+    if (looks > 64) { /* sample 64 windows spread over the extent */
+        step = looks / 64;
+        looks = 64;
+    }
+    unsigned char vec[256];
+    int64_t seen = 0, in = 0;
+    for (int64_t k = 0; k < looks; k++) {
+        int64_t a = p0 + k * step * win, n = p1 - a < win ? p1 - a : win;
+        if (n <= 0)
+            break;
+        void *m = mmap(NULL, (size_t)(n * pg), PROT_READ, MAP_SHARED, fd,
+                       (off_t)(a * pg));
+        if (m == MAP_FAILED)
+            break;
+        if (mincore(m, (size_t)(n * pg), vec) == 0)
+            for (int64_t i = 0; i < n; i++) {
+                seen++;
+                in += vec[i] & 1;
+            }
+        munmap(m, (size_t)(n * pg));
+    }
+    close(fd);
+    return seen ? (int)(in * 1000 / seen) : -1;
+}
+
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                    const passion_memspec *m, int method, int op_write, int rc)
 {
@@ -131,6 +170,16 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_BW] = dbits(ctx->opt.io_bandwidth);
     mine[COLL_FAD_ALPHA] = dbits(ctx->opt.msg_alpha);
     mine[COLL_FAD_BETA] = dbits(ctx->opt.msg_beta);
+    mine[COLL_FAD_CACHED] = -1;
+    if (!rc && method != PASSION_METHOD_DIRECT &&
+        method != PASSION_METHOD_SIEVE && ctx->opt.io_latency <= 0 &&
+        ctx->opt.io_bandwidth <= 0) {
+        ocad_xfer x;
+        ocad_xfer_build(&f->fv, s, NULL, &x);
+        if (x.nblocks > 0)
+            mine[COLL_FAD_CACHED] = coll_cached_permille(f->fh->path, x.foff0,
+                                                         x.fend);
+    }
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -164,7 +213,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     if (anybad)
         return core_agree(ctx, rc);
     for (int r = 1; r < P; r++)
-        for (int w = COLL_FAD_METHOD; w < COLL_FAD_HEAD; w++)
+        for (int w = COLL_FAD_METHOD; w < COLL_FAD_AGREE_END; w++)
             if (p->fad[(int64_t)r * W + w] != p->fad[w]) {
                 static const char *what[] = {"", "methods", "operations",
                                              "memory budgets",
@@ -220,7 +269,24 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                 p->overlap = 1;
         }
     }
-    double h = ocad_io_latency(ctx) * ocad_io_bandwidth(ctx);
+    /* the file's costs: options, else memory-like when the ranks found
+       (nearly) all their data in the page cache, else the disk defaults */
+    int64_t cached = 0, probed = 0;
+    for (int r = 0; r < P; r++) {
+        int64_t c = p->fad[(int64_t)r * W + COLL_FAD_CACHED];
+        if (c >= 0) {
+            cached += c;
+            probed++;
+        }
+    }
+    p->warm = probed > 0 && cached >= 950 * probed;
+    p->io_lat = ocad_io_latency(ctx);
+    p->io_bw = ocad_io_bandwidth(ctx);
+    if (p->warm) {
+        p->io_lat = COLL_WARM_LATENCY;
+        p->io_bw = COLL_WARM_BANDWIDTH;
+    }
+    double h = p->io_lat * p->io_bw;
     p->hole = h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
     return PASSION_OK;
 }

@@ -74,6 +74,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         return rc;
     }
     ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
+    /* this call's file costs, for the independent engine's choices too */
+    double lat = ctx->opt.io_latency, bw = ctx->opt.io_bandwidth;
+    ctx->opt.io_latency = p.io_lat;
+    ctx->opt.io_bandwidth = p.io_bw;
     int chosen = method;
     if (method == PASSION_METHOD_AUTO) {
         double t;
@@ -86,6 +90,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     } else {
         rc = independent(&p, buf, chosen);
     }
+    ctx->opt.io_latency = lat;
+    ctx->opt.io_bandwidth = bw;
     coll_plan_free(&p);
     return core_agree(ctx, rc);
 }
