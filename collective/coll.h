@@ -123,6 +123,13 @@ CORE_HIDDEN int coll_plan_init(coll_plan *p, passion_file *f,
                                const passion_memspec *m, int method,
                                int op_write, int rc);
 CORE_HIDDEN void coll_plan_free(coll_plan *p);
+/*
+ * Must independent writes with this method (direct, sieve or auto) go one
+ * rank after another? Yes where two sections share an element, or where a
+ * rank would sieve (read-modify-write a window) over a range another
+ * rank's extent reaches into. Same answer on every rank.
+ */
+CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
 
 /* Fraction (per mille) of the pages of file bytes [lo, hi) that are in
    the page cache, sampled (at most ~16k pages looked at); -1 if unknown. */

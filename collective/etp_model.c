@@ -171,7 +171,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
         useful_max = u > useful_max ? u : useful_max;
     }
     double t_ind;
-    if (p->op_write && p->ext_overlap)
+    if (p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO))
         t_ind = (double)req_sum * L + (double)bytes_sum / B +
                 (double)P * alpha;
     else

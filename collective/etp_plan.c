@@ -291,6 +291,27 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     return PASSION_OK;
 }
 
+int coll_write_ordered(coll_plan *p, int method)
+{
+    if (p->P < 2)
+        return 0;
+    if (p->overlap)
+        return 1;
+    if (method == PASSION_METHOD_DIRECT || !p->ext_overlap)
+        return 0;
+    for (int r = 0; r < p->P; r++) {
+        if (!p->elems[r] ||
+            ocad_method_choose(p->ctx, &p->x[r], 1, method) !=
+                PASSION_METHOD_SIEVE)
+            continue;
+        for (int q = 0; q < p->P; q++)
+            if (q != r && p->elems[q] && p->x[q].foff0 < p->x[r].fend &&
+                p->x[r].foff0 < p->x[q].fend)
+                return 1;
+    }
+    return 0;
+}
+
 void coll_plan_free(coll_plan *p)
 {
     if (p->fad)

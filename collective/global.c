@@ -24,9 +24,7 @@
 static int independent(coll_plan *p, char *buf, int method)
 {
     passion_ctx *ctx = p->ctx;
-    int ordered = p->op_write && p->P > 1 &&
-                  (method == PASSION_METHOD_DIRECT ? p->overlap
-                                                   : p->ext_overlap);
+    int ordered = p->op_write && coll_write_ordered(p, method);
     int rc = PASSION_OK, token = 0;
     if (ordered && p->me > 0 &&
         MPI_Recv(&token, 1, MPI_INT, p->me - 1, 78, ctx->comm,
