@@ -133,10 +133,11 @@ static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
                 double *t)
 {
     int P = ctx->size, me = ctx->rank;
+    MPI_Comm comm = coll_xchg_comm(ctx);
     double t0 = core_now();
-    if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, ctx->comm,
+    if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, comm,
                   &q[0]) != MPI_SUCCESS ||
-        MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, ctx->comm,
+        MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, comm,
                   &q[1]) != MPI_SUCCESS)
         return PASSION_EMPI;
     int rc = coll_waitall(2, q);
@@ -148,15 +149,16 @@ static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
 static int fan(passion_ctx *ctx, char *s, char *r, MPI_Request *q, double *t)
 {
     int P = ctx->size, me = ctx->rank, n = 0;
+    MPI_Comm comm = coll_xchg_comm(ctx);
     double t0 = core_now();
     for (int i = 1; i < P; i++)
         if (MPI_Irecv(r + i * CAL_SMALL, CAL_SMALL, MPI_BYTE,
-                      (me - i + P) % P, CAL_TAG, ctx->comm,
+                      (me - i + P) % P, CAL_TAG, comm,
                       &q[n++]) != MPI_SUCCESS)
             return PASSION_EMPI;
     for (int i = 1; i < P; i++)
         if (MPI_Isend(s + i * CAL_SMALL, CAL_SMALL, MPI_BYTE, (me + i) % P,
-                      CAL_TAG, ctx->comm, &q[n++]) != MPI_SUCCESS)
+                      CAL_TAG, comm, &q[n++]) != MPI_SUCCESS)
             return PASSION_EMPI;
     int rc = coll_waitall(n, q);
     *t = core_now() - t0;
@@ -196,7 +198,7 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
                     (int64_t)(median(t2, 3) * 1e9),
                     (int64_t)(median(t3, 3) * 1e9),
                     (int64_t)(median(tc, 3) * 1e9)};
-    rc = coll_allreduce(ctx->comm, v, 4, 0);
+    rc = coll_allreduce(coll_xchg_comm(ctx), v, 4, 0);
     if (rc)
         return core_err(ctx, rc, "exchange calibration: allreduce failed");
     double a1 = (double)v[0] * 1e-9, af = (double)v[1] * 1e-9,
@@ -224,12 +226,14 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
     if (coll_xchg_costs_ready(ctx, out))
         return PASSION_OK;
     coll_xchg_state *st = coll_xchg_state_get(ctx);
+    MPI_Comm comm = coll_xchg_comm(ctx);
     int64_t n = coll_calib_bytes(ctx->size);
     void *scratch = malloc((size_t)n);
-    int64_t fail = (!st || !scratch) ? 1 : 0;
-    int rc = coll_allreduce(ctx->comm, &fail, 1, 0);
+    int64_t fail = (!st || !scratch || comm == MPI_COMM_NULL) ? 1 : 0;
+    int rc = coll_allreduce(comm == MPI_COMM_NULL ? ctx->comm : comm, &fail,
+                            1, 0);
     if (!rc && fail)
-        rc = core_agree(ctx, (!st || !scratch)
+        rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
                                  ? core_err(ctx, PASSION_ENOMEM,
                                             "exchange calibration: no memory")
                                  : PASSION_OK);

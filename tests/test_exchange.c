@@ -36,6 +36,7 @@ static int suite_init(void)
 {
     P = th_size;
     me = th_rank;
+
     return passion_init(MPI_COMM_WORLD, NULL, &ctx) ? -1 : 0;
 }
 
