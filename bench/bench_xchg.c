@@ -51,8 +51,10 @@ static double model_of(const coll_xchg_costs *costs, const xb_method *m,
             snprintf(chosen, n, "%s", coll_xchg_name(ch.alg));
         return ch.seconds;
     }
-    int alg = m->alg < 0 ? PASSION_XCHG_MPI : m->alg;
-    return coll_xchg_model(costs, alg, m->radix, s, NULL);
+    if (m->alg < 0) /* MPI's call alone, without passion's agreement */
+        return coll_xchg_model(costs, PASSION_XCHG_MPI, 0, s, NULL) -
+               coll_agree_cost(costs, s->procs);
+    return coll_xchg_model(costs, m->alg, m->radix, s, NULL);
 }
 
 /* one barrier that yields while it waits */
