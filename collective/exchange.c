@@ -58,7 +58,10 @@ static int state_delete(MPI_Comm comm, int key, void *attr, void *extra)
     (void)comm;
     (void)key;
     (void)extra;
-    free(attr);
+    coll_xchg_state *s = attr;
+    if (s->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&s->comm);
+    free(s);
     return MPI_SUCCESS;
 }
 
@@ -76,11 +79,30 @@ coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
     coll_xchg_state *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->comm = MPI_COMM_NULL;
     if (MPI_Comm_set_attr(ctx->comm, state_key, s) != MPI_SUCCESS) {
         free(s);
         return NULL;
     }
     return s;
+}
+
+MPI_Comm coll_xchg_comm(passion_ctx *ctx)
+{
+    coll_xchg_state *s = coll_xchg_state_get(ctx);
+    if (s && s->comm != MPI_COMM_NULL)
+        return s->comm;
+    /* the first collective call of the layer on ctx: every rank is here */
+    MPI_Comm c = MPI_COMM_NULL;
+    if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
+        return MPI_COMM_NULL;
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (!s) {
+        MPI_Comm_free(&c);
+        return MPI_COMM_NULL;
+    }
+    s->comm = c;
+    return c;
 }
 
 int coll_xchg_last(passion_ctx *ctx, coll_xchg_stats *out)
@@ -244,22 +266,190 @@ static void unprepare(coll_xchg_plan *pl)
     pl->scratch = NULL;
 }
 
-/* agree on a failure flag; on failure every rank returns the same code */
-static int agree_flag(coll_xchg_plan *pl, int rc)
-{
-    int64_t f = rc ? 1 : 0;
-    int arc = coll_allreduce(pl->comm, &f, 1, 0);
-    if (arc)
-        return core_err(pl->ctx, arc, "exchange: agreement failed");
-    return f ? core_agree(pl->ctx, rc) : PASSION_OK;
-}
-
 enum {
     V_CHECK, V_TOTAL, V_NSUM,
     V_FAIL = V_NSUM, V_ALG, V_NALG, V_RADIX, V_NRADIX, V_MODE, V_NMODE,
     V_READY, V_NREADY, V_BLOCK, V_NBLOCK, V_LMAX, V_LMAX_X, V_MMAX,
     V_NBUDGET, V_GUESS, V_NGUESS, V_GRADIX, V_NGRADIX, V_N
 };
+
+/* fold header b into a: sums, then maxima */
+static void fold(int64_t *a, const int64_t *b, int n, int nsum)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = i < nsum ? (int64_t)((uint64_t)a[i] + (uint64_t)b[i])
+                        : (a[i] > b[i] ? a[i] : b[i]);
+}
+
+/*
+ * The entry agreement when every rank sends its header to every rank, and
+ * A1's data that may travel with it. hdr[i] is rank i's header; its last
+ * entry is the number of bytes rank i sent to this rank with it (-1:
+ * none).
+ */
+typedef struct xchg_round {
+    int64_t hin[COLL_A2A_MAX][V_N + 1];
+    int64_t hout[COLL_A2A_MAX][V_N + 1];
+    int posted;  /* data receives posted into the receive buffer */
+    int spec;    /* this rank's data went with its headers */
+    int rfirst[COLL_A2A_MAX], rn[COLL_A2A_MAX]; /* receive requests */
+    int sfirst, sn;                             /* send requests */
+    int nreq;                                   /* requests in use */
+} xchg_round;
+
+#define TAG_HDR (COLL_TAG + 12)
+#define TAG_A1 COLL_TAG /* xchg_a1.c's tag */
+
+/* headers to everyone (and A1's data when spec); returns the fold of all
+   headers in out. A1's data is received only once its sender's header
+   has said how long it is, so that nothing is ever truncated. */
+static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
+                       int nsum, int64_t *out)
+{
+    int P = pl->P, me = pl->me, n = 0, rc = PASSION_OK;
+    MPI_Request hq[2 * COLL_A2A_MAX];
+    for (int i = 0; i < P && !rc; i++)
+        if (i != me &&
+            MPI_Irecv(x->hin[i], V_N + 1, MPI_INT64_T, i, TAG_HDR, pl->comm,
+                      &hq[n++]) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    for (int j = 0; j < P && !rc; j++) {
+        if (j == me)
+            continue;
+        memcpy(x->hout[j], v, V_N * sizeof *v);
+        x->hout[j][V_N] = x->spec ? coll_sc(pl, j) : -1;
+        if (MPI_Isend(x->hout[j], V_N + 1, MPI_INT64_T, j, TAG_HDR, pl->comm,
+                      &hq[n++]) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    }
+    /* sends first in the pool: [0, sn) */
+    int k = 0;
+    for (int j = 1; j < P && !rc && x->spec; j++) {
+        int to = (me + j) % P;
+        int64_t b = coll_sc(pl, to);
+        rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, TAG_A1,
+                        pl->req + k);
+        k += (int)coll_nparts(b);
+        if (b > 0) {
+            pl->st.messages++;
+            pl->st.bytes_sent += b;
+        }
+    }
+    x->sfirst = 0;
+    x->sn = k;
+    if (!rc)
+        rc = coll_waitall(n, hq);
+    if (rc)
+        return rc;
+    memcpy(x->hin[me], v, V_N * sizeof *v);
+    x->hin[me][V_N] = -1;
+    /* data that came with the headers and fits where it is expected */
+    for (int i = 0; i < P && !rc; i++) {
+        x->rfirst[i] = k;
+        x->rn[i] = 0;
+        int64_t sb = x->hin[i][V_N];
+        if (i == me || !x->posted || sb < 0 || sb != coll_rc(pl, i))
+            continue;
+        x->rn[i] = (int)coll_nparts(sb);
+        rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, i), sb, i, TAG_A1,
+                        pl->req + k);
+        k += x->rn[i];
+    }
+    x->nreq = k;
+    memcpy(out, v, V_N * sizeof *v);
+    for (int i = 0; i < P; i++)
+        if (i != me)
+            fold(out, x->hin[i], V_N, nsum);
+    return rc;
+}
+
+/* receive a message of a peer without a place for it (errors returned
+   by our communicator) */
+static void drain(coll_xchg_plan *pl, int src, int tag)
+{
+    char c;
+    MPI_Recv(&c, 0, MPI_BYTE, src, tag, pl->comm, MPI_STATUS_IGNORE);
+}
+
+/*
+ * End the round's data traffic. complete: A1 is what runs, so finish it
+ * (data not yet sent with the headers goes now). Otherwise take what
+ * arrived and drain what has no place (inconsistent arguments), so that
+ * no message is left behind.
+ */
+static int round_finish(coll_xchg_plan *pl, xchg_round *x, int complete)
+{
+    int P = pl->P, me = pl->me, rc = PASSION_OK, k = x->nreq;
+    if (complete) {
+        for (int i = 0; i < P && !rc; i++) {
+            if (i == me || x->hin[i][V_N] >= 0)
+                continue;
+            int64_t b = coll_rc(pl, i);
+            rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, i), b, i, TAG_A1,
+                            pl->req + k);
+            k += (int)coll_nparts(b);
+        }
+        for (int j = 1; j < P && !x->spec && !rc; j++) {
+            int to = (me + j) % P;
+            int64_t b = coll_sc(pl, to);
+            rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, TAG_A1,
+                            pl->req + k);
+            k += (int)coll_nparts(b);
+            if (b > 0) {
+                pl->st.messages++;
+                pl->st.bytes_sent += b;
+            }
+        }
+        if (coll_sc(pl, me) > 0)
+            memcpy(pl->rbuf + coll_rd(pl, me), pl->sbuf + coll_sd(pl, me),
+                   (size_t)coll_sc(pl, me));
+        if (!rc)
+            rc = coll_waitall(k, pl->req);
+        if (k > 0)
+            pl->st.rounds = 1;
+        pl->st.alg = PASSION_XCHG_A1;
+        return rc ? core_err(pl->ctx, rc, "a1: exchange failed") : rc;
+    }
+    for (int i = 0; i < P; i++) {
+        int64_t sb = x->hin[i][V_N];
+        if (i == me || sb <= 0 || x->rn[i] > 0)
+            continue;
+        for (int64_t q = 0; q < coll_nparts(sb); q++)
+            drain(pl, i, TAG_A1);
+    }
+    return coll_waitall(k, pl->req);
+}
+
+/* an agreement on a vector: all-to-all of headers or an allreduce */
+static int agree_vec(coll_xchg_plan *pl, int64_t *v, int n, int nsum)
+{
+    if (pl->P <= 1)
+        return PASSION_OK;
+    if (pl->P > COLL_A2A_MAX || n > V_N)
+        return coll_allreduce(pl->comm, v, n, nsum);
+    xchg_round *x = calloc(1, sizeof *x);
+    int64_t out[V_N + 1];
+    if (!x) /* fall back to the allreduce, which needs no memory here */
+        return coll_allreduce(pl->comm, v, n, nsum);
+    int64_t w[V_N];
+    memset(w, 0, sizeof w);
+    memcpy(w, v, (size_t)n * sizeof *v);
+    int rc = round_start(pl, x, w, nsum, out);
+    if (!rc)
+        memcpy(v, out, (size_t)n * sizeof *v);
+    free(x);
+    return rc;
+}
+
+/* agree on a failure flag; on failure every rank returns the same code */
+static int agree_flag(coll_xchg_plan *pl, int rc)
+{
+    int64_t f = rc ? 1 : 0;
+    int arc = agree_vec(pl, &f, 1, 0);
+    if (arc)
+        return core_err(pl->ctx, arc, "exchange: agreement failed");
+    return f ? core_agree(pl->ctx, rc) : PASSION_OK;
+}
 
 static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
                          coll_xchg_choice *predict)
@@ -268,7 +458,6 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     coll_xchg_plan pl;
     memset(&pl, 0, sizeof pl);
     pl.ctx = ctx;
-    pl.comm = ctx->comm;
     pl.P = ctx->size;
     pl.me = ctx->rank;
     pl.st.alg = -1;
@@ -276,14 +465,22 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     xchg_local L;
     memset(&L, 0, sizeof L);
     void *calib = NULL;
+    xchg_round *x = NULL;
     coll_xchg_costs costs;
     memset(&costs, 0, sizeof costs);
     coll_xchg_state *state = coll_xchg_state_get(ctx);
+    pl.comm = coll_xchg_comm(ctx);
     int alg = a->alg == PASSION_XCHG_DEFAULT ? ctx->opt.exchange : a->alg;
     int radix = a->radix ? a->radix : ctx->opt.radix;
     int rmax = P > 2 ? P : 2;
 
     /* 1. local checks and the guess */
+    if (pl.comm == MPI_COMM_NULL) {
+        /* no communicator of our own: agree on the context's */
+        pl.comm = ctx->comm;
+        if (!rc)
+            rc = core_err(ctx, PASSION_ENOMEM, "exchange: communicator");
+    }
     if (!rc && !state)
         rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
     if (!rc && (alg < PASSION_XCHG_AUTO || alg > PASSION_XCHG_FOURSTAGE_NB))
@@ -324,8 +521,17 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
             else
                 guess = -1;
         }
-    } else if (!rc && ready && L.block >= 0) {
+    } else if (!rc && ready) {
+        /* regular: the shape is known here; irregular: this rank's view
+           of it, which the agreement may correct */
         coll_xchg_shape s = coll_shape_regular(P, L.block);
+        if (L.block < 0) {
+            s.block = -1;
+            s.lmax = L.lout > L.lin ? L.lout : L.lin;
+            s.lmax_x = L.lout_x > L.lin_x ? L.lout_x : L.lin_x;
+            s.mmax = L.mmax;
+            s.total = L.total_x * P;
+        }
         coll_xchg_choice ch = choose(&costs, &s, ctx->opt.memory_budget);
         guess = ch.alg;
         guess_radix = ch.radix;
@@ -333,7 +539,7 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     if (!rc && !predict)
         rc = prepare(&pl, &L, guess, guess_radix);
 
-    /* 2. agreement */
+    /* 2. agreement, with A1's data when A1 is the guess */
     int64_t v[V_N];
     v[V_CHECK] = (int64_t)L.check;
     v[V_TOTAL] = L.total_x;
@@ -356,7 +562,27 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     v[V_NGUESS] = -guess;
     v[V_GRADIX] = guess_radix;
     v[V_NGRADIX] = -guess_radix;
-    int arc = coll_allreduce(ctx->comm, v, V_N, V_NSUM);
+    int arc;
+    if (P > 1 && P <= COLL_A2A_MAX) {
+        x = calloc(1, sizeof *x);
+        if (!x) {
+            /* nothing can be posted without the round: agree through the
+               allreduce that this rank failed */
+            v[V_FAIL] = 1;
+            if (!rc)
+                rc = core_err(ctx, PASSION_ENOMEM, "exchange: round");
+            arc = coll_allreduce(pl.comm, v, V_N, V_NSUM);
+        } else {
+            int a1ish = alg == PASSION_XCHG_A1 || alg == PASSION_XCHG_AUTO;
+            x->posted = !rc && !predict && a1ish;
+            x->spec = x->posted && guess == PASSION_XCHG_A1;
+            int64_t w[V_N];
+            arc = round_start(&pl, x, v, V_NSUM, w);
+            memcpy(v, w, sizeof v);
+        }
+    } else {
+        arc = P > 1 ? coll_allreduce(pl.comm, v, V_N, V_NSUM) : PASSION_OK;
+    }
     if (arc) {
         rc = core_err(ctx, arc, "exchange: argument agreement failed");
         goto out;
@@ -399,6 +625,10 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
 
     /* 3. costs, choice */
     if (need_costs && !ready) {
+        if (x)
+            round_finish(&pl, x, 0);
+        free(x);
+        x = NULL;
         rc = coll_xchg_calibrate(ctx, calib, &costs);
         if (rc)
             goto out;
@@ -436,6 +666,26 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
             coll_xchg_model(&costs, run, run_radix, &shape, NULL);
         goto out;
     }
+    pl.shape = shape;
+    pl.costs = costs;
+    pl.radix = run_radix;
+    pl.st.alg = run;
+    pl.st.radix = run == PASSION_XCHG_INDEX ? run_radix : 0;
+    if (ready)
+        pl.st.predicted = coll_xchg_model(&costs, run, run_radix, &shape,
+                                          NULL);
+    /* A1 ends in the round that carried the agreement */
+    if (x && x->posted && run == PASSION_XCHG_A1) {
+        rc = round_finish(&pl, x, 1);
+        free(x);
+        x = NULL;
+        goto out;
+    }
+    if (x) {
+        round_finish(&pl, x, 0);
+        free(x);
+        x = NULL;
+    }
     /* the guesses of step 1 may differ between ranks (budgets): then
        every rank prepares again */
     if (v[V_GUESS] != -v[V_NGUESS] || v[V_GRADIX] != -v[V_NGRADIX] ||
@@ -448,19 +698,15 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
 
     /* 4. run */
     const coll_xchg_ops *ops = coll_xchg_ops_get(run);
-    pl.shape = shape;
-    pl.costs = costs;
-    pl.radix = run_radix;
-    pl.st.alg = run;
-    pl.st.radix = run == PASSION_XCHG_INDEX ? run_radix : 0;
-    if (ready)
-        pl.st.predicted = coll_xchg_model(&costs, run, run_radix, &shape,
-                                          NULL);
     rc = ops->run(&pl);
     if (ops->agree_after)
         rc = agree_flag(&pl, rc);
 
 out:
+    if (x) {
+        round_finish(&pl, x, 0);
+        free(x);
+    }
     unprepare(&pl);
     free(pl.req);
     free(calib);

@@ -11,14 +11,19 @@
  * Invariants:
  *  - a call is collective over ctx->comm and returns the same code on
  *    every rank: arguments, the algorithm and its radix are agreed on at
- *    entry with one non-blocking allreduce; an algorithm whose run can fail
- *    locally (it allocates once the sizes are known) keeps the message
- *    protocol going with empty data and the outcome is agreed after it;
+ *    entry in one round (every rank sends its header to every rank; a
+ *    non-blocking allreduce above COLL_A2A_MAX ranks); A1's data travels
+ *    with the headers when the caller's choice is A1 (fixed, or the local
+ *    guess of `auto`), so A1 costs one round with its agreement; an
+ *    algorithm whose run can fail locally (it allocates once the sizes are
+ *    known) keeps the message protocol going with empty data and the
+ *    outcome is agreed after it;
  *  - the choice of `auto` depends only on values that every rank holds
  *    identically (the agreed shape and the agreed calibration);
- *  - algorithms receive only from ranks named by their schedule (never
- *    MPI_ANY_SOURCE), so messages of consecutive calls cannot be confused;
- *    tags COLL_TAG .. COLL_TAG + 15 of ctx->comm belong to this layer;
+ *  - all messages travel on the layer's own duplicate of ctx->comm
+ *    (coll_xchg_comm), whose errors are returned; algorithms receive only
+ *    from ranks named by their schedule (never MPI_ANY_SOURCE), so
+ *    messages of consecutive calls cannot be confused;
  *  - counters count the algorithm's own messages: a message split at the
  *    chunk limit still counts once; the agreements are not counted.
  *
@@ -78,6 +83,12 @@ typedef struct coll_xchg_choice {
 CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
                                    int radix, const coll_xchg_shape *s,
                                    int *best_radix);
+/* Model seconds of one agreement among P ranks (a round of headers to
+   every rank, or an allreduce above COLL_A2A_MAX ranks). Every algorithm
+   pays one at entry (coll_xchg_model adds it), except that A1 up to
+   COLL_A2A_MAX ranks sends its headers in the round of its data and so
+   pays only their messages. */
+CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
 /* The cheapest algorithm (and radix) for s under c. allow_index: index
    is a candidate (the exchange is regular). Deterministic. */
 CORE_HIDDEN coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
@@ -143,9 +154,19 @@ typedef struct coll_xchg_state {
     int calibrated;
     coll_xchg_costs costs;
     coll_xchg_stats last;
+    MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
 } coll_xchg_state;
 /* NULL only when out of memory. Local. */
 CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);
+/* The layer's own communicator (a duplicate of ctx->comm whose errors are
+   returned, not fatal: a receive truncated by inconsistent arguments is
+   reported and drained). Collective the first time on ctx;
+   MPI_COMM_NULL when out of memory. */
+CORE_HIDDEN MPI_Comm coll_xchg_comm(passion_ctx *ctx);
+
+/* Up to this many ranks the agreement is an all-to-all of headers (one
+   round); above, a non-blocking allreduce (log2 P rounds). */
+#define COLL_A2A_MAX 64
 
 /* Scratch bytes the calibration needs on P ranks. */
 CORE_HIDDEN int64_t coll_calib_bytes(int P);

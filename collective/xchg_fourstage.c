@@ -177,7 +177,7 @@ static int64_t fs_steps(const coll_grid *g)
 /* Theorem 2: start-ups times alpha plus 4 (C+1) C Lmax / P bytes (the
    longest message of a step times the steps), with the grid's exact
    number of steps; plus the copies (self parts, unpacking) and the
-   agreement on the outcome (an allreduce, about log2 P rounds) */
+   agreement on the outcome (coll_agree_cost) */
 static double fs_model_common(const coll_xchg_costs *c,
                               const coll_xchg_shape *s, int nb)
 {
@@ -188,7 +188,7 @@ static double fs_model_common(const coll_xchg_costs *c,
     double C = ceil(sqrt((double)P));
     double bytes = 4.0 * (C + 1) * C * (double)s->lmax / P;
     double copies = 2.0 * (double)s->lmax;
-    double agree = ceil(log2((double)P)) * (c->round + c->msg);
+    double agree = coll_agree_cost(c, P);
     double start;
     if (nb) {
         int stages = 2 + 2 * (g.R > 1);

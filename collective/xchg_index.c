@@ -21,14 +21,13 @@
 
 #include <string.h>
 
-/* blocks k in [0, n) whose digit x (weight pw) equals z */
+/* blocks k in [0, n) whose digit x (weight pw) equals z: every run of
+   pw*r consecutive ids has pw of them, the last partial run the part of
+   [z*pw, (z+1)*pw) it reaches */
 static int64_t digit_count(int n, int64_t pw, int r, int z)
 {
-    int64_t c = 0;
-    for (int k = 0; k < n; k++)
-        if ((k / pw) % r == z)
-            c++;
-    return c;
+    int64_t run = pw * r, rest = n % run - (int64_t)z * pw;
+    return (n / run) * pw + (rest < 0 ? 0 : rest > pw ? pw : rest);
 }
 
 void coll_index_counts(int n, int r, int64_t *c1, int64_t *c2)

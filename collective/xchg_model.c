@@ -47,6 +47,15 @@ coll_xchg_shape coll_shape_regular(int procs, int64_t block)
     return s;
 }
 
+double coll_agree_cost(const coll_xchg_costs *c, int P)
+{
+    if (P <= 1)
+        return 0;
+    if (P > COLL_A2A_MAX)
+        return ceil(log2((double)P)) * (c->round + c->msg);
+    return c->round + (double)(P - 1) * c->msg;
+}
+
 double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
                        const coll_xchg_shape *s, int *best_radix)
 {
@@ -57,6 +66,12 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
     double t = ops->model(c, s, &r);
     if (best_radix)
         *best_radix = r;
+    /* the entry agreement; A1 sends its headers in the round of its
+       data (the same messages more, one round less) */
+    if (alg == PASSION_XCHG_A1 && s->procs > 1 && s->procs <= COLL_A2A_MAX)
+        t += (double)(s->procs - 1) * c->msg;
+    else
+        t += coll_agree_cost(c, s->procs);
     return t;
 }
 
@@ -133,10 +148,11 @@ static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
                 double *t)
 {
     int P = ctx->size, me = ctx->rank;
+    MPI_Comm comm = coll_xchg_comm(ctx);
     double t0 = core_now();
-    if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, ctx->comm,
+    if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, comm,
                   &q[0]) != MPI_SUCCESS ||
-        MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, ctx->comm,
+        MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, comm,
                   &q[1]) != MPI_SUCCESS)
         return PASSION_EMPI;
     int rc = coll_waitall(2, q);
@@ -148,15 +164,16 @@ static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
 static int fan(passion_ctx *ctx, char *s, char *r, MPI_Request *q, double *t)
 {
     int P = ctx->size, me = ctx->rank, n = 0;
+    MPI_Comm comm = coll_xchg_comm(ctx);
     double t0 = core_now();
     for (int i = 1; i < P; i++)
         if (MPI_Irecv(r + i * CAL_SMALL, CAL_SMALL, MPI_BYTE,
-                      (me - i + P) % P, CAL_TAG, ctx->comm,
+                      (me - i + P) % P, CAL_TAG, comm,
                       &q[n++]) != MPI_SUCCESS)
             return PASSION_EMPI;
     for (int i = 1; i < P; i++)
         if (MPI_Isend(s + i * CAL_SMALL, CAL_SMALL, MPI_BYTE, (me + i) % P,
-                      CAL_TAG, ctx->comm, &q[n++]) != MPI_SUCCESS)
+                      CAL_TAG, comm, &q[n++]) != MPI_SUCCESS)
             return PASSION_EMPI;
     int rc = coll_waitall(n, q);
     *t = core_now() - t0;
@@ -167,38 +184,68 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
                         coll_xchg_costs *out)
 {
     int P = ctx->size;
+    MPI_Comm comm = coll_xchg_comm(ctx);
     char *big_s = scratch, *big_r = big_s + CAL_BIG;
     char *sm_s = big_r + CAL_BIG, *sm_r = sm_s + (int64_t)P * CAL_SMALL;
     MPI_Request *q = (MPI_Request *)(void *)(
         ((uintptr_t)(sm_r + (int64_t)P * CAL_SMALL) + 15) & ~(uintptr_t)15);
     memset(scratch, 0, (size_t)(2 * CAL_BIG + 2 * (int64_t)P * CAL_SMALL));
-    double t1[6], t2[3], t3[3], tc[3], dummy;
+    /* per repetition, after a barrier: two dependent ring steps of 8
+       bytes, one fan of 8 bytes to every peer, one ring step of CAL_BIG
+       bytes; each phase timed as a whole, so that the waits for a peer
+       that is not running (an oversubscribed node) are in the cost */
+    enum { REPS = 3 };
+    double t[3 * REPS + 1], dummy;
     int rc = PASSION_OK;
-
+    double tc = 1e30;
     for (int i = 0; i < 3; i++) {
         double t0 = core_now();
         memcpy(big_r, big_s, CAL_BIG);
-        tc[i] = core_now() - t0;
+        double d = core_now() - t0;
+        tc = d < tc ? d : tc;
         big_s[i] = big_r[CAL_BIG - 1 - i]; /* keep the copy alive */
     }
     rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &dummy); /* warm-up */
-    for (int i = 0; i < 6 && !rc; i++)
-        rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &t1[i]);
-    for (int i = 0; i < 3 && !rc; i++)
-        rc = fan(ctx, sm_s, sm_r, q, &t2[i]);
-    for (int i = 0; i < 3 && !rc; i++)
-        rc = ring(ctx, big_s, big_r, CAL_BIG, q, &t3[i]);
+    for (int r = 0; r < REPS && !rc; r++) {
+        MPI_Request b;
+        if (MPI_Ibarrier(comm, &b) != MPI_SUCCESS || coll_waitall(1, &b)) {
+            rc = PASSION_EMPI;
+            break;
+        }
+        double a1, a2;
+        rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &a1);
+        if (!rc)
+            rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &a2);
+        t[3 * r] = (a1 + a2) / 2;
+        if (!rc)
+            rc = fan(ctx, sm_s, sm_r, q, &t[3 * r + 1]);
+        if (!rc)
+            rc = ring(ctx, big_s, big_r, CAL_BIG, q, &t[3 * r + 2]);
+    }
+    t[3 * REPS] = tc;
     if (rc)
         return core_err(ctx, rc, "exchange calibration: MPI failed");
 
-    /* nanoseconds, maximum over ranks */
-    int64_t v[4] = {(int64_t)(median(t1, 6) * 1e9),
-                    (int64_t)(median(t2, 3) * 1e9),
-                    (int64_t)(median(t3, 3) * 1e9),
-                    (int64_t)(median(tc, 3) * 1e9)};
-    rc = coll_allreduce(ctx->comm, v, 4, 0);
+    /* nanoseconds, maximum over ranks, then the median repetition */
+    int64_t v[3 * REPS + 1];
+    for (int i = 0; i < 3 * REPS + 1; i++)
+        v[i] = (int64_t)(t[i] * 1e9);
+    rc = coll_allreduce(comm, v, 3 * REPS + 1, 0);
     if (rc)
         return core_err(ctx, rc, "exchange calibration: allreduce failed");
+    double m[3][REPS];
+    for (int r = 0; r < REPS; r++)
+        for (int k = 0; k < 3; k++)
+            m[k][r] = (double)v[3 * r + k] * 1e-9;
+    /* waits for peers are part of every round: medians for the start-up
+       costs; they are not part of the per-byte cost: the fastest
+       repetition of the long step against the fastest short one */
+    double m0 = median(m[0], REPS), m1 = median(m[1], REPS);
+    median(m[2], REPS); /* sorted: m[k][0] is the fastest */
+    v[0] = (int64_t)(m0 * 1e9);
+    v[1] = (int64_t)(m1 * 1e9);
+    v[2] = (int64_t)((m[2][0] - m[0][0] + m0) * 1e9);
+    v[3] = v[3 * REPS];
     double a1 = (double)v[0] * 1e-9, af = (double)v[1] * 1e-9,
            ab = (double)v[2] * 1e-9, cp = (double)v[3] * 1e-9;
     coll_xchg_costs c = {0};
@@ -208,12 +255,13 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
     c.round = a1 - c.msg;
     if (c.round < 1e-7)
         c.round = 1e-7;
-    c.byte = ab > a1 ? (ab - a1) / CAL_BIG : 1e-12;
-    if (c.byte < 1e-12)
-        c.byte = 1e-12;
     c.copy = cp / CAL_BIG;
     if (c.copy < 1e-12)
         c.copy = 1e-12;
+    /* a message moves its bytes at least once: never cheaper than a copy */
+    c.byte = ab > a1 ? (ab - a1) / CAL_BIG : c.copy;
+    if (c.byte < c.copy)
+        c.byte = c.copy;
     c.source = COLL_COSTS_MEASURED;
     *out = c;
     return PASSION_OK;
@@ -224,12 +272,14 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
     if (coll_xchg_costs_ready(ctx, out))
         return PASSION_OK;
     coll_xchg_state *st = coll_xchg_state_get(ctx);
+    MPI_Comm comm = coll_xchg_comm(ctx);
     int64_t n = coll_calib_bytes(ctx->size);
     void *scratch = malloc((size_t)n);
-    int64_t fail = (!st || !scratch) ? 1 : 0;
-    int rc = coll_allreduce(ctx->comm, &fail, 1, 0);
+    int64_t fail = (!st || !scratch || comm == MPI_COMM_NULL) ? 1 : 0;
+    int rc = coll_allreduce(comm == MPI_COMM_NULL ? ctx->comm : comm, &fail,
+                            1, 0);
     if (!rc && fail)
-        rc = core_agree(ctx, (!st || !scratch)
+        rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
                                  ? core_err(ctx, PASSION_ENOMEM,
                                             "exchange calibration: no memory")
                                  : PASSION_OK);

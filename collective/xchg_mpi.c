@@ -25,15 +25,15 @@ static double mpi_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
     *radix = 0;
     if (P <= 1)
         return c->copy * (double)s->lmax;
-    double alpha = c->round + c->msg;
-    if (s->block >= 0 && s->block <= 256 && P >= 8) {
-        int r2 = 2;
-        return coll_xchg_model(c, PASSION_XCHG_INDEX, r2, s, NULL);
-    }
+    /* MPICH's own algorithms, without our agreement (added by the
+       caller once) */
+    double agree = coll_agree_cost(c, P);
+    if (s->block >= 0 && s->block <= 256 && P >= 8)
+        return coll_xchg_model(c, PASSION_XCHG_INDEX, 2, s, NULL) - agree;
     if (s->block > 32768)
-        return coll_xchg_model(c, PASSION_XCHG_PAIRWISE, 0, s, NULL);
-    (void)alpha;
-    return coll_xchg_model(c, PASSION_XCHG_A1, 0, s, NULL);
+        return coll_xchg_model(c, PASSION_XCHG_PAIRWISE, 0, s, NULL) - agree;
+    double a1 = coll_xchg_model(c, PASSION_XCHG_A1, 0, s, NULL);
+    return P > COLL_A2A_MAX ? a1 - agree : a1 - (double)(P - 1) * c->msg;
 }
 
 /* MPI_Count arrays are our int64 arrays when the types coincide. */
