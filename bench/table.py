@@ -66,19 +66,22 @@ def main():
             rh = key + [f"{num} s"] + [f"{num}/{d}" for d in present]
             rr = []
             for k, g in groups.items():
-                if num not in g:
+                if num not in g or not g[num]["seconds"]:
                     continue
                 t = float(g[num]["seconds"])
                 r = dict(zip(key, k))
                 r[f"{num} s"] = g[num]["seconds"]
                 for d in present:
-                    if d in g and float(g[d]["seconds"]) > 0:
+                    if d in g and g[d]["seconds"] and \
+                            float(g[d]["seconds"]) > 0:
                         r[f"{num}/{d}"] = f"{t / float(g[d]['seconds']):.3f}"
                 rr.append(r)
             parts += [f"## Time ratios ({num} / other; below 1 means {num} "
                       "is faster)\n", table(rh, rr), ""]
     if suite in ("index", "irregular") and "method" in header:
         parts += exchange_tables(rows)
+    if suite in GOALS and "method" in header:
+        parts += goal_table(rows, *GOALS[suite])
     open(md, "w").write("\n".join(parts) + "\n")
 
 
@@ -175,6 +178,50 @@ def exchange_tables(rows):
         out += ["## Where the model and the measurement differ most\n",
                 table(mh, mr), ""]
     return out
+
+
+# suites whose goal is a ratio against the best of several peers:
+# (numerator, peers, cases that must be `strided` times faster, strided)
+GOALS = {
+    "etp": ("passion", ["romio-coll", "romio-coll-tuned", "romio-indep"],
+            ("6.5-", "6.6-"), 2.0),
+    "etp-large": ("passion", ["romio-coll", "romio-coll-tuned",
+                              "romio-indep"], (), 2.0),
+}
+
+
+def goal_table(rows, num, peers, strided_prefixes, factor):
+    """Per case, P and regime: numerator / best peer, and whether the goal
+    (strided cases: ratio <= 1/factor; others: ratio <= 1) is met."""
+    key = ("case", "op", "procs", "regime")
+    groups = OrderedDict()
+    for r in rows:
+        if r.get("seconds"):
+            groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
+    out, met, total = [], 0, 0
+    for k, g in groups.items():
+        have = [p for p in peers if p in g]
+        if num not in g or not have:
+            continue
+        best = min(have, key=lambda p: float(g[p]["seconds"]))
+        t, tb = float(g[num]["seconds"]), float(g[best]["seconds"])
+        ratio = t / tb if tb > 0 else float("inf")
+        strided = k[0].startswith(tuple(strided_prefixes)) if \
+            strided_prefixes else False
+        limit = 1.0 / factor if strided else 1.0
+        ok = ratio <= limit
+        met += ok
+        total += 1
+        out.append(dict(zip(key, k), **{
+            f"{num} s": g[num]["seconds"], "best peer": best,
+            "peer s": g[best]["seconds"], "ratio": f"{ratio:.3f}",
+            "goal": f"<= {limit:g}", "met": "yes" if ok else "NO"}))
+    if not out:
+        return []
+    head = list(key) + [f"{num} s", "best peer", "peer s", "ratio", "goal",
+                        "met"]
+    return [f"## Goal: {num} / best of {', '.join(peers)} "
+            f"({met} of {total} met)\n", table(head, out), ""]
 
 
 if __name__ == "__main__":
