@@ -107,6 +107,7 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
     passion_counters before;
     passion_counters_get(ctx, &before);
     double t0 = MPI_Wtime(), tcomp = 0;
+    unsigned long long sweep_read = 0, sweep_sum = 0;
     *result = B;
     for (int it = 0; it < opt->max_iter; it++) {
         for (int d = 0; d < 2 && !rc; d++)
@@ -123,6 +124,8 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         so.halo = 1;
         so.out = A;
         passion_slab_iter *si = NULL;
+        passion_counters c0, c1;
+        passion_counters_get(ctx, &c0);
         int lrc = passion_slab_begin(B, &so, &si);
         double dmax = 0;
         passion_slab s;
@@ -146,6 +149,8 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         int erc = passion_slab_end(si);
         if (!lrc)
             lrc = erc;
+        passion_counters_get(ctx, &c1);
+        sweep_read += c1.bytes_read - c0.bytes_read;
         /* agree on errors and the residual in one reduction */
         double v[2] = {dmax, lrc ? -(double)lrc : 0}, r[2];
         MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, comm);
@@ -163,6 +168,9 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
             break;
     }
     app_report_finish(ctx, &before, t0, tcomp, rep);
+    MPI_Allreduce(&sweep_read, &sweep_sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                  comm);
+    rep->sweep_bytes_read = sweep_sum;
     return rc;
 }
 
