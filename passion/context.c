@@ -69,17 +69,18 @@ int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
     return code;
 }
 
-int core_agree(passion_ctx *ctx, int rc)
+/* key = (rank of the failure) * 2^16 + (-code); the minimum over ranks is
+   the lowest failing rank, so the outcome is deterministic. */
+static unsigned long long agree_key(const passion_ctx *ctx, int rc)
 {
-    /* key = (rank of the failure) * 2^16 + (-code); the minimum wins, so
-       the lowest failing rank decides, deterministically. */
-    long long key = rc < 0 ? (long long)ctx->rank * 65536 + (-rc)
-                           : (long long)ctx->size * 65536;
-    long long min = key;
-    if (MPI_Allreduce(&key, &min, 1, MPI_LONG_LONG, MPI_MIN, ctx->comm) !=
-        MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Allreduce in error agreement");
-    if (min >= (long long)ctx->size * 65536)
+    return rc < 0 ? (unsigned long long)ctx->rank * 65536 + (unsigned)(-rc)
+                  : (unsigned long long)ctx->size * 65536;
+}
+
+/* Given the minimum key, the common code; fetch the failing rank's detail. */
+static int agree_finish(passion_ctx *ctx, unsigned long long min)
+{
+    if (min >= (unsigned long long)ctx->size * 65536)
         return PASSION_OK;
     int root = (int)(min / 65536);
     int code = -(int)(min % 65536);
@@ -90,22 +91,35 @@ int core_agree(passion_ctx *ctx, int rc)
     return code;
 }
 
+int core_agree(passion_ctx *ctx, int rc)
+{
+    unsigned long long key = agree_key(ctx, rc), min;
+    if (MPI_Allreduce(&key, &min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
+                      ctx->comm) != MPI_SUCCESS)
+        return core_err(ctx, PASSION_EMPI, "MPI_Allreduce in error agreement");
+    return agree_finish(ctx, min);
+}
+
 int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
               const char *what)
 {
-    /* FNV-1a, 64-bit; min and max across ranks must be equal. */
+    /* FNV-1a, 64-bit. One reduction gives the first failure and both the
+       minimum and (through ~h) the maximum hash: equal iff all agree. */
     uint64_t h = 1469598103934665603ULL;
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 1099511628211ULL;
-    unsigned long long v[2] = {h, ~h}, r[2];
-    if (MPI_Allreduce(v, r, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctx->comm) !=
+    unsigned long long v[3] = {agree_key(ctx, rc), h, ~h}, r[3];
+    if (MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm) !=
         MPI_SUCCESS)
         return core_err(ctx, PASSION_EMPI, "MPI_Allreduce (argument check)");
-    if (rc == 0 && (r[0] != h || r[1] != (unsigned long long)~h))
-        rc = core_err(ctx, PASSION_EMISMATCH,
-                      "ranks passed different %s to a collective call", what);
-    return core_agree(ctx, rc);
+    if (r[0] < (unsigned long long)ctx->size * 65536)
+        return agree_finish(ctx, r[0]); /* a local error comes first */
+    if (r[1] != ~r[2])
+        return core_err(ctx, PASSION_EMISMATCH,
+                        "ranks passed different %s to a collective call",
+                        what);
+    return PASSION_OK;
 }
 
 void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)

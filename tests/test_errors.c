@@ -1,0 +1,418 @@
+/*
+ * test_errors.c - every error path of the foundation: options, descriptor
+ * validation (each collective call returns the same code on every rank,
+ * also when one rank alone is wrong), sections and memory sides, file
+ * modes, missing and short files, and I/O failures injected with the fault
+ * driver (full disk, EIO, short counts), checking that a failed write
+ * changes nothing outside its section.
+ */
+#include "harness.h"
+#include "passion.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
+
+/* 1 if rc is the same on every rank and equals want. Collective. */
+static int same_rc(int rc, int want)
+{
+    int mn, mx;
+    MPI_Allreduce(&rc, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&rc, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return mn == mx && rc == want;
+}
+
+static passion_ctx *make_ctx(const passion_options *o)
+{
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(MPI_COMM_WORLD, o, &ctx);
+    TH_CHECK(rc == 0, "init %d", rc);
+    return ctx;
+}
+
+/* A 2-D (rows x 16*P) column-distributed local-placement spec. */
+static void small_spec(passion_array_spec *sp, int64_t esize)
+{
+    int64_t shape[2] = {37, 16LL * th_size};
+    passion_array_spec_init(sp, 2, shape, esize);
+    sp->grid[1] = th_size;
+    sp->dist[0] = PASSION_DIST_COLLAPSED;
+    sp->storage = PASSION_COL_MAJOR;
+    sp->ghost[0] = 1;
+    sp->ghost[1] = 1;
+}
+
+static void test_options(void)
+{
+    passion_options o;
+    passion_options_init(&o);
+    TH_CHECK(passion_options_set(&o, "memory_budget=16M") == 0 &&
+                 o.memory_budget == 16LL << 20, "budget 16M");
+    TH_CHECK(passion_options_set(&o, "memory_budget=4KiB") == 0 &&
+                 o.memory_budget == 4096, "budget 4KiB");
+    TH_CHECK(passion_options_set(&o, "driver=mpiio") == 0 &&
+                 o.driver == PASSION_DRIVER_MPIIO, "driver");
+    TH_CHECK(passion_options_set(&o, "exchange=index") == 0 &&
+                 o.exchange == PASSION_XCHG_INDEX, "exchange");
+    TH_CHECK(passion_options_set(&o, "nosuchkey=1") == PASSION_EINVAL, "key");
+    TH_CHECK(passion_options_set(&o, "driver=bogus") == PASSION_EINVAL, "drv");
+    TH_CHECK(passion_options_set(&o, "memory_budget=0") == PASSION_EINVAL,
+             "zero budget");
+    TH_CHECK(passion_options_set(&o, "memory_budget=99999999999G") ==
+                 PASSION_EOVERFLOW, "budget overflow");
+    TH_CHECK(passion_options_set(&o, "verbosity") == PASSION_EINVAL, "no =");
+    TH_CHECK(strcmp(passion_strerror(PASSION_ENOSPC), "no space left on "
+                    "device") == 0, "strerror");
+    TH_CHECK(passion_strerror(-999) != NULL, "strerror unknown");
+
+    /* a bad environment on one rank fails init on every rank */
+    if (th_rank == th_size - 1)
+        setenv("PASSION_OPTIONS", "memory_budget=1M,bogus=3", 1);
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(MPI_COMM_WORLD, NULL, &ctx);
+    TH_CHECK(same_rc(rc, PASSION_EINVAL) && ctx == NULL,
+             "bad PASSION_OPTIONS: rc %d", rc);
+    unsetenv("PASSION_OPTIONS");
+    setenv("PASSION_OPTIONS", "memory_budget=2M,driver=mpiio", 1);
+    rc = passion_init(MPI_COMM_WORLD, NULL, &ctx);
+    TH_CHECK(rc == 0 && passion_ctx_options(ctx)->memory_budget == 2 << 20 &&
+                 passion_ctx_options(ctx)->driver == PASSION_DRIVER_MPIIO,
+             "PASSION_OPTIONS applied");
+    unsetenv("PASSION_OPTIONS");
+    passion_finalize(ctx);
+}
+
+static void expect_create(passion_ctx *ctx, const passion_array_spec *sp,
+                          int want, const char *what)
+{
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, sp, &a);
+    TH_CHECK(same_rc(rc, want), "%s: rc %d want %d (%s)", what, rc, want,
+             passion_errdetail(ctx));
+    if (want)
+        TH_CHECK(a == NULL && strstr(passion_errdetail(ctx), "rank") != NULL,
+                 "%s: detail '%s'", what, passion_errdetail(ctx));
+    passion_array_free(a);
+}
+
+static void test_spec_errors(void)
+{
+    passion_ctx *ctx = make_ctx(NULL);
+    passion_array_spec sp;
+    small_spec(&sp, 4);
+    expect_create(ctx, &sp, 0, "valid spec");
+    small_spec(&sp, 4);
+    sp.ndims = 0;
+    expect_create(ctx, &sp, PASSION_EINVAL, "ndims 0");
+    small_spec(&sp, 4);
+    sp.ndims = 8;
+    expect_create(ctx, &sp, PASSION_EINVAL, "ndims 8");
+    small_spec(&sp, 4);
+    sp.shape[0] = 0;
+    expect_create(ctx, &sp, PASSION_EINVAL, "zero size");
+    small_spec(&sp, 4);
+    sp.shape[1] = -5;
+    expect_create(ctx, &sp, PASSION_EINVAL, "negative size");
+    small_spec(&sp, 0);
+    expect_create(ctx, &sp, PASSION_EINVAL, "element size 0");
+    small_spec(&sp, 65);
+    expect_create(ctx, &sp, PASSION_EINVAL, "element size 65");
+    small_spec(&sp, 4);
+    sp.grid[1] = th_size + 1;
+    expect_create(ctx, &sp, PASSION_EINVAL, "grid does not match");
+    small_spec(&sp, 4);
+    sp.grid[0] = 2;
+    sp.grid[1] = th_size;
+    expect_create(ctx, &sp, PASSION_EINVAL, "collapsed with 2 ranks");
+    small_spec(&sp, 4);
+    sp.dist[1] = PASSION_DIST_BLOCK;
+    sp.block[1] = 1; /* 16*P columns, BLOCK(1) on P ranks covers only P */
+    expect_create(ctx, &sp, PASSION_EINVAL, "BLOCK(m) not covering");
+    small_spec(&sp, 4);
+    sp.ghost[0] = -1;
+    expect_create(ctx, &sp, PASSION_EINVAL, "negative ghost");
+    small_spec(&sp, 4);
+    sp.storage = PASSION_ORDER_CUSTOM;
+    sp.order[0] = 0;
+    sp.order[1] = 0;
+    expect_create(ctx, &sp, PASSION_EINVAL, "order not a permutation");
+    small_spec(&sp, 8);
+    sp.shape[0] = 1LL << 40;
+    sp.shape[1] = 1LL << 40;
+    sp.grid[1] = 1;
+    sp.dist[1] = PASSION_DIST_COLLAPSED;
+    sp.placement = PASSION_PLACE_GLOBAL;
+    expect_create(ctx, &sp, PASSION_EOVERFLOW, "2^80 bytes");
+    /* one rank alone wrong: everybody fails alike */
+    small_spec(&sp, 4);
+    if (th_rank == th_size - 1)
+        sp.elem_size = 100;
+    expect_create(ctx, &sp, PASSION_EINVAL, "one rank invalid");
+    if (th_size > 1) {
+        small_spec(&sp, 4);
+        sp.shape[0] += th_rank;
+        expect_create(ctx, &sp, PASSION_EMISMATCH, "ranks disagree");
+    }
+    passion_finalize(ctx);
+}
+
+typedef struct fx {
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f;
+    char pat[300];
+} fx;
+
+static int fx_open(fx *x, const passion_options *o, int mode)
+{
+    passion_array_spec sp;
+    small_spec(&sp, 4);
+    x->ctx = make_ctx(o);
+    int rc = passion_array_create(x->ctx, &sp, &x->a);
+    TH_CHECK(rc == 0, "create %d", rc);
+    snprintf(x->pat, sizeof x->pat, "%s/err.%%d.laf", th_dir());
+    return passion_file_open(x->a, x->pat, mode, &x->f);
+}
+
+static void fx_close(fx *x)
+{
+    passion_file_close(x->f);
+    passion_array_free(x->a);
+    passion_finalize(x->ctx);
+}
+
+static void sec2(passion_section *s, int64_t r0, int64_t rc, int64_t rs,
+                 int64_t c0, int64_t cc, int64_t cs)
+{
+    memset(s, 0, sizeof *s);
+    s->start[0] = r0;
+    s->count[0] = rc;
+    s->stride[0] = rs;
+    s->start[1] = c0;
+    s->count[1] = cc;
+    s->stride[1] = cs;
+}
+
+static void test_section_errors(void)
+{
+    fx x;
+    int rc = fx_open(&x, NULL, PASSION_MODE_CREATE);
+    TH_CHECK(rc == 0, "open %d", rc);
+    if (rc)
+        return;
+    float buf[64 * 64];
+    passion_section s;
+    struct {
+        int64_t r0, rc, rs, c0, cc, cs;
+        int want;
+        const char *what;
+    } t[] = {
+        {0, 4, 0, 0, 2, 1, PASSION_EINVAL, "zero stride"},
+        {0, 4, -1, 0, 2, 1, PASSION_EINVAL, "negative stride"},
+        {0, -1, 1, 0, 2, 1, PASSION_EINVAL, "negative count"},
+        {-1, 4, 1, 0, 2, 1, 0, "ghost row -1 is valid"},
+        {-2, 4, 1, 0, 2, 1, PASSION_ERANGE, "below the ghost area"},
+        {30, 4, 3, 0, 2, 1, PASSION_ERANGE, "past the end"},
+        {0, 2, 1, 16, 2, 1, PASSION_ERANGE, "column past ghost"},
+        {0, 3, INT64_MAX / 2 + 1, 0, 1, 1, PASSION_EOVERFLOW, "stride overflow"},
+        {INT64_MAX - 1, 3, 1, 0, 1, 1, PASSION_EOVERFLOW, "start overflow"},
+        {0, 0, 1, 0, 2, 1, 0, "empty section"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        sec2(&s, t[i].r0, t[i].rc, t[i].rs, t[i].c0, t[i].cc, t[i].cs);
+        rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == t[i].want, "%s: read rc %d want %d", t[i].what, rc,
+                 t[i].want);
+        rc = passion_write_section(x.f, &s, buf, NULL, PASSION_METHOD_SIEVE);
+        TH_CHECK(rc == t[i].want, "%s: write rc %d want %d", t[i].what, rc,
+                 t[i].want);
+    }
+    /* memory sides */
+    passion_memspec m;
+    memset(&m, 0, sizeof m);
+    sec2(&s, 0, 4, 1, 0, 2, 1);
+    m.shape[0] = 4;
+    m.shape[1] = 2;
+    m.offset[0] = 1;
+    rc = passion_read_section(x.f, &s, buf, &m, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_ERANGE, "memory side too small: %d", rc);
+    m.offset[0] = -1;
+    m.shape[0] = 8;
+    rc = passion_read_section(x.f, &s, buf, &m, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_EINVAL, "negative memory offset: %d", rc);
+    rc = passion_read_section(x.f, &s, NULL, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_EINVAL, "NULL buffer: %d", rc);
+    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_ETP_DYNAMIC);
+    TH_CHECK(rc == PASSION_EINVAL, "collective method independently: %d", rc);
+    rc = passion_read_section(x.f, NULL, buf, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_EINVAL, "NULL section: %d", rc);
+    sec2(&s, 0, 0, 1, 0, 2, 1);
+    rc = passion_read_section(x.f, &s, NULL, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == 0, "empty section with NULL buffer: %d", rc);
+    /* counters: useful bytes of one read, reset */
+    passion_counters c;
+    passion_counters_reset(x.ctx);
+    sec2(&s, 0, 5, 2, 0, 3, 1);
+    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    passion_counters_get(x.ctx, &c);
+    TH_CHECK(rc == 0 && c.bytes_useful == 5 * 3 * 4 && c.io_calls > 0,
+             "counters after read: useful %llu",
+             (unsigned long long)c.bytes_useful);
+    passion_counters_reset(x.ctx);
+    passion_counters_get(x.ctx, &c);
+    TH_CHECK(c.io_calls == 0 && c.bytes_read == 0, "counters reset");
+    fx_close(&x);
+}
+
+static void test_file_errors(void)
+{
+    fx x;
+    int rc = fx_open(&x, NULL, PASSION_MODE_CREATE);
+    TH_CHECK(rc == 0, "create %d", rc);
+    char mine[400];
+    snprintf(mine, sizeof mine, "%s", passion_file_path(x.f));
+    passion_file_close(x.f);
+    x.f = NULL;
+
+    /* read-only: writes refused */
+    rc = passion_file_open(x.a, x.pat, PASSION_MODE_RDONLY, &x.f);
+    TH_CHECK(rc == 0, "open rdonly %d", rc);
+    float buf[64];
+    passion_section s;
+    sec2(&s, 0, 2, 1, 0, 2, 1);
+    TH_CHECK(passion_write_section(x.f, &s, buf, NULL, 0) == PASSION_EACCES,
+             "write on read-only file");
+    TH_CHECK(passion_write_local(x.f, buf) == PASSION_EACCES,
+             "write_local on read-only file");
+    passion_file_close(x.f);
+    x.f = NULL;
+
+    /* modes must agree */
+    if (th_size > 1) {
+        int mode = th_rank == 0 ? PASSION_MODE_RDONLY : PASSION_MODE_RDWR;
+        rc = passion_file_open(x.a, x.pat, mode, &x.f);
+        TH_CHECK(same_rc(rc, PASSION_EMISMATCH) && !x.f, "mode mismatch %d",
+                 rc);
+    }
+    /* one rank's file short: every rank fails with ESHORT */
+    if (th_rank == 0)
+        TH_CHECK(truncate(mine, 10) == 0, "truncate");
+    rc = passion_file_open(x.a, x.pat, PASSION_MODE_RDWR, &x.f);
+    TH_CHECK(same_rc(rc, PASSION_ESHORT) && !x.f, "short file: %d", rc);
+    /* one rank's file missing: every rank fails with ENOENT */
+    if (th_rank == th_size - 1)
+        unlink(mine);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = passion_file_open(x.a, x.pat, PASSION_MODE_RDONLY, &x.f);
+    int want = th_size == 1 ? PASSION_ENOENT
+                            : PASSION_ESHORT; /* rank 0 fails first */
+    TH_CHECK(same_rc(rc, want), "missing file: %d want %d", rc, want);
+    TH_CHECK(strstr(passion_errdetail(x.ctx), "rank") != NULL,
+             "detail names a rank: %s", passion_errdetail(x.ctx));
+    fx_close(&x);
+}
+
+/* Model check after a failed write: everything outside the section equal. */
+static void test_fault_injection(void)
+{
+    passion_options o;
+    passion_options_init(&o);
+    o.driver = PASSION_DRIVER_FAULT;
+    o.fault_fail_at = 3;
+    o.fault_errno = ENOSPC;
+    o.memory_budget = 37 * 4 * 2; /* two columns per sieve window */
+    fx x;
+    int rc = fx_open(&x, &o, PASSION_MODE_CREATE);
+    TH_CHECK(rc == 0, "open %d", rc);
+    if (rc)
+        return;
+    int64_t n = (37 + 2) * (16 + 2);
+    uint32_t *orig = malloc(n * 4), *back = malloc(n * 4),
+             *buf = malloc(n * 4);
+    for (int64_t i = 0; i < n; i++)
+        orig[i] = 0x1000 + (uint32_t)i;
+    rc = passion_write_local(x.f, orig); /* call 1 */
+    TH_CHECK(rc == 0, "write_local %d", rc);
+    for (int64_t i = 0; i < n; i++)
+        buf[i] = 0xdead0000u + (uint32_t)i;
+    passion_section s;
+    sec2(&s, 0, 10, 3, 0, 8, 2); /* strided: many runs */
+    for (int method = 1; method <= 2; method++) {
+        /* calls 2.. fail at the 3rd overall request of the context */
+        rc = passion_write_section(x.f, &s, buf, NULL, method);
+        if (method == 1) {
+            TH_CHECK(rc == PASSION_ENOSPC, "direct write on full disk: %d",
+                     rc);
+            TH_CHECK(strstr(passion_errdetail(x.ctx), "offset") != NULL &&
+                         strstr(passion_errdetail(x.ctx), ".laf") != NULL,
+                     "detail names file and offset: %s",
+                     passion_errdetail(x.ctx));
+        }
+    }
+    /* read back with a plain posix context: outside the section intact */
+    int fd = open(passion_file_path(x.f), O_RDONLY);
+    TH_CHECK(fd >= 0 && pread(fd, back, n * 4, 0) == n * 4, "pread back");
+    if (fd >= 0)
+        close(fd);
+    int bad = 0;
+    for (int64_t c = 0; c < 18; c++)
+        for (int64_t r = 0; r < 39; r++) {
+            int64_t lr = r - 1, lc = c - 1, i = c * 39 + r;
+            int in = lr >= 0 && lr < 30 && lr % 3 == 0 && lc >= 0 &&
+                     lc < 16 && lc % 2 == 0;
+            if (!in && back[i] != orig[i] && bad++ < 3)
+                fprintf(stderr, "changed: r %lld c %lld: %x\n", (long long)lr,
+                        (long long)lc, back[i]);
+        }
+    TH_CHECK(bad == 0, "%d elements outside the section changed", bad);
+    fx_close(&x);
+
+    /* EIO on a read; then short counts everywhere still read correctly */
+    o.fault_fail_at = 2;
+    o.fault_errno = EIO;
+    rc = fx_open(&x, &o, PASSION_MODE_CREATE);
+    rc = rc ? rc : passion_write_local(x.f, orig); /* call 1 */
+    TH_CHECK(rc == 0, "setup %d", rc);
+    rc = passion_read_local(x.f, back); /* call 2 fails */
+    TH_CHECK(rc == PASSION_EIO, "EIO: %d", rc);
+    fx_close(&x);
+    o.fault_fail_at = 0;
+    o.fault_short = 1;
+    rc = fx_open(&x, &o, PASSION_MODE_CREATE);
+    rc = rc ? rc : passion_write_local(x.f, orig);
+    passion_counters c;
+    passion_counters_reset(x.ctx);
+    rc = rc ? rc : passion_read_local(x.f, back);
+    passion_counters_get(x.ctx, &c);
+    TH_CHECK(rc == 0 && memcmp(back, orig, n * 4) == 0 && c.io_calls > 5,
+             "short counts: rc %d calls %llu", rc,
+             (unsigned long long)c.io_calls);
+    /* the file shrinks behind passion's back: a read meets end of file */
+    TH_CHECK(truncate(passion_file_path(x.f), 100) == 0, "truncate");
+    sec2(&s, 0, 37, 1, 10, 2, 1);
+    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_ESHORT, "end of file: %d", rc);
+    fx_close(&x);
+    free(orig);
+    free(back);
+    free(buf);
+}
+
+static CU_TestInfo tests[] = {
+    {"options and PASSION_OPTIONS", test_options},
+    {"descriptor validation, same code on every rank", test_spec_errors},
+    {"section and memory-side validation, counters", test_section_errors},
+    {"read-only, short and missing files, mode mismatch", test_file_errors},
+    {"fault driver: full disk, EIO, short counts, EOF", test_fault_injection},
+    CU_TEST_INFO_NULL,
+};
+static CU_SuiteInfo suites[] = {
+    {"errors", NULL, NULL, NULL, NULL, tests},
+    CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, suites);
+}
