@@ -39,36 +39,46 @@ typedef struct runres {
     uint64_t sum;
 } runres;
 
-static int run(bench_args *ba, passion_ctx *ctx, passion_array *a,
-               passion_file *in, passion_file *out, int window, int pixel,
-               int64_t width, int prefetch, int io_only, int reps,
-               runres *res)
+/*
+ * The three methods of one configuration, repetitions interleaved
+ * (io-only, no-prefetch, prefetch, io-only, ...) so that a drift in the
+ * machine's load touches all three alike.
+ */
+static int run3(bench_args *ba, passion_ctx *ctx, passion_array *a,
+                passion_file *in, passion_file *out, int window, int pixel,
+                int64_t width, int reps, runres *res)
 {
-    double t[16], tc[16], tw[16];
+    double t[3][16], tc[3][16], tw[3][16];
     int rc = 0;
-    for (int r = 0; r < reps && !rc; r++) {
-        if (ba->cold) {
-            passion_file_sync(out);
-            passion_file_drop_cache(in);
-            passion_file_drop_cache(out);
+    for (int r = 0; r < reps && !rc; r++)
+        for (int m = 0; m < 3 && !rc; m++) {
+            if (ba->cold) {
+                passion_file_sync(out);
+                passion_file_drop_cache(in);
+                passion_file_drop_cache(out);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            app_median_opts o;
+            app_median_opts_init(&o);
+            o.window = window;
+            o.pixel = pixel;
+            o.prefetch = m == 2;
+            o.slab_width = width;
+            o.io_only = m == 0;
+            rc = app_median_local(ctx, a, in, out, &o, &res[m].rep);
+            t[m][r] = res[m].rep.seconds;
+            tc[m][r] = res[m].rep.t_compute;
+            tw[m][r] = res[m].rep.t_io_wait;
+            /* the output of this method, before the next overwrites it */
+            if (!rc && m > 0 && r == reps - 1)
+                res[m].sum = bench_checksum(ctx, a, out);
         }
-        MPI_Barrier(MPI_COMM_WORLD);
-        app_median_opts o;
-        app_median_opts_init(&o);
-        o.window = window;
-        o.pixel = pixel;
-        o.prefetch = prefetch;
-        o.slab_width = width;
-        o.io_only = io_only;
-        rc = app_median_local(ctx, a, in, out, &o, &res->rep);
-        t[r] = res->rep.seconds;
-        tc[r] = res->rep.t_compute;
-        tw[r] = res->rep.t_io_wait;
+    for (int m = 0; m < 3; m++) {
+        res[m].seconds = bench_median(t[m], reps);
+        res[m].t_compute = bench_median(tc[m], reps);
+        res[m].t_io_wait = bench_median(tw[m], reps);
     }
-    res->seconds = bench_median(t, reps);
-    res->t_compute = bench_median(tc, reps);
-    res->t_io_wait = bench_median(tw, reps);
-    res->sum = io_only ? 0 : bench_checksum(ctx, a, out);
+    res[0].sum = 0;
     return rc;
 }
 
@@ -163,14 +173,12 @@ int main(int argc, char **argv)
                     runres rr[3];
                     static const char *mname[3] = {"io-only", "no-prefetch",
                                                    "prefetch"};
-                    for (int m = 0; m < 3 && !rc; m++) {
-                        bench_progress(&ba, "prefetch P=%d %s %s %dx%d %d "
-                                       "slabs %s%s", ba.size, ba.regime,
-                                       im->name, window, window, slabs,
-                                       mname[m], od ? " O_DIRECT" : "");
-                        rc = run(&ba, ctx, a, in, out, window, im->pixel,
-                                 width, m == 2, m == 0, reps, &rr[m]);
-                    }
+                    memset(rr, 0, sizeof rr);
+                    bench_progress(&ba, "prefetch P=%d %s %s %dx%d %d slabs%s",
+                                   ba.size, ba.regime, im->name, window,
+                                   window, slabs, od ? " O_DIRECT" : "");
+                    rc = run3(&ba, ctx, a, in, out, window, im->pixel, width,
+                              reps, rr);
                     if (rc && ba.rank == 0)
                         fprintf(stderr, "run: %s %s\n", passion_strerror(rc),
                                 passion_errdetail(ctx));
