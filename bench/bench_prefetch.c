@@ -201,8 +201,9 @@ int main(int argc, char **argv)
                         snprintf(meth, sizeof meth, "%s%s", mname[m],
                                  od ? "-odirect" : "");
                         const app_report *r = &rr[m].rep;
-                        fprintf(csv, "%s,%s,median%dx%d,%d,%s,%s,%.6g,%llu,"
-                                "%llu,%llu,%.6g,%.6g,%d,%d,%d,1,", im->name,
+                        fprintf(csv, "%s-s%d,%s,median%dx%d,%d,%s,%s,%.6g,"
+                                "%llu,%llu,%llu,%.6g,%.6g,%d,%d,%d,1,",
+                                im->name, slabs,
                                 meth, window, window, ba.size, ba.ranks_note,
                                 ba.regime, rr[m].seconds,
                                 (unsigned long long)r->io_calls,

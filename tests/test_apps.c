@@ -290,7 +290,7 @@ static void median_case(int engine, int pixel, int window, int prefetch,
         else if (pixel == APP_PIXEL_U16)
             ((uint16_t *)g)[i] = (uint16_t)(v >> 48);
         else
-            ((float *)g)[i] = 1.0f + (float)(v >> 40) / 1000.0f;
+            ((float *)g)[i] = (float)((int64_t)(v >> 40) - 8388608) / 1000.0f;
     }
     scatter(a, in, g, pixel);
     app_median_opts o;
