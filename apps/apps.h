@@ -29,6 +29,8 @@ typedef struct app_report {
     int iterations;        /* Jacobi sweeps done */
     double residual;       /* Jacobi: max |change| of the last sweep */
     int64_t slabs;         /* slabs per sweep (max over ranks) */
+    uint64_t sweep_bytes_read; /* Jacobi: bytes read by the slab sweeps
+                                  alone (shifts excluded), summed */
 } app_report;
 
 /* ---- Jacobi (jacobi.c) ---- */

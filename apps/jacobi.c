@@ -26,48 +26,35 @@ void app_jacobi_opts_init(app_jacobi_opts *o)
     o->reuse = 1;
 }
 
-/* Geometry of this rank's part of the global array. */
-typedef struct geom {
-    int64_t n0, n1;   /* global shape */
-    int64_t lo[2];    /* global index of local (0, 0) */
+/* A block of cells to update: where it sits in the buffer and globally. */
+typedef struct kgeom {
+    const double *in;
+    double *out;
+    int64_t st0, st1;  /* element strides of dimensions 0 and 1 */
+    int64_t b[2];      /* buffer position of the first cell */
+    int64_t n[2];      /* cells per dimension */
+    int64_t g[2];      /* global index of the first cell */
+    int64_t N0, N1;    /* global shape */
     int col_major;
-} geom;
+} kgeom;
 
-/* One slab: interior cells from in to out; returns max |change|. */
-static double kernel(const passion_slab *s, const geom *g)
+/* Interior cells from in to out; returns max |change|. */
+static double kernel(const kgeom *k)
 {
-    const double *in = s->in;
-    double *out = s->out;
-    int64_t st0, st1;
-    if (g->col_major) {
-        st0 = 1;
-        st1 = s->mem.shape[0];
-    } else {
-        st0 = s->mem.shape[1];
-        st1 = 1;
-    }
-    /* local index ranges of the slab's interior */
-    int64_t r0[2], r1[2];
-    for (int d = 0; d < 2; d++) {
-        r0[d] = d == s->dim ? s->start : 0;
-        r1[d] = d == s->dim ? s->start + s->count
-                            : s->mem.shape[d] - 2 * s->mem.offset[d];
-    }
+    const double *in = k->in;
+    double *out = k->out;
+    int64_t st0 = k->st0, st1 = k->st1;
     double dmax = 0;
     /* outer loop over the slower storage dimension */
-    int outer = g->col_major ? 1 : 0, inner = 1 - outer;
-    for (int64_t a = r0[outer]; a < r1[outer]; a++)
-        for (int64_t b = r0[inner]; b < r1[inner]; b++) {
+    int outer = k->col_major ? 1 : 0, inner = 1 - outer;
+    for (int64_t a = 0; a < k->n[outer]; a++)
+        for (int64_t b = 0; b < k->n[inner]; b++) {
             int64_t l[2];
             l[outer] = a;
             l[inner] = b;
-            int64_t b0 = l[0] - (s->dim == 0 ? s->start : 0) +
-                         s->mem.offset[0];
-            int64_t b1 = l[1] - (s->dim == 1 ? s->start : 0) +
-                         s->mem.offset[1];
-            int64_t p = b0 * st0 + b1 * st1;
-            int64_t gi = g->lo[0] + l[0], gj = g->lo[1] + l[1];
-            if (gi == 0 || gj == 0 || gi == g->n0 - 1 || gj == g->n1 - 1) {
+            int64_t p = (k->b[0] + l[0]) * st0 + (k->b[1] + l[1]) * st1;
+            int64_t gi = k->g[0] + l[0], gj = k->g[1] + l[1];
+            if (gi == 0 || gj == 0 || gi == k->N0 - 1 || gj == k->N1 - 1) {
                 out[p] = in[p];
                 continue;
             }
@@ -79,6 +66,13 @@ static double kernel(const passion_slab *s, const geom *g)
             out[p] = v;
         }
     return dmax;
+}
+
+static void strides(const passion_memspec *m, int col_major, kgeom *k)
+{
+    k->col_major = col_major;
+    k->st0 = col_major ? 1 : m->shape[1];
+    k->st1 = col_major ? m->shape[0] : 1;
 }
 
 int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
@@ -95,18 +89,16 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
     int rank;
     MPI_Comm_rank(comm, &rank);
     const passion_array_spec *sp = passion_array_get_spec(arr);
-    geom g;
-    g.n0 = sp->shape[0];
-    g.n1 = sp->shape[1];
-    g.col_major = sp->order[0] == 1;
-    int64_t hi[2];
-    passion_array_local_bounds(arr, rank, 0, g.lo, hi);
+    int64_t lo[2], hi[2], nl[2];
+    passion_array_local_bounds(arr, rank, 0, lo, hi);
+    passion_array_local_shape(arr, rank, nl);
     int rc = PASSION_OK;
     if (sp->ndims != 2 || sp->elem_size != 8)
         rc = PASSION_EINVAL;
     passion_counters before;
     passion_counters_get(ctx, &before);
     double t0 = MPI_Wtime(), tcomp = 0;
+    unsigned long long sweep_read = 0, sweep_sum = 0;
     *result = B;
     for (int it = 0; it < opt->max_iter; it++) {
         for (int d = 0; d < 2 && !rc; d++)
@@ -123,14 +115,28 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         so.halo = 1;
         so.out = A;
         passion_slab_iter *si = NULL;
+        passion_counters c0, c1;
+        passion_counters_get(ctx, &c0);
         int lrc = passion_slab_begin(B, &so, &si);
         double dmax = 0;
         passion_slab s;
         int got;
         while (!lrc && (got = passion_slab_next(si, &s)) == 1) {
             if (!opt->io_only) {
+                kgeom k;
+                k.in = s.in;
+                k.out = s.out;
+                strides(&s.mem, sp->order[0] == 1, &k);
+                for (int d = 0; d < 2; d++) {
+                    int64_t first = d == s.dim ? s.start : 0;
+                    k.b[d] = s.mem.offset[d];
+                    k.n[d] = d == s.dim ? s.count : nl[d];
+                    k.g[d] = lo[d] + first;
+                }
+                k.N0 = sp->shape[0];
+                k.N1 = sp->shape[1];
                 double tk = MPI_Wtime();
-                double d = kernel(&s, &g);
+                double d = kernel(&k);
                 tcomp += MPI_Wtime() - tk;
                 if (d > dmax)
                     dmax = d;
@@ -146,6 +152,8 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         int erc = passion_slab_end(si);
         if (!lrc)
             lrc = erc;
+        passion_counters_get(ctx, &c1);
+        sweep_read += c1.bytes_read - c0.bytes_read;
         /* agree on errors and the residual in one reduction */
         double v[2] = {dmax, lrc ? -(double)lrc : 0}, r[2];
         MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, comm);
@@ -160,6 +168,86 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         B = t;
         *result = B;
         if (opt->tol > 0 && r[0] < opt->tol)
+            break;
+    }
+    app_report_finish(ctx, &before, t0, tcomp, rep);
+    MPI_Allreduce(&sweep_read, &sweep_sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                  comm);
+    rep->sweep_bytes_read = sweep_sum;
+    return rc;
+}
+
+int app_jacobi_global(passion_ctx *ctx, passion_array *arr, passion_file *B,
+                      passion_file *A, const app_jacobi_opts *opt,
+                      passion_file **result, app_report *rep)
+{
+    app_jacobi_opts defo;
+    if (!opt) {
+        app_jacobi_opts_init(&defo);
+        opt = &defo;
+    }
+    memset(rep, 0, sizeof *rep);
+    MPI_Comm comm = passion_ctx_comm(ctx);
+    const passion_array_spec *sp = passion_array_get_spec(arr);
+    int rc = PASSION_OK;
+    passion_counters before;
+    passion_counters_get(ctx, &before);
+    double t0 = MPI_Wtime(), tcomp = 0;
+    *result = B;
+    for (int it = 0; it < opt->max_iter && !rc; it++) {
+        passion_part_opts po;
+        passion_part_opts_init(&po);
+        po.halo = 1;
+        po.prefetch = opt->prefetch;
+        po.width = opt->slab_width;
+        po.budget = opt->budget;
+        po.out = A;
+        passion_part_iter *pi = NULL;
+        rc = passion_part_begin(B, &po, &pi); /* collective */
+        double dmax = 0;
+        passion_part p;
+        int got = 0;
+        while (!rc && (got = passion_part_next(pi, &p)) == 1) {
+            if (!opt->io_only && p.count[0] > 0 && p.count[1] > 0) {
+                kgeom k;
+                k.in = p.in;
+                k.out = p.out;
+                strides(&p.mem, sp->order[0] == 1, &k);
+                for (int d = 0; d < 2; d++) {
+                    k.b[d] = p.mem.offset[d];
+                    k.n[d] = p.count[d];
+                    k.g[d] = p.lo[d];
+                }
+                k.N0 = sp->shape[0];
+                k.N1 = sp->shape[1];
+                double tk = MPI_Wtime();
+                double d = kernel(&k);
+                tcomp += MPI_Wtime() - tk;
+                if (d > dmax)
+                    dmax = d;
+            }
+            rep->slabs = p.nparts;
+            if (opt->progress)
+                opt->progress(opt->progress_arg, "jacobi",
+                              (it + (double)(p.index + 1) / p.nparts) /
+                                  opt->max_iter);
+        }
+        if (!rc && got < 0)
+            rc = got; /* passion_part_next is collective: agreed */
+        int erc = pi ? passion_part_end(pi) : PASSION_OK;
+        if (!rc)
+            rc = erc;
+        if (rc)
+            break;
+        double r;
+        MPI_Allreduce(&dmax, &r, 1, MPI_DOUBLE, MPI_MAX, comm);
+        rep->iterations = it + 1;
+        rep->residual = r;
+        passion_file *t = A;
+        A = B;
+        B = t;
+        *result = B;
+        if (opt->tol > 0 && r < opt->tol)
             break;
     }
     app_report_finish(ctx, &before, t0, tcomp, rep);

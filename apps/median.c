@@ -100,8 +100,24 @@ typedef struct mgeom {
     int r;               /* window radius */
 } mgeom;
 
-/* The kernel for one pixel type T. */
-#define MEDIAN_KERNEL(NAME, T)                                               \
+/*
+ * Floats are sorted as integer keys: flipping the sign bit of positives and
+ * every bit of negatives maps IEEE order to unsigned order (-0 below +0,
+ * NaNs at the ends), so the network runs on branch-free integer min/max and
+ * the pixel's bits come back unchanged.
+ */
+static inline uint32_t f2key(uint32_t b)
+{
+    return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
+}
+static inline uint32_t key2f(uint32_t k)
+{
+    return k ^ (((k >> 31) - 1) | 0x80000000u);
+}
+#define ID(x) (x)
+
+/* The kernel for one pixel type T, sorted as keys of type T too. */
+#define MEDIAN_KERNEL(NAME, T, TOKEY, FROMKEY)                               \
     static void NAME(const passion_slab *s, const mgeom *g,                  \
                      const network *net, T *tmp)                             \
     {                                                                        \
@@ -123,17 +139,14 @@ typedef struct mgeom {
                         T *d = tmp + (int64_t)wi * MED_RB;                   \
                         if (i0 + dr >= 0 && i0 + nb + dr <= g->h) {          \
                             const T *c0 = col + (i0 + dr + off0) * g->st0;   \
-                            if (g->st0 == 1)                                 \
-                                memcpy(d, c0, sizeof(T) * (size_t)nb);       \
-                            else                                             \
-                                for (int64_t t = 0; t < nb; t++)             \
-                                    d[t] = c0[t * g->st0];                   \
+                            for (int64_t t = 0; t < nb; t++)                 \
+                                d[t] = TOKEY(c0[t * g->st0]);                \
                             continue;                                        \
                         }                                                    \
                         for (int64_t t = 0; t < nb; t++) {                   \
                             int64_t gr = i0 + t + dr;                        \
                             gr = gr < 0 ? 0 : gr >= g->h ? g->h - 1 : gr;    \
-                            d[t] = col[(gr + off0) * g->st0];                \
+                            d[t] = TOKEY(col[(gr + off0) * g->st0]);         \
                         }                                                    \
                     }                                                        \
                 }                                                            \
@@ -157,14 +170,15 @@ typedef struct mgeom {
                 }                                                            \
                 const T *m = tmp + (int64_t)net->median * MED_RB;            \
                 for (int64_t t = 0; t < nb; t++)                             \
-                    out[(i0 + t + off0) * g->st0 + bj * g->st1] = m[t];      \
+                    out[(i0 + t + off0) * g->st0 + bj * g->st1] =            \
+                        FROMKEY(m[t]);                                       \
             }                                                                \
         }                                                                    \
     }
 
-MEDIAN_KERNEL(kernel_u8, uint8_t)
-MEDIAN_KERNEL(kernel_u16, uint16_t)
-MEDIAN_KERNEL(kernel_f32, float)
+MEDIAN_KERNEL(kernel_u8, uint8_t, ID, ID)
+MEDIAN_KERNEL(kernel_u16, uint16_t, ID, ID)
+MEDIAN_KERNEL(kernel_f32, uint32_t, f2key, key2f) /* float bits */
 
 int app_median_local(passion_ctx *ctx, passion_array *arr, passion_file *in,
                      passion_file *out, const app_median_opts *opt,

@@ -17,6 +17,8 @@ RATIOS = {
                         "direct", "etp-static", "etp-dynamic"]),
     "etp-large": ("passion", ["romio-coll", "romio-coll-tuned",
                               "romio-indep", "direct"]),
+    "prefetch": ("prefetch", ["no-prefetch", "io-only"]),
+    "reuse": ("reuse", ["no-reuse"]),
 }
 
 

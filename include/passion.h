@@ -541,6 +541,59 @@ PASSION_API int passion_slab_dirty(passion_slab_iter *it);
 /* Finish pending writes, free the iterator; returns the first error. */
 PASSION_API int passion_slab_end(passion_slab_iter *it);
 
+/*
+ * Partitioned In-Core Model (thesis 5.3.2, figure 5.2 III): iterate over
+ * partitions of a global array file that fit the aggregate memory of all
+ * ranks. Partition k is a block of `width` global indices along `dim`
+ * (all of every other dimension); it is distributed over the ranks like
+ * the array (its extent split over the processor grid, BLOCK), and each
+ * rank receives its piece plus `halo` cells on every side (clipped at the
+ * array's edges) in an in-core buffer; the out buffer's piece interior is
+ * written to `out` (another global array file of the same shape) when the
+ * caller moves on. With prefetch the next partition is read while the
+ * current one is computed. Pieces are read and written collectively.
+ *
+ * Until the extended two-phase collective (passion_read_section_all) is in
+ * this build, the collective read is a temporary one: every rank reads its
+ * own piece independently (asynchronously) and the ranks agree on the
+ * outcome; writes use the direct method, so no rank rewrites another's
+ * bytes.
+ */
+typedef struct passion_part_opts {
+    int dim;          /* -1 = the slowest in storage (default) */
+    int64_t width;    /* global indices of dim per partition; 0 = budget */
+    int64_t budget;   /* bytes per rank for the buffers; 0 = memory_budget */
+    int64_t halo;     /* cells around each piece (default 0) */
+    int prefetch;     /* default 1 */
+    passion_file *out; /* output global file, or NULL */
+} passion_part_opts;
+
+PASSION_API int passion_part_opts_init(passion_part_opts *o /* out */);
+
+typedef struct passion_part {
+    int64_t index, nparts;
+    int64_t lo[PASSION_MAX_DIMS];    /* global index of the piece's first
+                                        cell */
+    int64_t count[PASSION_MAX_DIMS]; /* piece extent (0 in some dimension:
+                                        this rank has nothing this time) */
+    void *in;                        /* piece plus halo */
+    void *out;                       /* same shape, or NULL */
+    passion_memspec mem;             /* buffer shape; offset = position of
+                                        lo in the buffer */
+} passion_part;
+
+typedef struct passion_part_iter passion_part_iter;
+
+/* Collective; f must be a global array file (global or partitioned). */
+PASSION_API int passion_part_begin(passion_file *f,
+                                   const passion_part_opts *opts,
+                                   passion_part_iter **it /* out */);
+/* Collective: 1 with *part filled, 0 after the last, or an error. */
+PASSION_API int passion_part_next(passion_part_iter *it,
+                                  passion_part *part /* out */);
+/* Collective: finish writes, free. */
+PASSION_API int passion_part_end(passion_part_iter *it);
+
 /* ------------------------------------- out-of-core communication (collective/) */
 
 /*

@@ -308,7 +308,7 @@ int passion_request_wait(passion_request *r)
     passion_ctx *ctx = r->ctx;
     pf_progress(ctx, 0);
     req_pump(r);
-    int hit = !r->write && finished(r);
+    int hit = !r->write && r->x.nblocks > 0 && finished(r);
     double t0 = core_now();
     while (!finished(r)) {
         req_pump(r);

@@ -1,0 +1,253 @@
+/*
+ * bench_prefetch.c - suite `prefetch`: the out-of-core median filter with
+ * and without prefetch, thesis tables 5.4 (3x3) and 5.5 (5x5).
+ *
+ * Image distributed by columns into local array files (ghost columns by
+ * out-of-core shift), cut into 4, 8 or 16 slabs per rank. Per
+ * configuration, in the same run: `io-only` (the sweep without the kernel:
+ * t_io, I/O alone), `no-prefetch` (read, compute, write in turn: its
+ * kernel time is t_compute, computation alone) and `prefetch` (next slab
+ * read and previous slab written while the current one is computed).
+ * overlap efficiency = (T no-prefetch - T prefetch) / min(t_io, t_compute).
+ * Cold: both files' pages dropped before every repetition; the rows
+ * marked -odirect use O_DIRECT instead. Every output is checked: the
+ * 2048x2048 image against the in-core reference, the 16384x16384 one
+ * between prefetch and no-prefetch.
+ */
+#include "bench_apps_util.h"
+#include "../apps/apps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct img {
+    const char *name;
+    int64_t n;
+    int pixel;
+    int windows[2], nwin;
+    int slabs[3], nslabs;
+} img;
+
+static const img images[] = {
+    {"2048x2048-f32", 2048, APP_PIXEL_F32, {3, 5}, 2, {4, 8, 16}, 3},
+    {"16384x16384-u8", 16384, APP_PIXEL_U8, {3, 5}, 2, {8, 0, 0}, 1},
+};
+
+typedef struct runres {
+    double seconds, t_compute, t_io_wait;
+    app_report rep;
+    uint64_t sum;
+} runres;
+
+/*
+ * The three methods of one configuration, repetitions interleaved
+ * (io-only, no-prefetch, prefetch, io-only, ...) so that a drift in the
+ * machine's load touches all three alike.
+ */
+static int run3(bench_args *ba, passion_ctx *ctx, passion_array *a,
+                passion_file *in, passion_file *out, int window, int pixel,
+                int64_t width, int reps, runres *res)
+{
+    double t[3][16], tc[3][16], tw[3][16];
+    int rc = 0;
+    for (int r = 0; r < reps && !rc; r++)
+        for (int m = 0; m < 3 && !rc; m++) {
+            if (ba->cold) {
+                passion_file_sync(out);
+                passion_file_drop_cache(in);
+                passion_file_drop_cache(out);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            app_median_opts o;
+            app_median_opts_init(&o);
+            o.window = window;
+            o.pixel = pixel;
+            o.prefetch = m == 2;
+            o.slab_width = width;
+            o.io_only = m == 0;
+            rc = app_median_local(ctx, a, in, out, &o, &res[m].rep);
+            t[m][r] = res[m].rep.seconds;
+            tc[m][r] = res[m].rep.t_compute;
+            tw[m][r] = res[m].rep.t_io_wait;
+            /* the output of this method, before the next overwrites it */
+            if (!rc && m > 0 && r == reps - 1)
+                res[m].sum = bench_checksum(ctx, a, out);
+        }
+    for (int m = 0; m < 3; m++) {
+        res[m].seconds = bench_median(t[m], reps);
+        res[m].t_compute = bench_median(tc[m], reps);
+        res[m].t_io_wait = bench_median(tw[m], reps);
+    }
+    res[0].sum = 0;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_args ba;
+    if (bench_args_parse(&ba, argc, argv)) {
+        if (ba.rank == 0)
+            fprintf(stderr, "usage: bench-prefetch --csv F --regime "
+                    "warm|cold [--scratch D] [--reps N] [--quick]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    int reps = ba.reps ? ba.reps : 3;
+    if (reps > 16)
+        reps = 16;
+    FILE *csv = bench_csv_open(&ba,
+        "case,method,op,procs,ranks,regime,seconds,io_calls,bytes_read,"
+        "bytes_written,t_io,t_compute,slabs,window,prefetch,reuse,"
+        "overlap_efficiency,io_wait,engine,load,check");
+    int nimg = ba.quick ? 1 : 2;
+    for (int ii = 0; ii < nimg; ii++) {
+        const img *im = &images[ii];
+        for (int od = 0; od < (ba.cold ? 2 : 1); od++) {
+            if (od && ii > 0)
+                continue; /* O_DIRECT rows for the thesis image only */
+            passion_options opt;
+            passion_options_init(&opt);
+            opt.memory_budget = 64LL << 20;
+            opt.direct_io = od;
+            passion_ctx *ctx;
+            if (passion_init(MPI_COMM_WORLD, &opt, &ctx)) {
+                MPI_Finalize();
+                return 1;
+            }
+            int eng = 0;
+            passion_engine_get(ctx, &eng);
+            passion_array *a;
+            passion_file *in = NULL, *out = NULL;
+            char p1[600], p2[600];
+            snprintf(p1, sizeof p1, "%s/pf-in-%d.%%d", ba.scratch, ii);
+            snprintf(p2, sizeof p2, "%s/pf-out-%d.%%d", ba.scratch, ii);
+            int rc = bench_colblock(ctx, im->n, im->n, im->pixel, 2, &a);
+            int mode = od ? PASSION_MODE_RDWR : PASSION_MODE_CREATE;
+            if (!rc)
+                rc = passion_file_open(a, p1, mode, &in);
+            if (!rc)
+                rc = passion_file_open(a, p2, mode, &out);
+            if (!rc && !od) {
+                bench_progress(&ba, "prefetch: creating %s", im->name);
+                rc = bench_fill(ctx, a, in);
+            }
+            if (rc) {
+                if (ba.rank == 0)
+                    fprintf(stderr, "setup: %s %s\n", passion_strerror(rc),
+                            passion_errdetail(ctx));
+                MPI_Finalize();
+                return 1;
+            }
+            int64_t nl[2];
+            passion_array_local_shape(a, ba.rank, nl);
+            for (int wi = 0; wi < im->nwin; wi++) {
+                int window = im->windows[wi];
+                uint64_t refsum = 0;
+                if (im->n <= 4096 && !od) {
+                    /* in-core reference on rank 0 */
+                    /* cached in the scratch directory across the P and
+                       regime runs of one bench/run */
+                    char cpath[700];
+                    snprintf(cpath, sizeof cpath, "%s/pf-ref-%s-%d.sum",
+                             ba.scratch, im->name, window);
+                    FILE *cf = ba.rank == 0 ? fopen(cpath, "r") : NULL;
+                    if (cf) {
+                        unsigned long long v;
+                        if (fscanf(cf, "%llu", &v) == 1)
+                            refsum = v;
+                        fclose(cf);
+                    }
+                    if (ba.rank == 0 && !refsum) {
+                        bench_progress(&ba, "prefetch: reference %dx%d",
+                                       window, window);
+                        int64_t n = im->n, es = im->pixel;
+                        char *g = malloc((size_t)(n * n * es));
+                        char *r = malloc((size_t)(n * n * es));
+                        for (int64_t i = 0; i < n; i++)
+                            for (int64_t j = 0; j < n; j++)
+                                bench_cell(i, j, es, g + (i * n + j) * es);
+                        app_median_reference(g, r, n, n, window, im->pixel);
+                        refsum = bench_checksum_mem(r, n, n, es);
+                        free(g);
+                        free(r);
+                        if ((cf = fopen(cpath, "w"))) {
+                            fprintf(cf, "%llu\n", (unsigned long long)refsum);
+                            fclose(cf);
+                        }
+                    }
+                    unsigned long long v = refsum;
+                    MPI_Bcast(&v, 1, MPI_UNSIGNED_LONG_LONG, 0,
+                              MPI_COMM_WORLD);
+                    refsum = v;
+                }
+                for (int si = 0; si < im->nslabs; si++) {
+                    int slabs = im->slabs[si];
+                    if (od && slabs != 8)
+                        continue;
+                    int64_t width = (nl[1] + slabs - 1) / slabs;
+                    runres rr[3];
+                    static const char *mname[3] = {"io-only", "no-prefetch",
+                                                   "prefetch"};
+                    memset(rr, 0, sizeof rr);
+                    int nrep = im->n > 4096 && !ba.reps ? 2 : reps;
+                    bench_progress(&ba, "prefetch P=%d %s %s %dx%d %d slabs%s",
+                                   ba.size, ba.regime, im->name, window,
+                                   window, slabs, od ? " O_DIRECT" : "");
+                    rc = run3(&ba, ctx, a, in, out, window, im->pixel, width,
+                              nrep, rr);
+                    if (rc && ba.rank == 0)
+                        fprintf(stderr, "run: %s %s\n", passion_strerror(rc),
+                                passion_errdetail(ctx));
+                    double tio = rr[0].seconds, tcomp = rr[1].t_compute;
+                    double mn = tio < tcomp ? tio : tcomp;
+                    double eff = mn > 0 ? (rr[1].seconds - rr[2].seconds) / mn
+                                        : 0;
+                    const char *chk;
+                    if (rc)
+                        chk = "FAIL";
+                    else if (refsum)
+                        chk = rr[1].sum == refsum && rr[2].sum == refsum
+                                  ? "ok-ref"
+                                  : "FAIL";
+                    else
+                        chk = rr[1].sum == rr[2].sum ? "ok-same" : "FAIL";
+                    double load = bench_load();
+                    for (int m = 0; m < 3 && csv; m++) {
+                        char meth[64];
+                        snprintf(meth, sizeof meth, "%s%s", mname[m],
+                                 od ? "-odirect" : "");
+                        const app_report *r = &rr[m].rep;
+                        fprintf(csv, "%s-s%d,%s,median%dx%d,%d,%s,%s,%.6g,"
+                                "%llu,%llu,%llu,%.6g,%.6g,%d,%d,%d,1,",
+                                im->name, slabs,
+                                meth, window, window, ba.size, ba.ranks_note,
+                                ba.regime, rr[m].seconds,
+                                (unsigned long long)r->io_calls,
+                                (unsigned long long)r->bytes_read,
+                                (unsigned long long)r->bytes_written, tio,
+                                tcomp, slabs, window, m == 2);
+                        if (m == 2)
+                            fprintf(csv, "%.3f,", eff);
+                        else
+                            fprintf(csv, ",");
+                        fprintf(csv, "%.6g,%s,%.2f,%s\n", rr[m].t_io_wait,
+                                passion_engine_name(eng), load,
+                                m == 0 ? "-" : chk);
+                    }
+                    if (csv)
+                        fflush(csv);
+                }
+            }
+            passion_file_close(in);
+            passion_file_close(out);
+            passion_array_free(a);
+            passion_finalize(ctx);
+        }
+    }
+    bench_progress(&ba, "prefetch P=%d %s done\n", ba.size, ba.regime);
+    if (csv && csv != stdout)
+        fclose(csv);
+    MPI_Finalize();
+    return 0;
+}
