@@ -692,7 +692,7 @@ static void test_npy_numpy(void)
                                        PASSION_METHOD_AUTO);
         TH_CHECK(rc == 0, "write: %s", passion_errdetail(w.ctx));
         if (th_rank == 0) {
-            char cmd[1024];
+            char cmd[2048];
             snprintf(cmd, sizeof cmd,
                      "%s -c \"import numpy as np, sys\n"
                      "a = np.load('%s', mmap_mode='r')\n"
