@@ -57,6 +57,19 @@ static double model_of(const coll_xchg_costs *costs, const xb_method *m,
     return coll_xchg_model(costs, m->alg, m->radix, s, NULL);
 }
 
+/* cold regime: push the exchange's buffers out of the CPU caches (an
+   in-memory exchange has no page cache to drop) */
+static void flush_caches(void)
+{
+    enum { FLUSH = 32 << 20 };
+    static unsigned char *junk;
+    static unsigned char v;
+    if (!junk)
+        junk = malloc(FLUSH);
+    if (junk)
+        memset(junk, ++v, FLUSH);
+}
+
 /* one barrier that yields while it waits */
 static void barrier(void)
 {
@@ -110,6 +123,8 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
             int k = (kk + r) % nm;
             const xb_method *x = &m[k];
             memset(rb, 0, (size_t)rn + 1);
+            if (a->cold)
+                flush_caches();
             if (x->spin)
                 coll_xchg_set_wait(COLL_WAIT_SPIN);
             barrier();
