@@ -116,11 +116,24 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
     int64_t *st = calloc((size_t)nm * 6, sizeof *st); /* max over ranks */
     int *bad = calloc((size_t)nm, sizeof *bad);
     int *fail = calloc((size_t)nm, sizeof *fail);
+    int *order = malloc((size_t)nm * sizeof *order);
+    uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)c->bytes;
     for (int r = 0; r < reps; r++) {
-        /* each repetition starts with another method, so that no method
-           always follows the same one */
+        /* every repetition in another order (the same on all ranks), so
+           that no method always follows the same one: what the previous
+           call leaves behind (ranks still leaving it, caches) is spread
+           over all methods */
+        for (int k = 0; k < nm; k++)
+            order[k] = k;
+        for (int k = nm - 1; k > 0; k--) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            int j = (int)((seed >> 33) % (uint64_t)(k + 1));
+            int tmp = order[k];
+            order[k] = order[j];
+            order[j] = tmp;
+        }
         for (int kk = 0; kk < nm; kk++) {
-            int k = (kk + r) % nm;
+            int k = order[kk];
             const xb_method *x = &m[k];
             memset(rb, 0, (size_t)rn + 1);
             if (a->cold)
@@ -212,6 +225,7 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
     int anybad = 0;
     for (int k = 0; k < nm; k++)
         anybad |= bad[k] | fail[k];
+    free(order);
     free(t);
     free(st);
     free(bad);
