@@ -117,7 +117,7 @@ int main(int argc, char **argv)
                 int64_t *mat = pattern(p, pp, sizes[i]);
                 xb_case c = {"", -1, mat, sizes[i]};
                 coll_xchg_shape s = xb_shape(pp, &c);
-                xb_project(csv, &a, &costs, name, sizes[i], &s, 0);
+                xb_project(csv, &a, &costs, name, sizes[i], &s, 1);
                 free(mat);
             }
     bench_progress(&a, "irregular P=%d %s done\n", P, a.regime);
