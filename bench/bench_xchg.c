@@ -288,9 +288,18 @@ void xb_calibration_row(FILE *csv, const bench_args *a,
 {
     if (!csv)
         return;
+    /* the machine's load when the suite ran: other programs share the
+       cores, and the tables should say so */
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
     fprintf(csv,
-            "round=%.3g msg=%.3g byte=%.3g copy=%.3g,calibration,calibrate,"
-            "%d,%s,%s,,%.6g,,,,,,,,,1,ok\n",
-            c->round, c->msg, c->byte, c->copy, a->size, a->ranks_note,
-            a->regime, seconds);
+            "round=%.3g msg=%.3g byte=%.3g copy=%.3g loadavg=%.2f,"
+            "calibration,calibrate,%d,%s,%s,,%.6g,,,,,,,,,1,ok\n",
+            c->round, c->msg, c->byte, c->copy, load, a->size,
+            a->ranks_note, a->regime, seconds);
 }
