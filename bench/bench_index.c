@@ -8,7 +8,7 @@
  *
  * usage: mpiexec -n P bench-index --csv FILE [--regime warm|cold]
  *        [--reps N] [--quick]
- * The regime does not change an in-memory exchange; it is recorded.
+ * Regime cold: CPU caches flushed before each call (bench_xchg.h).
  */
 #include "bench_xchg.h"
 
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     int64_t quick[] = {8, 4096, 262144};
     int64_t *sizes = a.quick ? quick : full;
     int ns = a.quick ? 3 : 6;
-    int reps = a.reps > 0 ? a.reps : P <= 2 ? 15 : P <= 4 ? 7 : 5;
+    int reps = a.reps > 0 ? a.reps : P <= 2 ? 41 : P <= 4 ? 15 : 9;
     for (int i = 0; i < ns; i++) {
         xb_case c;
         memset(&c, 0, sizeof c);

@@ -57,6 +57,19 @@ static double model_of(const coll_xchg_costs *costs, const xb_method *m,
     return coll_xchg_model(costs, m->alg, m->radix, s, NULL);
 }
 
+/* cold regime: push the exchange's buffers out of the CPU caches (an
+   in-memory exchange has no page cache to drop) */
+static void flush_caches(void)
+{
+    enum { FLUSH = 32 << 20 };
+    static unsigned char *junk;
+    static unsigned char v;
+    if (!junk)
+        junk = malloc(FLUSH);
+    if (junk)
+        memset(junk, ++v, FLUSH);
+}
+
 /* one barrier that yields while it waits */
 static void barrier(void)
 {
@@ -103,13 +116,28 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
     int64_t *st = calloc((size_t)nm * 6, sizeof *st); /* max over ranks */
     int *bad = calloc((size_t)nm, sizeof *bad);
     int *fail = calloc((size_t)nm, sizeof *fail);
+    int *order = malloc((size_t)nm * sizeof *order);
+    uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)c->bytes;
     for (int r = 0; r < reps; r++) {
-        /* each repetition starts with another method, so that no method
-           always follows the same one */
+        /* every repetition in another order (the same on all ranks), so
+           that no method always follows the same one: what the previous
+           call leaves behind (ranks still leaving it, caches) is spread
+           over all methods */
+        for (int k = 0; k < nm; k++)
+            order[k] = k;
+        for (int k = nm - 1; k > 0; k--) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            int j = (int)((seed >> 33) % (uint64_t)(k + 1));
+            int tmp = order[k];
+            order[k] = order[j];
+            order[j] = tmp;
+        }
         for (int kk = 0; kk < nm; kk++) {
-            int k = (kk + r) % nm;
+            int k = order[kk];
             const xb_method *x = &m[k];
             memset(rb, 0, (size_t)rn + 1);
+            if (a->cold)
+                flush_caches();
             if (x->spin)
                 coll_xchg_set_wait(COLL_WAIT_SPIN);
             barrier();
@@ -197,6 +225,7 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
     int anybad = 0;
     for (int k = 0; k < nm; k++)
         anybad |= bad[k] | fail[k];
+    free(order);
     free(t);
     free(st);
     free(bad);
@@ -259,9 +288,18 @@ void xb_calibration_row(FILE *csv, const bench_args *a,
 {
     if (!csv)
         return;
+    /* the machine's load when the suite ran: other programs share the
+       cores, and the tables should say so */
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
     fprintf(csv,
-            "round=%.3g msg=%.3g byte=%.3g copy=%.3g,calibration,calibrate,"
-            "%d,%s,%s,,%.6g,,,,,,,,,1,ok\n",
-            c->round, c->msg, c->byte, c->copy, a->size, a->ranks_note,
-            a->regime, seconds);
+            "round=%.3g msg=%.3g byte=%.3g copy=%.3g loadavg=%.2f,"
+            "calibration,calibrate,%d,%s,%s,,%.6g,,,,,,,,,1,ok\n",
+            c->round, c->msg, c->byte, c->copy, load, a->size,
+            a->ranks_note, a->regime, seconds);
 }

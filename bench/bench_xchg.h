@@ -8,7 +8,9 @@
  * repetition runs every method once, in turn, after a barrier; a method's
  * time for a repetition is the maximum over ranks; the row gives the
  * median and the minimum over repetitions. Every call's receive buffer is
- * compared with MPI_Alltoall(v)'s.
+ * compared with MPI_Alltoall(v)'s. Regime warm: buffers stay in the CPU
+ * caches between repetitions; cold: every rank writes 32 MiB of other
+ * data before each call (an in-memory exchange has no page cache).
  */
 #ifndef PASSION_BENCH_XCHG_H
 #define PASSION_BENCH_XCHG_H

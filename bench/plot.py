@@ -19,8 +19,10 @@ def main():
         rows = list(csv.DictReader(f))
     if not rows or not {"case", "method", "seconds"} <= set(rows[0]):
         return 0
-    # model-only rows (projections) have no time to plot
-    rows = [r for r in rows if r["seconds"]]
+    # model-only rows (projections) have no time to plot; a calibration
+    # row is not a case
+    rows = [r for r in rows
+            if r["seconds"] and r.get("op") != "calibration"]
     if not rows:
         return 0
     methods = list(OrderedDict.fromkeys(r["method"] for r in rows))
@@ -45,17 +47,20 @@ def main():
              "set grid ytics"]
     for i, ((p, reg, op), cases) in enumerate(panels.items()):
         dat = os.path.join(tmp, f"p{i}.dat")
+        # gnuplot refuses a histogram column without any value
+        present = [m for m in methods
+                   if any(ms.get(m) for ms in cases.values())]
         with open(dat, "w") as f:
-            f.write("case " + " ".join(m.replace(" ", "_") for m in methods)
+            f.write("case " + " ".join(m.replace(" ", "_") for m in present)
                     + "\n")
             for c, ms in cases.items():
-                vals = [ms.get(m, "NaN") or "NaN" for m in methods]
+                vals = [ms.get(m, "NaN") or "NaN" for m in present]
                 f.write(c.replace(" ", "_") + " " + " ".join(vals) + "\n")
         ranks = "oversubscribed" if p and int(p) > (os.cpu_count() or 2) \
             else "dedicated"
         cmds.append(f"set title 'P={p} ({ranks}), {reg}, {op}'")
         plots = [f"'{dat}' using {j + 2}:xtic(1) title columnhead"
-                 for j in range(len(methods))]
+                 for j in range(len(present))]
         cmds.append("plot " + ", ".join(plots))
     cmds.append("unset multiplot")
     subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)

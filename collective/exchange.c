@@ -198,8 +198,8 @@ static int64_t staging_need(int alg, int radix, const coll_xchg_shape *s)
 }
 
 /* auto's choice within the budget */
-static coll_xchg_choice choose(const coll_xchg_costs *c,
-                               const coll_xchg_shape *s, int64_t budget)
+static coll_xchg_choice choose_model(const coll_xchg_costs *c,
+                                     const coll_xchg_shape *s, int64_t budget)
 {
     coll_xchg_choice ch = coll_xchg_choose(c, s, s->block >= 0);
     if (staging_need(ch.alg, ch.radix, s) <= budget)
@@ -208,6 +208,31 @@ static coll_xchg_choice choose(const coll_xchg_costs *c,
     ch.alg = PASSION_XCHG_A1;
     ch.radix = 0;
     ch.seconds = coll_xchg_model(c, PASSION_XCHG_A1, 0, s, NULL);
+    return ch;
+}
+
+/* the same, remembered for the next call of the same shape (a pure
+   function of its inputs, so every rank remembers alike) */
+static coll_xchg_choice choose(coll_xchg_state *st, const coll_xchg_costs *c,
+                               const coll_xchg_shape *s, int64_t budget)
+{
+    if (!st)
+        return choose_model(c, s, budget);
+    const coll_xchg_costs *mc = &st->memo_costs;
+    const coll_xchg_shape *ms = &st->memo_shape;
+    if (st->memo_ok && st->memo_budget == budget &&
+        mc->round == c->round && mc->msg == c->msg && mc->byte == c->byte &&
+        mc->copy == c->copy && ms->procs == s->procs &&
+        ms->block == s->block && ms->lmax == s->lmax &&
+        ms->lmax_x == s->lmax_x && ms->mmax == s->mmax &&
+        ms->total == s->total)
+        return st->memo;
+    coll_xchg_choice ch = choose_model(c, s, budget);
+    st->memo_ok = 1;
+    st->memo_costs = *c;
+    st->memo_shape = *s;
+    st->memo_budget = budget;
+    st->memo = ch;
     return ch;
 }
 
@@ -532,7 +557,8 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
             s.mmax = L.mmax;
             s.total = L.total_x * P;
         }
-        coll_xchg_choice ch = choose(&costs, &s, ctx->opt.memory_budget);
+        coll_xchg_choice ch =
+            choose(state, &costs, &s, ctx->opt.memory_budget);
         guess = ch.alg;
         guess_radix = ch.radix;
     }
@@ -641,7 +667,7 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     }
     int run = alg, run_radix = radix;
     if (alg == PASSION_XCHG_AUTO) {
-        coll_xchg_choice ch = choose(&costs, &shape, budget);
+        coll_xchg_choice ch = choose(state, &costs, &shape, budget);
         run = ch.alg;
         run_radix = ch.radix;
     } else if (alg == PASSION_XCHG_INDEX && !radix) {

@@ -155,6 +155,13 @@ typedef struct coll_xchg_state {
     coll_xchg_costs costs;
     coll_xchg_stats last;
     MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
+    /* the last choice of `auto` and what it was made for (repeated
+       exchanges of one shape skip the model) */
+    int memo_ok;
+    coll_xchg_costs memo_costs;
+    coll_xchg_shape memo_shape;
+    int64_t memo_budget;
+    coll_xchg_choice memo;
 } coll_xchg_state;
 /* NULL only when out of memory. Local. */
 CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);

@@ -194,8 +194,11 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
        bytes, one fan of 8 bytes to every peer, one ring step of CAL_BIG
        bytes; each phase timed as a whole, so that the waits for a peer
        that is not running (an oversubscribed node) are in the cost */
-    enum { REPS = 3 };
-    double t[3 * REPS + 1], dummy;
+    /* repetitions: 9 where a round costs microseconds (P <= 2 here),
+       3 where it costs milliseconds */
+    enum { REPS_MAX = 9 };
+    int REPS = P <= 2 ? 9 : 3;
+    double t[3 * REPS_MAX + 1], dummy;
     int rc = PASSION_OK;
     double tc = 1e30;
     for (int i = 0; i < 3; i++) {
@@ -227,13 +230,13 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
         return core_err(ctx, rc, "exchange calibration: MPI failed");
 
     /* nanoseconds, maximum over ranks, then the median repetition */
-    int64_t v[3 * REPS + 1];
+    int64_t v[3 * REPS_MAX + 1];
     for (int i = 0; i < 3 * REPS + 1; i++)
         v[i] = (int64_t)(t[i] * 1e9);
     rc = coll_allreduce(comm, v, 3 * REPS + 1, 0);
     if (rc)
         return core_err(ctx, rc, "exchange calibration: allreduce failed");
-    double m[3][REPS];
+    double m[3][REPS_MAX];
     for (int r = 0; r < REPS; r++)
         for (int k = 0; k < 3; k++)
             m[k][r] = (double)v[3 * r + k] * 1e-9;
