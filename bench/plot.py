@@ -50,8 +50,12 @@ def main():
         ranks = "oversubscribed" if p and int(p) > (os.cpu_count() or 2) \
             else "dedicated"
         cmds.append(f"set title 'P={p} ({ranks}), {reg}, {op}'")
+        # only the methods this panel has (gnuplot rejects an all-NaN
+        # column, e.g. O_DIRECT rows that exist only in the cold regime)
+        present = [j for j, m in enumerate(methods)
+                   if any(m in ms for ms in cases.values())]
         plots = [f"'{dat}' using {j + 2}:xtic(1) title columnhead"
-                 for j in range(len(methods))]
+                 for j in present]
         cmds.append("plot " + ", ".join(plots))
     cmds.append("unset multiplot")
     subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)

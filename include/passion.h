@@ -405,8 +405,8 @@ PASSION_API int passion_write_section_begin(passion_file *f,
                                             passion_request **req /* out */);
 /*
  * Wait for a request, free it, return its outcome. The time spent blocked
- * counts in t_io; a read that was complete before the wait counts as a
- * prefetch hit. NULL is a no-op.
+ * (and, at begin, issuing) counts in t_io; a read that was complete before
+ * the wait counts as a prefetch hit. NULL is a no-op.
  */
 PASSION_API int passion_request_wait(passion_request *req);
 /* Make progress without blocking; *done = 1 when wait would not block. */
