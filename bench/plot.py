@@ -19,6 +19,10 @@ def main():
         rows = list(csv.DictReader(f))
     if not rows or not {"case", "method", "seconds"} <= set(rows[0]):
         return 0
+    # model-only rows (projections) have no time to plot
+    rows = [r for r in rows if r["seconds"]]
+    if not rows:
+        return 0
     methods = list(OrderedDict.fromkeys(r["method"] for r in rows))
     panels = OrderedDict()
     for r in rows:

@@ -50,6 +50,8 @@ def main():
     suite, path, md = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(path) as f:
         rows = list(csv.DictReader(f))
+    # projections are model rows: listed, but not in the ratio tables
+    measured = [r for r in rows if not r.get("op", "").startswith("projection")]
     if not rows:
         open(md, "w").write(f"# {suite}\n\n(no rows)\n")
         return
@@ -59,25 +61,169 @@ def main():
         num, dens = RATIOS[suite]
         key = [k for k in ("case", "op", "procs", "regime") if k in header]
         groups = OrderedDict()
-        for r in rows:
+        for r in measured:
             groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
         present = [d for d in dens if any(d in g for g in groups.values())]
         if any(num in g for g in groups.values()) and present:
             rh = key + [f"{num} s"] + [f"{num}/{d}" for d in present]
             rr = []
             for k, g in groups.items():
-                if num not in g:
+                if num not in g or not g[num]["seconds"]:
                     continue
                 t = float(g[num]["seconds"])
                 r = dict(zip(key, k))
                 r[f"{num} s"] = g[num]["seconds"]
                 for d in present:
-                    if d in g and float(g[d]["seconds"]) > 0:
+                    if d in g and g[d]["seconds"] and \
+                            float(g[d]["seconds"]) > 0:
                         r[f"{num}/{d}"] = f"{t / float(g[d]['seconds']):.3f}"
                 rr.append(r)
             parts += [f"## Time ratios ({num} / other; below 1 means {num} "
                       "is faster)\n", table(rh, rr), ""]
+    if suite in ("index", "irregular") and "method" in header:
+        parts += exchange_tables(rows)
+    if suite in GOALS and "method" in header:
+        parts += goal_table(rows, *GOALS[suite])
     open(md, "w").write("\n".join(parts) + "\n")
+
+
+# methods of the exchange suites that are not fixed algorithms
+XCHG_NOT_FIXED = ("auto", "a1-spin", "calibrate")
+
+
+def exchange_tables(rows):
+    """Goal table (auto against the best fixed method and MPI's own call),
+    the index trade-off, and where the model and the measurement differ
+    most, for the suites index and irregular."""
+    meas = [r for r in rows if r.get("op") == "measured" and r["seconds"]]
+    groups = OrderedDict()
+    for r in meas:
+        groups.setdefault((r["case"], r["procs"], r["regime"]), {})[
+            r["method"]] = r
+    out = []
+    gh = ["case", "procs", "ranks", "regime", "auto s", "auto ran",
+          "auto/same", "best fixed", "best s", "auto/best", "mpi-raw s",
+          "auto/mpi-raw", "auto predicted s"]
+    gr, worst, best_mpi = [], [], []
+    for (case, procs, regime), g in groups.items():
+        if "auto" not in g:
+            continue
+        fixed = {m: float(r["seconds"]) for m, r in g.items()
+                 if m not in XCHG_NOT_FIXED and r.get("check") == "ok"}
+        if not fixed:
+            continue
+        bm = min(fixed, key=fixed.get)
+        a = float(g["auto"]["seconds"])
+        row = {"case": case, "procs": procs, "ranks": g["auto"]["ranks"],
+               "regime": regime, "auto s": g["auto"]["seconds"],
+               "auto ran": g["auto"]["chosen"], "best fixed": bm,
+               "best s": f"{fixed[bm]:.6g}",
+               "auto/best": f"{a / fixed[bm]:.3f}",
+               "auto predicted s": g["auto"]["predicted_seconds"]}
+        ran = g["auto"]["chosen"]
+        if ran in g and float(g[ran]["seconds"]) > 0:
+            row["auto/same"] = f"{a / float(g[ran]['seconds']):.3f}"
+        if "mpi-raw" in g:
+            m = float(g["mpi-raw"]["seconds"])
+            row["mpi-raw s"] = g["mpi-raw"]["seconds"]
+            row["auto/mpi-raw"] = f"{a / m:.3f}"
+            best_mpi.append((a / m, case, procs))
+        worst.append((a / fixed[bm], case, procs))
+        gr.append(row)
+    if gr:
+        out += ["## Goal: auto against the best fixed method (MPI's call "
+                "included) and against MPI's own call\n",
+                "Medians over repetitions of the slowest rank's time; below "
+                "1 means auto is faster. auto/same: against the fixed method "
+                "that auto ran (its overhead, and the noise of the "
+                "measurement).\n", table(gh, gr), ""]
+        worst.sort(reverse=True)
+        best_mpi.sort()
+        over = [w for w in worst if w[0] > 1.1]
+        out.append(f"- auto/best fixed: worst {worst[0][0]:.3f} "
+                   f"({worst[0][1]}, P={worst[0][2]}); points above 1.1: "
+                   f"{len(over)} of {len(worst)}")
+        if best_mpi:
+            out.append(f"- auto/mpi-raw: best {best_mpi[0][0]:.3f} "
+                       f"({best_mpi[0][1]}, P={best_mpi[0][2]}); points "
+                       "below 1/1.5: "
+                       f"{sum(1 for b in best_mpi if b[0] <= 1 / 1.5)} of "
+                       f"{len(best_mpi)}")
+        out.append("")
+    # index: rounds and bytes per radix
+    idx = [r for r in meas if r["method"].startswith("index-r")]
+    if idx:
+        th = ["procs", "bytes", "radix", "rounds", "bytes_sent", "seconds",
+              "predicted_seconds"]
+        out += ["## Index: rounds (C1) and bytes sent (C2) per radix\n",
+                table(th, sorted(idx, key=lambda r: (int(r["procs"]),
+                                                     int(r["bytes"]),
+                                                     int(r["radix"])))), ""]
+    # model against measurement
+    cmp_ = []
+    for r in meas:
+        try:
+            p, t = float(r["predicted_seconds"]), float(r["seconds"])
+        except (KeyError, ValueError):
+            continue
+        if p > 0 and t > 0:
+            cmp_.append((max(p / t, t / p), r, p / t))
+    if cmp_:
+        cmp_.sort(key=lambda x: -x[0])
+        mh = ["case", "method", "procs", "seconds", "predicted_seconds",
+              "predicted/measured"]
+        mr = []
+        for _, r, q in cmp_[:15]:
+            d = {k: r[k] for k in mh[:-1]}
+            d["predicted/measured"] = f"{q:.3g}"
+            mr.append(d)
+        out += ["## Where the model and the measurement differ most\n",
+                table(mh, mr), ""]
+    return out
+
+
+# suites whose goal is a ratio against the best of several peers:
+# (numerator, peers, cases that must be `strided` times faster, strided)
+GOALS = {
+    "etp": ("passion", ["romio-coll", "romio-coll-tuned", "romio-indep"],
+            ("6.5-", "6.6-"), 2.0),
+    "etp-large": ("passion", ["romio-coll", "romio-coll-tuned",
+                              "romio-indep"], (), 2.0),
+}
+
+
+def goal_table(rows, num, peers, strided_prefixes, factor):
+    """Per case, P and regime: numerator / best peer, and whether the goal
+    (strided cases: ratio <= 1/factor; others: ratio <= 1) is met."""
+    key = ("case", "op", "procs", "regime")
+    groups = OrderedDict()
+    for r in rows:
+        if r.get("seconds"):
+            groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
+    out, met, total = [], 0, 0
+    for k, g in groups.items():
+        have = [p for p in peers if p in g]
+        if num not in g or not have:
+            continue
+        best = min(have, key=lambda p: float(g[p]["seconds"]))
+        t, tb = float(g[num]["seconds"]), float(g[best]["seconds"])
+        ratio = t / tb if tb > 0 else float("inf")
+        strided = k[0].startswith(tuple(strided_prefixes)) if \
+            strided_prefixes else False
+        limit = 1.0 / factor if strided else 1.0
+        ok = ratio <= limit
+        met += ok
+        total += 1
+        out.append(dict(zip(key, k), **{
+            f"{num} s": g[num]["seconds"], "best peer": best,
+            "peer s": g[best]["seconds"], "ratio": f"{ratio:.3f}",
+            "goal": f"<= {limit:g}", "met": "yes" if ok else "NO"}))
+    if not out:
+        return []
+    head = list(key) + [f"{num} s", "best peer", "peer s", "ratio", "goal",
+                        "met"]
+    return [f"## Goal: {num} / best of {', '.join(peers)} "
+            f"({met} of {total} met)\n", table(head, out), ""]
 
 
 if __name__ == "__main__":

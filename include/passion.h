@@ -204,7 +204,14 @@ typedef struct passion_array_spec {
     int64_t ghost[PASSION_MAX_DIMS];     /* overlap width per dimension */
     int placement;                       /* enum passion_placement */
     int64_t header_bytes;                /* raw global file: bytes before the
-                                            data */
+                                            data (0 for .npy: the header
+                                            gives it) */
+    char dtype[8];                       /* .npy type descr ("<f4", "|u1",
+                                            "<c16"...); "" = any of
+                                            elem_size bytes on open, and on
+                                            create the default for the size
+                                            (4 "<f4", 8 "<f8", 1 "|u1",
+                                            2 "<i2", 16 "<c16", else "|Vn") */
 } passion_array_spec;
 
 typedef struct passion_array passion_array;
@@ -355,7 +362,68 @@ PASSION_API int passion_section_plan(passion_file *f, const passion_section *s,
 
 /* ----------------------------------------------- exchange (collective/) */
 
+/*
+ * All-to-all exchange, shaped like MPI_Alltoall: every rank sends `count`
+ * elements of `type` to every rank (block j of sendbuf to rank j) and
+ * receives block i of recvbuf from rank i. `type` must be contiguous
+ * (lower bound 0, extent equal to size), else PASSION_ENOTSUP; MPI_IN_PLACE
+ * is not supported. alg is an enum passion_xchg (PASSION_XCHG_DEFAULT: the
+ * context's `exchange` option); radix is the index algorithm's radix
+ * 2..P (0: the context's `radix` option, and if that is 0 the cost
+ * model's choice). Collective: every rank must pass the same count, alg
+ * and radix (PASSION_EMISMATCH otherwise); returns the same code on every
+ * rank. The first call that needs the cost model measures it (a short
+ * exchange). The caller owns both buffers; counters (messages_sent,
+ * bytes_sent, rounds, peak_staging, t_comm) grow by this call's.
+ */
+PASSION_API int passion_alltoall(passion_ctx *ctx, const void *sendbuf,
+                                 void *recvbuf /* out */, int64_t count,
+                                 MPI_Datatype type, int alg, int radix);
+
+/*
+ * Irregular exchange, shaped like MPI_Alltoallv: rank i sends
+ * sendcounts[j] elements from sendbuf + sdispls[j] (in elements of type)
+ * to rank j, which receives them at recvbuf + rdispls[i]; recvcounts[i]
+ * on rank j must equal sendcounts[j] on rank i (checked:
+ * PASSION_EMISMATCH). Counts and displacements are 64-bit, no 2 GiB
+ * limit. Same conventions as passion_alltoall otherwise (the index
+ * algorithm needs equal counts). Collective.
+ */
+PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
+                                  const int64_t *sendcounts,
+                                  const int64_t *sdispls,
+                                  void *recvbuf /* out */,
+                                  const int64_t *recvcounts,
+                                  const int64_t *rdispls, MPI_Datatype type,
+                                  int alg, int radix);
+
 /* ------------------------------------------- global placement (collective/) */
+
+/*
+ * Read / write a section of a global array file, every rank its own
+ * section (count 0: the rank takes part with nothing; sections may overlap
+ * or be identical). Collective over the context's communicator: every rank
+ * calls, with the same method, and every rank gets the same code (a rank's
+ * bad section fails the call on all ranks, with that rank's detail).
+ * method: PASSION_METHOD_AUTO (default: the cost model picks),
+ * PASSION_METHOD_DIRECT or PASSION_METHOD_SIEVE (each rank its own data,
+ * independently), PASSION_METHOD_ETP_STATIC or PASSION_METHOD_ETP_DYNAMIC
+ * (extended two-phase method, thesis 6.3-6.4, with static or dynamic file
+ * domains). mem: NULL (packed) or the section's place in a larger array.
+ * Where written sections share elements, the highest rank's value is
+ * written; no byte outside the sections changes. Memory beyond the
+ * caller's buffers: at most the memory budget plus O(ranks x dims) bytes.
+ * On error, a read may have filled part of buf, a write part of the file.
+ */
+PASSION_API int passion_read_section_all(passion_file *f,
+                                         const passion_section *s, void *buf,
+                                         const passion_memspec *mem,
+                                         int method);
+PASSION_API int passion_write_section_all(passion_file *f,
+                                          const passion_section *s,
+                                          const void *buf,
+                                          const passion_memspec *mem,
+                                          int method);
 
 /* ------------------------------------------------------------ prefetch/ */
 

@@ -55,6 +55,12 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
     out->placement = in->placement;
     out->header_bytes = in->header_bytes;
     out->storage = in->storage;
+    size_t dl = strnlen(in->dtype, sizeof in->dtype);
+    if (dl == sizeof in->dtype)
+        return core_err(ctx, PASSION_EINVAL, "dtype is not a terminated "
+                        "string of at most %zu characters",
+                        sizeof in->dtype - 1);
+    memcpy(out->dtype, in->dtype, dl);
 
     /* storage order */
     int seen[PASSION_MAX_DIMS] = {0};

@@ -5,7 +5,8 @@
  * its local array with the ghost areas, in the array's storage order;
  * section indices are local, the ghosts addressable as -g..-1 and n..n+g-1.
  * Global placement (GPM): one file holding the global array after
- * header_bytes; section indices are global.
+ * header_bytes, or a .npy file (npy.c) whose header gives the offset;
+ * section indices are global.
  *
  * Invariants: an open file is at least data_bytes long (checked at open,
  * sized at create); open and close are collective and agree on the
@@ -63,8 +64,23 @@ static void fill_view(passion_file *f)
     }
 }
 
+/* The open file must hold data_bytes at least. */
+static int open_one_size(passion_file *f, const char *name)
+{
+    int64_t sz;
+    int rc = core_io_size(f->fh, &sz);
+    if (rc)
+        return rc;
+    if (sz < f->data_bytes)
+        return core_err(f->ctx, PASSION_ESHORT,
+                        "%s holds %lld bytes, the array needs %lld", name,
+                        (long long)sz, (long long)f->data_bytes);
+    return PASSION_OK;
+}
+
 /* Open (or create) this rank's file and check its size. */
-static int open_one(passion_file *f, const char *name, int mode, int create)
+static int open_one(passion_file *f, const char *name, int mode, int create,
+                    int check_size)
 {
     passion_ctx *ctx = f->ctx;
     int flags = mode == PASSION_MODE_RDONLY ? CORE_O_RDONLY : CORE_O_RDWR;
@@ -75,14 +91,7 @@ static int open_one(passion_file *f, const char *name, int mode, int create)
         return rc;
     if (create)
         return core_io_resize(f->fh, f->data_bytes);
-    int64_t sz;
-    if ((rc = core_io_size(f->fh, &sz)))
-        return rc;
-    if (sz < f->data_bytes)
-        return core_err(ctx, PASSION_ESHORT,
-                        "%s holds %lld bytes, the array needs %lld", name,
-                        (long long)sz, (long long)f->data_bytes);
-    return PASSION_OK;
+    return check_size ? open_one_size(f, name) : PASSION_OK;
 }
 
 int passion_file_open(passion_array *a, const char *path, int mode,
@@ -121,23 +130,41 @@ int passion_file_open(passion_array *a, const char *path, int mode,
                                             : core_err(ctx, PASSION_ENOMEM,
                                                        "file name"));
     }
-    if (!rc && !local && strlen(name) > 4 &&
-        !strcmp(name + strlen(name) - 4, ".npy"))
-        rc = core_err(ctx, PASSION_ENOTSUP, "%s: .npy files not yet", name);
     int create = mode == PASSION_MODE_CREATE;
+    int npy = !rc && !local && ocad_npy_name(name);
+    char *hdr = NULL;
+    int64_t hlen = 0;
+    if (npy && a->spec.header_bytes)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "%s: header_bytes must be 0 for .npy (the header "
+                      "gives the data offset)", name);
+    else if (npy && create && !(rc = ocad_npy_header(ctx, a, &hdr, &hlen))) {
+        /* the header is a function of the spec: every rank knows its size */
+        f->fv.base = hlen;
+        f->data_bytes = hlen + a->global_bytes;
+    }
     if (local || !create) {
         if (!rc)
-            rc = open_one(f, name, mode, create);
+            rc = open_one(f, name, mode, create, !npy);
+        if (!rc && npy && !(rc = ocad_npy_read_header(ctx, a, f->fh,
+                                                      &f->fv.base))) {
+            f->data_bytes = f->fv.base + a->global_bytes;
+            rc = open_one_size(f, name);
+        }
     } else {
         /* one global file: rank 0 creates and sizes it, then the others */
-        if (!rc && ctx->rank == 0)
-            rc = open_one(f, name, mode, 1);
+        if (!rc && ctx->rank == 0) {
+            rc = open_one(f, name, mode, 1, 1);
+            if (!rc && npy)
+                rc = core_io_write(f->fh, hdr, hlen, 0);
+        }
         int rc0 = core_agree(ctx, rc);
         if (!rc0 && ctx->rank != 0)
-            rc = open_one(f, name, PASSION_MODE_RDWR, 0);
+            rc = open_one(f, name, PASSION_MODE_RDWR, 0, 1);
         else if (rc0)
             rc = rc0;
     }
+    free(hdr);
     free(name);
     rc = core_agree(ctx, rc);
     if (rc) {

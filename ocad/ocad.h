@@ -174,4 +174,15 @@ CORE_HIDDEN int ocad_section_prepare(passion_file *f, const passion_section *s,
                                      const void *buf, const passion_memspec *m,
                                      int method, int op_write, ocad_xfer *x);
 
+/* ---- .npy files (npy.c) ---- */
+
+/* 1 if path names a .npy file. */
+CORE_HIDDEN int ocad_npy_name(const char *path);
+/* The header for a's file (malloc'ed, *len a multiple of 64 bytes). */
+CORE_HIDDEN int ocad_npy_header(passion_ctx *ctx, const passion_array *a,
+                                char **hdr, int64_t *len);
+/* Read and check the header of an open file; *data_off = data offset. */
+CORE_HIDDEN int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
+                                     core_fh *fh, int64_t *data_off);
+
 #endif

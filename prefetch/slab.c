@@ -336,7 +336,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
     int slot = it->o.prefetch ? (int)(k % it->nin) : 0;
     passion_section s;
     passion_memspec m;
-    int64_t pstart, pcount;
+    int64_t pstart = 0, pcount = 0;
     if (k > 0)
         slab_range(it, k - 1, &pstart, &pcount);
     if (k == 0) {

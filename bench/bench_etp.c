@@ -1,0 +1,526 @@
+/*
+ * bench_etp.c - suites `etp` (thesis tables 6.1-6.6: 4096 x 4096 4-byte
+ * elements, column-major) and `etp-large` (table 6.8: 16384 x 16384, a
+ * 1 GiB file; built from bench_etp_large.c): collective section access to
+ * one global array file.
+ *
+ * Methods: direct (every rank its own runs), etp-static, etp-dynamic,
+ * passion (= auto, the default a user gets), and ROMIO in the same run:
+ * romio-coll (MPI_File_read_all / write_all with the section as file view,
+ * default hints), romio-coll-tuned (cb_config_list=*:*, cb_nodes=P,
+ * romio_cb_read/write=enable), romio-indep (romio_cb_read/write=disable,
+ * MPI_File_read / write: ROMIO's data sieving). The timed region is the
+ * call (plus MPI_File_set_view for ROMIO, which is how a ROMIO user states
+ * the section; plus a sync of the file for writes in the cold regime); the
+ * file handles are opened outside it.
+ *
+ * Sections are the thesis's formulas (1-based l:u:s, p = rank, nprocs = P)
+ * evaluated at each rank for the P of the run (the thesis had P = 16).
+ * Every read is compared with the file's known values; after every write
+ * method rank 0 scans the whole file (each section holds its writer's
+ * values, everything else the original), then the sections are restored.
+ *
+ * peak_rss_kib: the largest peak resident set over ranks during the
+ * method's repetitions (VmHWM, reset before each method through
+ * /proc/self/clear_refs after malloc_trim); base_rss_kib: the largest
+ * resident set at that reset, so peak - base is what the method added;
+ * peak_staging: passion's own staging memory beyond the user's buffers
+ * (its counter, largest over ranks).
+ */
+#include "bench_util.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef BENCH_ETP_LARGE
+#define SUITE "etp-large"
+#define N_FULL 16384
+#else
+#define SUITE "etp"
+#define N_FULL 4096
+#endif
+
+/* The thesis's cases (shared/bench/thesis_patterns.tsv, kept here). */
+static const struct tcase {
+    const char *name, *op, *sec;
+} cases[] = {
+#ifndef BENCH_ETP_LARGE
+    {"6.1-I", "read", "1:100:1,1:100:1"},
+    {"6.1-II", "read", "200:300:1,200:300:1"},
+    {"6.1-III", "read", "400:800:1,400:800:1"},
+    {"6.1-IV", "read", "32:64:1,128:1024:1"},
+    {"6.1-V", "read", "1:16:1,1:4096:1"},
+    {"6.1-VI", "read", "1:4096:1,1:16:1"},
+    {"6.2-I", "read", "1:100:1,1+10p:100+10p:1"},
+    {"6.2-II", "read", "1:100:1,1+50p:100+50p:1"},
+    {"6.2-III", "read", "400:800:1,400+100p:800+100p:1"},
+    {"6.2-IV", "read", "1:4096:1,1+8p:16+8p:1"},
+    {"6.2-V", "read", "1+50p:100+50p:1,1:100:1"},
+    {"6.2-VI", "read", "400+100p:800+100p:1,400:800:1"},
+    {"6.2-VII", "read", "1+8p:16+8p:1,1:4096:1"},
+    {"6.2-VIII", "read", "200+100p:400+100p:1,200+100p:400+100p:1"},
+    {"6.3-I", "read", "1:100:1,1+100p:100+100p:1"},
+    {"6.3-II", "read", "1+100p:100+100p:1,1:100:1"},
+    {"6.3-III", "read", "200+200p:400+200p:1,512:1024:1"},
+    {"6.3-IV", "read", "1+32p:16+32p:1,1:4096:1"},
+    {"6.3-V", "read", "200+200p:400+200p:1,1+200p:512+200p:1"},
+    {"6.3-VI", "read", "1+32p:32+32p:1,1+100p:1024+100p:1"},
+    {"6.4-I", "write", "1:100:1,1+100p:100+100p:1"},
+    {"6.4-II", "write", "1+100p:100+100p:1,1:100:1"},
+    {"6.4-III", "write", "200+200p:400+200p:1,512:1024:1"},
+    {"6.4-IV", "write", "1+32p:16+32p:1,1:4096:1"},
+    {"6.4-V", "write", "200+200p:400+200p:1,1+200p:512+200p:1"},
+    {"6.4-VI", "write", "1+32p:32+32p:1,1+100p:1024+100p:1"},
+    {"6.5-I", "read", "p+1:4096:nprocs,p+1:4096:nprocs"},
+    {"6.5-II", "read", "1+250p:250+250p:2,1+250p:250+250p:2"},
+    {"6.5-III", "read", "1+200p:500+200p:3,1+200p:500+200p:3"},
+    {"6.5-IV", "read", "1+64p:64+64p:2,500:2500:3"},
+    {"6.5-V", "read", "500:2500:3,1+64p:64+64p:2"},
+    {"6.6-I", "write", "p+1:4096:nprocs,p+1:4096:nprocs"},
+    {"6.6-II", "write", "1+250p:250+250p:2,1+250p:250+250p:2"},
+    {"6.6-III", "write", "1+200p:500+200p:3,1+200p:500+200p:3"},
+    {"6.6-IV", "write", "1+64p:64+64p:2,500:2500:3"},
+    {"6.6-V", "write", "500:2500:3,1+64p:64+64p:2"},
+#else
+    {"6.8-I", "read", "5000:6000:1,5000:6000:1"},
+    {"6.8-II", "read", "1+100p:300+100p:1,4000:8000:1"},
+    {"6.8-III", "read", "1+100p:400+100p:1,2000+20p:2800+20p:1"},
+    {"6.8-IV", "read", "4000:8000:1,1+4p:8+4p:1"},
+    {"6.8-V", "read", "1+100p:100+100p:1,1+100p:1024+100p:1"},
+    {"6.8-VI", "read", "1+20p:16+20p:1,4000:12000:1"},
+    {"6.8-V", "write", "1+100p:100+100p:1,1+100p:1024+100p:1"},
+    {"6.8-VI", "write", "1+20p:16+20p:1,4000:12000:1"},
+#endif
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+enum { M_DIRECT, M_STATIC, M_DYNAMIC, M_PASSION, M_RCOLL, M_RTUNED,
+       M_RINDEP, NMETH };
+static const char *mnames[NMETH] = {"direct", "etp-static", "etp-dynamic",
+                                    "passion", "romio-coll",
+                                    "romio-coll-tuned", "romio-indep"};
+static const int mids[NMETH] = {PASSION_METHOD_DIRECT,
+                                PASSION_METHOD_ETP_STATIC,
+                                PASSION_METHOD_ETP_DYNAMIC,
+                                PASSION_METHOD_AUTO, -1, -1, -1};
+
+static int64_t N; /* rows = columns */
+
+/* "1+10p", "p+1", "4096", "nprocs", "1+32p" at rank p of P. */
+static int64_t eval_term(const char *s, size_t n, int p, int P)
+{
+    int64_t v = 0;
+    size_t i = 0;
+    while (i < n) {
+        int64_t k = 1, num = 0;
+        int has = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            num = num * 10 + (s[i++] - '0');
+            has = 1;
+        }
+        if (has)
+            k = num;
+        if (i < n && s[i] == 'p') {
+            v += k * p;
+            i++;
+        } else if (i + 6 <= n && !strncmp(s + i, "nprocs", 6)) {
+            v += k * P;
+            i += 6;
+        } else {
+            v += num;
+        }
+        if (i < n && s[i] == '+')
+            i++;
+    }
+    return v;
+}
+
+/* Thesis section -> 0-based passion section (dimension 0 = rows). */
+static void section_of(const char *sec, int p, int P, passion_section *s)
+{
+    memset(s, 0, sizeof *s);
+    const char *c = sec;
+    for (int d = 0; d < 2; d++) {
+        int64_t v[3];
+        for (int k = 0; k < 3; k++) {
+            size_t n = strcspn(c, k < 2 ? ":" : ",");
+            v[k] = eval_term(c, n, p, P);
+            c += n + (c[n] ? 1 : 0);
+        }
+        s->start[d] = v[0] - 1;
+        s->stride[d] = v[2];
+        s->count[d] = v[1] >= v[0] ? (v[1] - v[0]) / v[2] + 1 : 0;
+        if (s->start[d] + (s->count[d] - 1) * v[2] >= N)
+            s->count[d] = s->start[d] < N ? (N - 1 - s->start[d]) / v[2] + 1
+                                          : 0;
+    }
+}
+
+static uint32_t orig(int64_t row, int64_t col)
+{
+    return (uint32_t)(col * N + row) * 2654435761u + 12345u;
+}
+
+static uint32_t wval(int64_t row, int64_t col, uint32_t salt)
+{
+    return orig(row, col) ^ (salt * 0x9E3779B9u) ^ 0xA5A5A5A5u;
+}
+
+/* ---- memory: VmHWM, reset per method ---- */
+
+static void rss_reset(void)
+{
+    malloc_trim(0); /* freed heap back to the system: a fair baseline */
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    if (fd >= 0) {
+        if (write(fd, "5", 1) < 0) {
+            /* older kernels: the peak stays cumulative */
+        }
+        close(fd);
+    }
+}
+
+static long rss_peak_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib >= 0 ? kib : bench_peak_rss_kib();
+}
+
+/* ---- ROMIO ---- */
+
+static MPI_File romio_open(const char *path, int m, int P)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (m != M_RCOLL) {
+        MPI_Info_create(&info);
+        if (m == M_RTUNED) {
+            char nodes[16];
+            snprintf(nodes, sizeof nodes, "%d", P);
+            MPI_Info_set(info, "cb_config_list", "*:*");
+            MPI_Info_set(info, "cb_nodes", nodes);
+            MPI_Info_set(info, "romio_cb_read", "enable");
+            MPI_Info_set(info, "romio_cb_write", "enable");
+        } else {
+            MPI_Info_set(info, "romio_cb_read", "disable");
+            MPI_Info_set(info, "romio_cb_write", "disable");
+        }
+    }
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return fh;
+}
+
+static int romio_access(MPI_File fh, int m, const passion_section *s,
+                        void *buf, int op_write)
+{
+    const int64_t extent[2] = {N, N};
+    const int order[2] = {1, 0}; /* column-major: columns slowest */
+    MPI_Datatype ft;
+    MPI_Offset disp;
+    bench_section_filetype(2, extent, order, 4, 0, s, &ft, &disp);
+    int rc = MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native",
+                               MPI_INFO_NULL);
+    int n = (int)(passion_section_elems(s, 2) * 4);
+    MPI_Status st;
+    if (rc == MPI_SUCCESS) {
+        if (m == M_RINDEP)
+            rc = op_write ? MPI_File_write(fh, buf, n, MPI_BYTE, &st)
+                          : MPI_File_read(fh, buf, n, MPI_BYTE, &st);
+        else
+            rc = op_write ? MPI_File_write_all(fh, buf, n, MPI_BYTE, &st)
+                          : MPI_File_read_all(fh, buf, n, MPI_BYTE, &st);
+    }
+    MPI_Type_free(&ft);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static void sync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) {
+        fdatasync(fd);
+        close(fd);
+    }
+}
+
+/* Rank 0: the whole file against the model (after a write method). */
+static int scan_file(const char *path, const passion_section *all, int P,
+                     uint32_t salt)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 1;
+    int64_t colbytes = N * 4, cols_per = (64 << 20) / colbytes;
+    uint32_t *b = malloc((size_t)(cols_per * colbytes));
+    int bad = 0;
+    for (int64_t c0 = 0; c0 < N && !bad; c0 += cols_per) {
+        int64_t nc = N - c0 < cols_per ? N - c0 : cols_per;
+        if (pread(fd, b, (size_t)(nc * colbytes), c0 * colbytes) !=
+            (ssize_t)(nc * colbytes)) {
+            bad = 1;
+            break;
+        }
+        for (int64_t c = c0; c < c0 + nc && !bad; c++)
+            for (int64_t r = 0; r < N; r++) {
+                uint32_t want = orig(r, c);
+                /* highest rank wins where sections overlap */
+                for (int q = P - 1; q >= 0; q--) {
+                    const passion_section *s = &all[q];
+                    int64_t dr = r - s->start[0], dc = c - s->start[1];
+                    if (s->count[0] && s->count[1] && dr >= 0 && dc >= 0 &&
+                        dr % s->stride[0] == 0 && dc % s->stride[1] == 0 &&
+                        dr / s->stride[0] < s->count[0] &&
+                        dc / s->stride[1] < s->count[1]) {
+                        want = wval(r, c, salt);
+                        break;
+                    }
+                }
+                if (b[(c - c0) * N + r] != want) {
+                    bad = 1;
+                    break;
+                }
+            }
+    }
+    free(b);
+    close(fd);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_args a;
+    if (bench_args_parse(&a, argc, argv)) {
+        if (a.rank == 0)
+            fprintf(stderr, "usage: bench-" SUITE
+                            " --csv F --regime warm|cold\n");
+        MPI_Finalize();
+        return 2;
+    }
+    N = a.quick ? 1024 : N_FULL;
+    /* --case NAME and --method NAME restrict the run (for experiments) */
+    const char *only_case = NULL, *only_method = NULL;
+    for (int i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--case"))
+            only_case = argv[i + 1];
+        if (!strcmp(argv[i], "--method"))
+            only_method = argv[i + 1];
+    }
+    const int P = a.size;
+    passion_ctx *ctx;
+    if (passion_init(MPI_COMM_WORLD, NULL, &ctx)) {
+        MPI_Finalize();
+        return 1;
+    }
+    int64_t shape[2] = {N, N};
+    passion_array_spec spec;
+    passion_array_spec_init(&spec, 2, shape, 4);
+    spec.storage = PASSION_COL_MAJOR;
+    spec.placement = PASSION_PLACE_GLOBAL;
+    passion_array *arr;
+    passion_file *f;
+    char path[600];
+    snprintf(path, sizeof path, "%s/" SUITE "-%d.raw", a.scratch, P);
+    int rc = passion_array_create(ctx, &spec, &arr);
+    if (!rc)
+        rc = passion_file_open(arr, path, PASSION_MODE_CREATE, &f);
+    if (rc) {
+        if (a.rank == 0)
+            fprintf(stderr, "setup: %s: %s\n", passion_strerror(rc),
+                    passion_errdetail(ctx));
+        MPI_Finalize();
+        return 1;
+    }
+    /* fill: each rank a block of columns, 64 columns at a time */
+    {
+        int64_t c0 = N * a.rank / P, c1 = N * (a.rank + 1) / P, step = 64;
+        uint32_t *b = malloc((size_t)(N * step * 4));
+        for (int64_t c = c0; c < c1; c += step) {
+            int64_t nc = c1 - c < step ? c1 - c : step;
+            for (int64_t j = 0; j < nc; j++)
+                for (int64_t r = 0; r < N; r++)
+                    b[j * N + r] = orig(r, c + j);
+            passion_section s;
+            int64_t st[2] = {0, c}, ct[2] = {N, nc};
+            passion_section_set(&s, 2, st, ct, NULL);
+            passion_write_section(f, &s, b, NULL, PASSION_METHOD_DIRECT);
+        }
+        free(b);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (a.rank == 0)
+            sync_path(path);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    FILE *csv = bench_csv_open(&a,
+        "case,method,op,procs,ranks,regime,seconds,io_calls,bytes_read,"
+        "bytes_written,messages,peak_rss_kib,base_rss_kib,peak_staging,reps,"
+        "section,"
+        "check");
+    passion_section *all = malloc(sizeof *all * (size_t)P);
+    /* first use: message calibration of `auto`, outside any timing */
+    {
+        passion_section s;
+        int64_t ct[2] = {1, 1};
+        passion_section_set(&s, 2, NULL, ct, NULL);
+        uint32_t v;
+        passion_read_section_all(f, &s, &v, NULL, PASSION_METHOD_AUTO);
+    }
+    for (int ci = 0; ci < NCASES; ci++) {
+        const struct tcase *c = &cases[ci];
+        if (only_case && strcmp(only_case, c->name))
+            continue;
+        int op_write = !strcmp(c->op, "write");
+        for (int q = 0; q < P; q++)
+            section_of(c->sec, q, P, &all[q]);
+        passion_section *s = &all[a.rank];
+        int64_t ne = passion_section_elems(s, 2);
+        uint32_t *buf = malloc((size_t)(ne > 0 ? ne : 1) * 4);
+        int64_t total_elems = 0;
+        for (int q = 0; q < P; q++)
+            total_elems += passion_section_elems(&all[q], 2);
+        for (int m = 0; m < NMETH; m++) {
+            if (only_method && strcmp(only_method, mnames[m]))
+                continue;
+            /* the thesis's direct method on element-wise sections of the
+               whole array is millions of 4-byte requests (210 s in table
+               6.5): skipped beyond 2^20 requests to keep the suite short */
+            if (m == M_DIRECT && total_elems > (1 << 20) && !a.reps) {
+                if (csv)
+                    fprintf(csv, "%s,%s,%s,%d,%s,%s,,,,,,,,,0,\"%s\","
+                            "skipped (%lld requests)\n", c->name, mnames[m],
+                            c->op, P, a.ranks_note, a.regime, c->sec,
+                            (long long)total_elems);
+                continue;
+            }
+            bench_progress(&a, SUITE " P=%d %s %s %s %s", P, a.regime,
+                           c->name, c->op, mnames[m]);
+            /* repetitions: fewer cold, at P > 2, and for the long runs
+               (direct on element-wise sections) */
+            int reps = a.reps ? a.reps : (a.cold ? 2 : 3);
+            if (!a.reps && (P > 2 || total_elems > (4 << 20) ||
+                            (m == M_DIRECT && total_elems > (1 << 20))))
+                reps = a.cold ? 1 : 2;
+            if (!a.reps && m == M_DIRECT && total_elems > (1 << 20))
+                reps = 1;
+            if (a.quick)
+                reps = 1;
+            uint32_t salt = (uint32_t)(ci * 16 + m + 1);
+            if (op_write)
+                for (int64_t i = 0; i < ne; i++) {
+                    int64_t r = s->start[0] + (i % s->count[0]) * s->stride[0];
+                    int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
+                    buf[i] = wval(r, col, salt);
+                }
+            MPI_File fh = MPI_FILE_NULL;
+            if (mids[m] < 0)
+                fh = romio_open(path, m, P);
+            rss_reset();
+            long base = rss_peak_kib(), maxbase = 0;
+            MPI_Reduce(&base, &maxbase, 1, MPI_LONG, MPI_MAX, 0,
+                       MPI_COMM_WORLD);
+            int err = 0;
+            double t[8];
+            passion_counters cnt;
+            memset(&cnt, 0, sizeof cnt);
+            for (int r = 0; r < reps; r++) {
+                if (!op_write)
+                    memset(buf, 0, (size_t)(ne > 0 ? ne : 1) * 4);
+                MPI_Barrier(MPI_COMM_WORLD);
+                if (a.cold && a.rank == 0)
+                    bench_drop_cache_path(path);
+                passion_counters_reset(ctx);
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                int e;
+                if (mids[m] < 0)
+                    e = romio_access(fh, m, s, buf, op_write);
+                else if (op_write)
+                    e = passion_write_section_all(f, s, buf, NULL, mids[m]);
+                else
+                    e = passion_read_section_all(f, s, buf, NULL, mids[m]);
+                if (op_write && a.cold) {
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    if (a.rank == 0)
+                        sync_path(path);
+                }
+                t[r] = bench_max_time(MPI_Wtime() - t0);
+                passion_counters_get(ctx, &cnt);
+                err |= e != 0;
+            }
+            if (fh != MPI_FILE_NULL)
+                MPI_File_close(&fh);
+            long rss = rss_peak_kib(), maxrss = 0;
+            MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+            /* check */
+            int bad = err;
+            if (!op_write) {
+                for (int64_t i = 0; i < ne && !bad; i++) {
+                    int64_t r = s->start[0] + (i % s->count[0]) * s->stride[0];
+                    int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
+                    bad = buf[i] != orig(r, col);
+                }
+            } else {
+                MPI_Barrier(MPI_COMM_WORLD);
+                if (a.rank == 0)
+                    bad |= scan_file(path, all, P, salt);
+                /* restore the sections' original values */
+                for (int64_t i = 0; i < ne; i++) {
+                    int64_t r = s->start[0] + (i % s->count[0]) * s->stride[0];
+                    int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
+                    buf[i] = orig(r, col);
+                }
+                passion_write_section_all(f, s, buf, NULL,
+                                          PASSION_METHOD_AUTO);
+            }
+            int allbad = 0;
+            MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+            unsigned long long mine[5] = {cnt.io_calls, cnt.bytes_read,
+                                          cnt.bytes_written,
+                                          cnt.messages_sent, 0},
+                               sum[5];
+            MPI_Reduce(mine, sum, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                       MPI_COMM_WORLD);
+            unsigned long long stg = cnt.peak_staging, maxstg = 0;
+            MPI_Reduce(&stg, &maxstg, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0,
+                       MPI_COMM_WORLD);
+            if (csv) {
+                fprintf(csv, "%s,%s,%s,%d,%s,%s,%.6g,", c->name, mnames[m],
+                        c->op, P, a.ranks_note, a.regime, bench_median(t, reps));
+                if (mids[m] < 0)
+                    fprintf(csv, ",,,,%ld,%ld,,", maxrss, maxbase);
+                else
+                    fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,", sum[0],
+                            sum[1], sum[2], sum[3], maxrss, maxbase, maxstg);
+                fprintf(csv, "%d,\"%s\",%s\n", reps, c->sec,
+                        allbad ? "FAIL" : "ok");
+                fflush(csv);
+            }
+        }
+        free(buf);
+    }
+    bench_progress(&a, SUITE " P=%d %s done\n", P, a.regime);
+    if (csv && csv != stdout)
+        fclose(csv);
+    free(all);
+    passion_file_close(f);
+    passion_array_free(arr);
+    passion_finalize(ctx);
+    if (a.rank == 0)
+        unlink(path);
+    MPI_Finalize();
+    return 0;
+}

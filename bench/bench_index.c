@@ -1,0 +1,86 @@
+/*
+ * bench_index.c - suite `index` (issue 4): the index algorithm of Bruck et
+ * al. for every radix r = 2..P against MPI_Alltoall, with the other fixed
+ * algorithms and `auto`, blocks of 8 B to 256 KiB. Each row has the
+ * rounds and bytes sent (Bruck's C1 and C2 for index), the model's
+ * prediction with the calibrated costs, and the check against
+ * MPI_Alltoall; projection rows give the model at P = 64..1024.
+ *
+ * usage: mpiexec -n P bench-index --csv FILE [--regime warm|cold]
+ *        [--reps N] [--quick]
+ * The regime does not change an in-memory exchange; it is recorded.
+ */
+#include "bench_xchg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_args a;
+    if (bench_args_parse(&a, argc, argv)) {
+        if (a.rank == 0)
+            fprintf(stderr, "usage: bench-index --csv F --regime warm|cold "
+                            "[--reps N] [--quick]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    int P = a.size, rc = 0;
+    passion_ctx *ctx = NULL;
+    if (passion_init(MPI_COMM_WORLD, NULL, &ctx)) {
+        MPI_Finalize();
+        return 1;
+    }
+    FILE *csv = bench_csv_open(&a, XB_CSV_HEADER);
+    double t0 = MPI_Wtime();
+    coll_xchg_costs costs;
+    coll_xchg_costs_get(ctx, &costs);
+    xb_calibration_row(csv, &a, &costs, bench_max_time(MPI_Wtime() - t0));
+
+    xb_method m[80];
+    int nm = 0;
+    m[nm++] = (xb_method){"mpi-raw", -1, 0, 0, 1};
+    m[nm++] = (xb_method){"mpi", PASSION_XCHG_MPI, 0, 0, 1};
+    m[nm++] = (xb_method){"a1", PASSION_XCHG_A1, 0, 0, 1};
+    m[nm++] = (xb_method){"pairwise", PASSION_XCHG_PAIRWISE, 0, 0, 1};
+    for (int r = 2; r <= P && nm < 70; r++) {
+        m[nm] = (xb_method){"", PASSION_XCHG_INDEX, r, 0, 1};
+        snprintf(m[nm].name, sizeof m[nm].name, "index-r%d", r);
+        nm++;
+    }
+    m[nm++] = (xb_method){"fourstage", PASSION_XCHG_FOURSTAGE, 0, 0, 1};
+    m[nm++] = (xb_method){"fourstage-nb", PASSION_XCHG_FOURSTAGE_NB, 0, 0, 1};
+    m[nm++] = (xb_method){"auto", PASSION_XCHG_AUTO, 0, 0, 0};
+    m[nm++] = (xb_method){"a1-spin", PASSION_XCHG_A1, 0, 1, 0};
+
+    int64_t full[] = {8, 64, 512, 4096, 32768, 262144};
+    int64_t quick[] = {8, 4096, 262144};
+    int64_t *sizes = a.quick ? quick : full;
+    int ns = a.quick ? 3 : 6;
+    int reps = a.reps > 0 ? a.reps : P <= 2 ? 15 : P <= 4 ? 7 : 5;
+    for (int i = 0; i < ns; i++) {
+        xb_case c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.name, sizeof c.name, "%lldB", (long long)sizes[i]);
+        c.block = sizes[i];
+        c.bytes = sizes[i];
+        bench_progress(&a, "index P=%d %s: block %lld B", P, a.regime,
+                       (long long)sizes[i]);
+        rc |= xb_run_case(ctx, &a, csv, &costs, &c, m, nm, reps);
+    }
+    for (int pp = 64; pp <= 1024; pp *= 2)
+        for (int i = 0; i < ns; i++) {
+            char name[48];
+            snprintf(name, sizeof name, "%lldB", (long long)sizes[i]);
+            coll_xchg_shape s = coll_shape_regular(pp, sizes[i]);
+            if (a.rank == 0)
+                xb_project(csv, &a, &costs, name, sizes[i], &s, 1);
+        }
+    bench_progress(&a, "index P=%d %s done\n", P, a.regime);
+    if (csv && csv != stdout)
+        fclose(csv);
+    passion_finalize(ctx);
+    MPI_Finalize();
+    return rc ? 1 : 0;
+}

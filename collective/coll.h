@@ -1,0 +1,187 @@
+/*
+ * coll.h - internals of the collective/ folder (prefix coll_): collective
+ * section access to one global array file by the extended two-phase method
+ * (thesis chapter 6) and the exchange it needs.
+ *
+ * Invariants: every rank holds the same File Access Descriptor (FAD) and
+ * derives the same file domains and the same round schedule from it, by
+ * arithmetic on section descriptions alone (never lists of offsets), so no
+ * counts are ever exchanged; memory beyond the caller's buffers is the
+ * budget's staging plus O(ranks x dimensions) bytes of descriptors, all
+ * counted by core_stage_alloc.
+ */
+#ifndef PASSION_COLL_H
+#define PASSION_COLL_H
+
+#include "../ocad/ocad.h"
+
+/* ---- section cursors (etp_walk.c) ---- */
+
+/*
+ * A position in a transfer plan, restricted to the elements whose first
+ * byte lies in [lo, hi) of the file; visits them in increasing file offset
+ * as vectors of equal pieces.
+ */
+typedef struct coll_cur {
+    const ocad_xfer *x;
+    int64_t esize;
+    int64_t idx[PASSION_MAX_DIMS]; /* loop indices, [nv-1] innermost */
+    int64_t foff, moff;            /* start of the current block */
+    int64_t sub;                   /* bytes of the block already passed */
+    int64_t hi;                    /* element starts must be < hi */
+    int done;
+} coll_cur;
+
+/* One step of a cursor: n pieces of len bytes, steps fstep / mstep. */
+typedef struct coll_vec {
+    int64_t foff, moff, n, len, fstep, mstep;
+} coll_vec;
+
+CORE_HIDDEN void coll_cur_seek(coll_cur *c, const ocad_xfer *x, int64_t esize,
+                               int64_t lo, int64_t hi);
+/* Next vector, at most maxn pieces (maxn >= 1); 0 when finished. */
+CORE_HIDDEN int coll_cur_next(coll_cur *c, coll_vec *v, int64_t maxn);
+/* Elements of the plan whose first byte is before file offset off. */
+CORE_HIDDEN int64_t coll_count_lt(const ocad_xfer *x, int64_t esize,
+                                  int64_t off);
+/* File offset of the first element starting at or after off (INT64_MAX
+   if none). */
+CORE_HIDDEN int64_t coll_first_at(const ocad_xfer *x, int64_t esize,
+                                  int64_t off);
+/* File offset of element k (0-based, in file order) of the plan. */
+CORE_HIDDEN int64_t coll_elem_off(const ocad_xfer *x, int64_t esize,
+                                  int64_t k);
+
+enum coll_copy_dir {
+    COLL_FILE_TO_PACKED, /* stage (file image) -> packed buffer */
+    COLL_PACKED_TO_FILE, /* packed buffer -> stage */
+    COLL_FILE_TO_MEM,    /* stage -> caller's memory (plan's moff) */
+    COLL_MEM_TO_FILE,    /* caller's memory -> stage */
+    COLL_MEM_TO_PACKED,  /* caller's memory -> packed buffer */
+    COLL_PACKED_TO_MEM   /* packed buffer -> caller's memory */
+};
+
+/*
+ * Copy the plan's elements starting in [lo, hi): the file side is the
+ * stage, holding file byte f at stage[f - sbase]; the packed side is
+ * consumed or filled sequentially from *packed (advanced). Returns bytes
+ * copied.
+ */
+CORE_HIDDEN int64_t coll_copy(const ocad_xfer *x, int64_t esize, int64_t lo,
+                              int64_t hi, int dir, char *stage, int64_t sbase,
+                              char *mem, char **packed);
+
+/* ---- the File Access Descriptor and the plan (etp_plan.c) ---- */
+
+/* The file's costs when the data is in the page cache (a request is a
+   system call and a copy from memory). */
+#define COLL_WARM_LATENCY 2e-6
+#define COLL_WARM_BANDWIDTH 4e9
+
+/* Words per rank in the FAD allgather, before the section. */
+enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
+       COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
+       COLL_FAD_BETA, COLL_FAD_CACHED, COLL_FAD_HEAD };
+/* the words from METHOD up to (not including) this one must agree */
+#define COLL_FAD_AGREE_END COLL_FAD_CACHED
+
+typedef struct coll_plan {
+    passion_ctx *ctx;
+    passion_file *f;
+    int P, me, op_write, method;
+    int nd;
+    int64_t esize;
+    int64_t *fad;       /* P x (COLL_FAD_HEAD + 3 nd) words */
+    ocad_xfer *x;       /* P plans, packed memory side */
+    int64_t *elems;     /* P element counts */
+    ocad_xfer xme;      /* this rank's plan with its memory side */
+    int64_t *dlo, *dhi; /* P file domains: element starts in [dlo, dhi) */
+    int64_t lo, hi;     /* bytes of the union: first start, last end */
+    int64_t *scratch;   /* P words for the schedule */
+    int overlap;        /* some two sections share an element */
+    int ext_overlap;    /* some two sections' file extents interleave */
+    /* per-round limits (bytes) */
+    int64_t cap_stage, cap_xchg;
+    int64_t hole;       /* sieving hole limit inside a chunk */
+    double io_lat, io_bw; /* file cost model of this call (options, or
+                             by the page-cache probe: memory or disk) */
+    int warm;           /* the requested data is in the page cache */
+    int64_t bytes_desc; /* staging bytes of this plan's descriptors */
+    char *reserve;      /* address space for the round buffers, reserved
+                           before the FAD (never touched unless an
+                           allocation fails later) */
+} coll_plan;
+
+/*
+ * Exchange the FAD (one MPI_Allgather), check that the ranks agree on the
+ * method, operation and cost options, build every rank's plan. rc is this
+ * rank's outcome of argument checking so far (a failing rank takes part
+ * with an empty section); returns the agreed code.
+ */
+CORE_HIDDEN int coll_plan_init(coll_plan *p, passion_file *f,
+                               const passion_section *s,
+                               const passion_memspec *m, int method,
+                               int op_write, int rc);
+CORE_HIDDEN void coll_plan_free(coll_plan *p);
+/*
+ * Must independent writes with this method (direct, sieve or auto) go one
+ * rank after another? Yes where two sections share an element, or where a
+ * rank would sieve (read-modify-write a window) over a range another
+ * rank's extent reaches into. Same answer on every rank.
+ */
+CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
+
+/* Fraction (per mille) of the pages of file bytes [lo, hi) that are in
+   the page cache, sampled (at most ~16k pages looked at); -1 if unknown. */
+CORE_HIDDEN int coll_cached_permille(const char *path, int64_t lo, int64_t hi);
+
+/* ---- file domains and the round schedule (etp_domain.c) ---- */
+
+/* Static (whole array) or dynamic (bounding extent, 4 KiB aligned). */
+CORE_HIDDEN void coll_domains(coll_plan *p, int dynamic);
+
+/* Chunk of aggregator i starting at or after *pos: [*a, *b), advancing
+   *pos; 0 if the domain is exhausted; negative code if the budget cannot
+   hold one element per rank. */
+CORE_HIDDEN int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a,
+                                int64_t *b);
+
+/* ---- the rounds (etp.c) ---- */
+
+CORE_HIDDEN int coll_etp_run(coll_plan *p, char *buf);
+
+/* ---- windows of a chunk (etp_window.c) ---- */
+
+/*
+ * Walk the union of all ranks' elements starting in [a, b) as windows:
+ * file ranges [w0, w1) whose inner gaps are at most p->hole bytes;
+ * `holes` tells whether a window holds bytes of no section (a write must
+ * read it first). Calls fn for each; stops at its first nonzero return.
+ */
+typedef int (*coll_window_fn)(void *arg, int64_t w0, int64_t w1, int holes);
+CORE_HIDDEN int coll_windows(coll_plan *p, coll_cur *curs, int64_t a,
+                             int64_t b, coll_window_fn fn, void *arg);
+
+/* ---- exchange (etp_exchange.c) ---- */
+
+/*
+ * Irregular all-to-all in bytes (64-bit counts and displacements): rank r's
+ * sendbuf[sdispls[j] ..+ sendcounts[j]) lands in rank j's
+ * recvbuf[rdispls[r] ..). Collective. Counts messages, bytes and rounds.
+ */
+CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
+                                  const int64_t *sendcounts,
+                                  const int64_t *sdispls, void *recvbuf,
+                                  const int64_t *recvcounts,
+                                  const int64_t *rdispls);
+
+/* ---- cost model (etp_model.c) ---- */
+
+/* Message start-up and per-byte costs: options, or measured once per
+   context (collective the first time). */
+CORE_HIDDEN int coll_msg_costs(passion_ctx *ctx, double *alpha, double *beta);
+/* Resolve AUTO to DIRECT/SIEVE (independent) or an ETP method; every rank
+   gets the same answer. Fills predicted seconds of the choice. */
+CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * etp.c - the rounds of the extended two-phase method (thesis 6.3.1 reads,
+ * 6.3.2 writes, figure 6.4 step 6), pipelined: the I/O of one round runs on
+ * a helper thread while the exchange of the neighbouring round runs on the
+ * calling thread (double buffering, "the two phases ... can be overlapped
+ * (pipelined) by reading smaller portions of data and communicating it").
+ *
+ * Read round k: each aggregator reads its chunk's windows into the stage,
+ * copies its own elements straight to the caller's buffer and packs the
+ * others' (in file order) into a send buffer; then the exchange; then each
+ * rank unpacks what it received into its buffer. Write round k: every rank
+ * packs its elements of each aggregator's chunk; the exchange; each
+ * aggregator reads the windows that have holes, lays the data over them in
+ * increasing rank order (so where sections overlap the highest rank's
+ * value stays: the thesis's rule) and writes the windows.
+ *
+ * Memory: stage <= 2/5 of the budget, each exchange buffer <= 1/5; reads
+ * hold one stage, two send and one receive buffer, writes one stage, one
+ * send and two receive buffers: at most the budget, sized to what the
+ * schedule needs (a first pass over the schedule, arithmetic only). If
+ * allocating them fails, they come from the untouched address-space
+ * reservation the plan made before the FAD (whose failure every rank saw
+ * in the FAD), so a rank never has to leave the rounds.
+ *
+ * Invariants: every rank runs the same rounds (the schedule is a function
+ * of the FAD); a rank whose I/O failed keeps exchanging (with meaningless
+ * bytes) and does no more I/O, so nobody waits; the caller agrees on the
+ * outcome afterwards.
+ */
+#include "coll.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct etp_round {
+    int64_t *ca, *cb;            /* chunk of each aggregator; ca < 0: none */
+    int64_t *sc, *sd, *rc, *rd;  /* exchange counts and displacements */
+    int any;                     /* some aggregator has a chunk */
+    int xchg;                    /* some pair moves bytes */
+    int64_t send, recv;          /* this rank's totals */
+} etp_round;
+
+typedef struct etp_run {
+    coll_plan *p;
+    char *buf;
+    int64_t *pos;
+    etp_round r[2];
+    int64_t *words;              /* backing store of pos and rounds */
+    int64_t words_bytes;
+    char *stage, *sbuf[2], *rbuf[2];
+    int64_t stage_sz, send_sz, recv_sz;
+    coll_cur *curs;              /* P cursors and P vectors (windows) */
+    int64_t curs_bytes;
+    int64_t cur_a;               /* stage holds file byte f at f - cur_a */
+    int io_rc;                   /* first I/O failure of this rank */
+    int rounds;
+    int threaded;
+} etp_run;
+
+static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
+{
+    if (!p->elems[r])
+        return 0;
+    return coll_count_lt(&p->x[r], p->esize, b) -
+           coll_count_lt(&p->x[r], p->esize, a);
+}
+
+/* Chunks of every aggregator for the next round, and the counts. */
+static int schedule(etp_run *u, etp_round *R)
+{
+    coll_plan *p = u->p;
+    const int P = p->P, me = p->me;
+    const int64_t es = p->esize;
+    R->any = R->xchg = 0;
+    for (int i = 0; i < P; i++) {
+        int64_t a, b;
+        int rc = coll_chunk_next(p, i, &u->pos[i], &a, &b);
+        if (rc < 0)
+            return rc;
+        R->ca[i] = rc ? a : -1;
+        R->cb[i] = rc ? b : -1;
+        R->any |= rc;
+        R->sc[i] = R->rc[i] = 0;
+    }
+    if (!R->any)
+        return PASSION_OK;
+    for (int j = 0; j < P; j++) {
+        if (j == me)
+            continue;
+        /* reads: I send my chunk's elements of rank j and receive mine of
+           j's chunk; writes the other way round */
+        int64_t mine = R->ca[me] >= 0 ? cnt_in(p, j, R->ca[me], R->cb[me]) : 0;
+        int64_t theirs = R->ca[j] >= 0 ? cnt_in(p, me, R->ca[j], R->cb[j]) : 0;
+        R->sc[j] = (p->op_write ? theirs : mine) * es;
+        R->rc[j] = (p->op_write ? mine : theirs) * es;
+    }
+    R->send = R->recv = 0;
+    for (int j = 0; j < P; j++) {
+        R->sd[j] = R->send;
+        R->rd[j] = R->recv;
+        R->send += R->sc[j];
+        R->recv += R->rc[j];
+    }
+    for (int i = 0; i < P && !R->xchg; i++)
+        for (int r = 0; r < P && R->ca[i] >= 0 && !R->xchg; r++)
+            R->xchg = r != i && cnt_in(p, r, R->ca[i], R->cb[i]) > 0;
+    return PASSION_OK;
+}
+
+/* ---- I/O side (the aggregator), maybe on the helper thread ---- */
+
+static int read_window(void *arg, int64_t w0, int64_t w1, int holes)
+{
+    (void)holes;
+    etp_run *u = arg;
+    return core_io_read(u->p->f->fh, u->stage + (w0 - u->cur_a), w1 - w0, w0);
+}
+
+static int rmw_window(void *arg, int64_t w0, int64_t w1, int holes)
+{
+    return holes ? read_window(arg, w0, w1, holes) : PASSION_OK;
+}
+
+static int write_window(void *arg, int64_t w0, int64_t w1, int holes)
+{
+    (void)holes;
+    etp_run *u = arg;
+    return core_io_write(u->p->f->fh, u->stage + (w0 - u->cur_a), w1 - w0,
+                         w0);
+}
+
+static void io_round(etp_run *u, etp_round *R, int par)
+{
+    coll_plan *p = u->p;
+    const int P = p->P, me = p->me;
+    const int64_t es = p->esize;
+    int64_t A = R->ca[me], B = R->cb[me];
+    if (A < 0 || u->io_rc)
+        return;
+    u->cur_a = A;
+    if (!p->op_write) {
+        u->io_rc = coll_windows(p, u->curs, A, B, read_window, u);
+        if (u->io_rc)
+            return;
+        for (int r = 0; r < P; r++) {
+            if (r == me || !R->sc[r])
+                continue;
+            char *q = u->sbuf[par] + R->sd[r];
+            coll_copy(&p->x[r], es, A, B, COLL_FILE_TO_PACKED, u->stage, A,
+                      NULL, &q);
+        }
+        if (p->elems[me])
+            coll_copy(&p->xme, es, A, B, COLL_FILE_TO_MEM, u->stage, A,
+                      u->buf, NULL);
+        return;
+    }
+    u->io_rc = coll_windows(p, u->curs, A, B, rmw_window, u);
+    if (u->io_rc)
+        return;
+    for (int r = 0; r < P; r++) { /* increasing rank: the highest wins */
+        if (r == me) {
+            if (p->elems[me])
+                coll_copy(&p->xme, es, A, B, COLL_MEM_TO_FILE, u->stage, A,
+                          u->buf, NULL);
+        } else if (R->rc[r]) {
+            char *q = u->rbuf[par] + R->rd[r];
+            coll_copy(&p->x[r], es, A, B, COLL_PACKED_TO_FILE, u->stage, A,
+                      NULL, &q);
+        }
+    }
+    u->io_rc = coll_windows(p, u->curs, A, B, write_window, u);
+}
+
+typedef struct io_job {
+    etp_run *u;
+    etp_round *R;
+    int par;
+} io_job;
+
+static void *io_thread(void *arg)
+{
+    io_job *j = arg;
+    io_round(j->u, j->R, j->par);
+    return NULL;
+}
+
+/* ---- exchange side (every rank), on the calling thread ---- */
+
+static int xchg_round(etp_run *u, etp_round *R, int par)
+{
+    coll_plan *p = u->p;
+    const int P = p->P, me = p->me;
+    const int64_t es = p->esize;
+    int rc = PASSION_OK;
+    if (p->op_write) {
+        for (int i = 0; i < P; i++) {
+            if (i == me || !R->sc[i])
+                continue;
+            char *q = u->sbuf[0] + R->sd[i];
+            coll_copy(&p->xme, es, R->ca[i], R->cb[i], COLL_MEM_TO_PACKED,
+                      NULL, 0, u->buf, &q);
+        }
+        if (R->xchg)
+            rc = coll_etp_exchange(p->ctx, u->sbuf[0], R->sc, R->sd,
+                                   u->rbuf[par], R->rc, R->rd);
+        return rc;
+    }
+    if (R->xchg)
+        rc = coll_etp_exchange(p->ctx, u->sbuf[par], R->sc, R->sd,
+                               u->rbuf[0], R->rc, R->rd);
+    if (rc)
+        return rc;
+    for (int i = 0; i < P; i++) {
+        if (i == me || !R->rc[i])
+            continue;
+        char *q = u->rbuf[0] + R->rd[i];
+        coll_copy(&p->xme, es, R->ca[i], R->cb[i], COLL_PACKED_TO_MEM, NULL,
+                  0, u->buf, &q);
+    }
+    return PASSION_OK;
+}
+
+/* ---- setup ---- */
+
+/* Walk the schedule once without I/O: rounds and buffer sizes. */
+static int size_pass(etp_run *u)
+{
+    coll_plan *p = u->p;
+    for (int i = 0; i < p->P; i++)
+        u->pos[i] = p->dlo[i];
+    u->rounds = 0;
+    for (;;) {
+        etp_round *R = &u->r[0];
+        int rc = schedule(u, R);
+        if (rc)
+            return rc;
+        if (!R->any)
+            break;
+        u->rounds++;
+        if (R->ca[p->me] >= 0 &&
+            R->cb[p->me] - R->ca[p->me] + p->esize > u->stage_sz)
+            u->stage_sz = R->cb[p->me] - R->ca[p->me] + p->esize;
+        if (R->send > u->send_sz)
+            u->send_sz = R->send;
+        if (R->recv > u->recv_sz)
+            u->recv_sz = R->recv;
+    }
+    for (int i = 0; i < p->P; i++)
+        u->pos[i] = p->dlo[i];
+    return PASSION_OK;
+}
+
+static int can_thread(const coll_plan *p)
+{
+    if (p->ctx->opt.driver != PASSION_DRIVER_MPIIO)
+        return 1;
+    int lvl = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&lvl);
+    return lvl == MPI_THREAD_MULTIPLE;
+}
+
+static void run_free(etp_run *u)
+{
+    passion_ctx *ctx = u->p->ctx;
+    core_stage_free(ctx, u->curs, u->curs_bytes);
+    core_stage_free(ctx, u->words, u->words_bytes);
+}
+
+static int run_alloc(etp_run *u)
+{
+    coll_plan *p = u->p;
+    passion_ctx *ctx = p->ctx;
+    const int P = p->P;
+    u->words_bytes = (int64_t)P * 13 * 8;
+    u->curs_bytes = (int64_t)P * (int64_t)(sizeof(coll_cur) + sizeof(coll_vec));
+    u->words = core_stage_alloc(ctx, u->words_bytes);
+    u->curs = core_stage_alloc(ctx, u->curs_bytes);
+    if (!u->words || !u->curs)
+        return core_err(ctx, PASSION_ENOMEM, "round descriptors");
+    u->pos = u->words;
+    for (int k = 0; k < 2; k++) {
+        int64_t *w = u->words + P + (int64_t)k * 6 * P;
+        etp_round *R = &u->r[k];
+        R->ca = w;
+        R->cb = w + P;
+        R->sc = w + 2 * P;
+        R->sd = w + 3 * P;
+        R->rc = w + 4 * P;
+        R->rd = w + 5 * P;
+    }
+    return PASSION_OK;
+}
+
+int coll_etp_run(coll_plan *p, char *buf)
+{
+    passion_ctx *ctx = p->ctx;
+    etp_run u;
+    memset(&u, 0, sizeof u);
+    u.p = p;
+    u.buf = buf;
+    int rc = run_alloc(&u);
+    if (!rc)
+        rc = size_pass(&u);
+    if (rc || u.rounds == 0) {
+        run_free(&u);
+        return rc;
+    }
+    u.threaded = u.rounds > 1 && can_thread(p);
+    int two_send = u.threaded && !p->op_write;
+    int two_recv = u.threaded && p->op_write;
+    char **slot[5] = {&u.stage, &u.sbuf[0], &u.rbuf[0], &u.sbuf[1],
+                      &u.rbuf[1]};
+    int64_t size[5] = {u.stage_sz, u.send_sz, u.recv_sz,
+                       two_send ? u.send_sz : 0, two_recv ? u.recv_sz : 0};
+    char *res = p->reserve;
+    for (int k = 0; k < 5; k++) {
+        if (!size[k])
+            continue;
+        *slot[k] = core_stage_alloc(ctx, size[k]);
+        if (!*slot[k]) {
+            /* carve it from the reservation made before the FAD, so that
+               this rank can still run every round */
+            *slot[k] = res;
+            res += (size[k] + 4095) / 4096 * 4096;
+            size[k] = 0; /* not ours to free */
+        }
+    }
+    u.stage_sz = size[0];
+    char *own[5] = {size[0] ? u.stage : NULL, size[1] ? u.sbuf[0] : NULL,
+                    size[2] ? u.rbuf[0] : NULL, size[3] ? u.sbuf[1] : NULL,
+                    size[4] ? u.rbuf[1] : NULL};
+    if (!u.sbuf[1])
+        u.sbuf[1] = u.sbuf[0];
+    if (!u.rbuf[1])
+        u.rbuf[1] = u.rbuf[0];
+    int par = 0, mrc = PASSION_OK;
+    etp_round *R0 = &u.r[0];
+    if ((mrc = schedule(&u, R0)))
+        goto out;
+    if (p->op_write)
+        mrc = xchg_round(&u, R0, 0);
+    else
+        io_round(&u, R0, 0);
+    while (!mrc) {
+        etp_round *cur = &u.r[par], *nxt = &u.r[par ^ 1];
+        if ((mrc = schedule(&u, nxt)))
+            break;
+        /* the I/O of one round against the exchange of the other */
+        io_job job = {&u, p->op_write ? cur : nxt, p->op_write ? par
+                                                               : par ^ 1};
+        int want_io = p->op_write || nxt->any;
+        pthread_t th;
+        int started = want_io && u.threaded &&
+                      pthread_create(&th, NULL, io_thread, &job) == 0;
+        /* without the thread, one buffer each: a write's I/O must consume
+           the received data before the next exchange overwrites it */
+        if (!started && want_io && p->op_write)
+            io_round(&u, job.R, job.par);
+        if (!p->op_write)
+            mrc = xchg_round(&u, cur, par);
+        else if (nxt->any)
+            mrc = xchg_round(&u, nxt, par ^ 1);
+        if (started)
+            pthread_join(th, NULL);
+        else if (want_io && !p->op_write)
+            io_round(&u, job.R, job.par);
+        if (!nxt->any)
+            break;
+        par ^= 1;
+    }
+out:
+    rc = mrc ? mrc : u.io_rc;
+    core_stage_free(ctx, own[0], size[0]);
+    core_stage_free(ctx, own[1], size[1]);
+    core_stage_free(ctx, own[2], size[2]);
+    core_stage_free(ctx, own[3], size[3]);
+    core_stage_free(ctx, own[4], size[4]);
+    u.stage = u.sbuf[0] = u.sbuf[1] = u.rbuf[0] = u.rbuf[1] = NULL;
+    run_free(&u);
+    return rc;
+}

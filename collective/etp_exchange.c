@@ -1,0 +1,32 @@
+/*
+ * etp_exchange.c - the one exchange call of the extended two-phase method
+ * (thesis 6.3.1, second phase): an irregular all-to-all in bytes, through
+ * the exchange ops table (collective/exchange.h: index, four-stage,
+ * pairwise, a1, MPI, or auto by the calibrated cost model), chosen by the
+ * context's `exchange` option.
+ *
+ * Invariants: counts are symmetric (what r sends j is what j expects from
+ * r), which the extended two-phase schedule guarantees by construction;
+ * the exchange layer counts messages, bytes_sent, rounds and t_comm.
+ */
+#include "coll.h"
+#include "exchange.h"
+
+int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
+                      const int64_t *sendcounts, const int64_t *sdispls,
+                      void *recvbuf, const int64_t *recvcounts,
+                      const int64_t *rdispls)
+{
+    coll_xchg_args a = {
+        .sendbuf = sendbuf,
+        .recvbuf = recvbuf,
+        .block = -1,
+        .sendcounts = sendcounts,
+        .sdispls = sdispls,
+        .recvcounts = recvcounts,
+        .rdispls = rdispls,
+        .alg = PASSION_XCHG_DEFAULT,
+        .radix = 0,
+    };
+    return coll_exchange(ctx, &a);
+}

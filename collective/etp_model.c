@@ -1,0 +1,201 @@
+/*
+ * etp_model.c - the cost model behind method `auto` for collective section
+ * access (ALGORITHMS.md section 5; CCL's linear model, Bala et al. 1995,
+ * applied to file requests as well as messages).
+ *
+ * Costs: a file request of s bytes takes L + s/B (the options, else the
+ * page-cache probe of etp_plan.c: memory-like costs when the requested
+ * data is cached, the disk defaults of sieve.c otherwise; the caller sets
+ * them in the context's options while the independent engine counts and
+ * runs, so that its own direct/sieve choice uses them too); the file's bandwidth is
+ * shared by all ranks, its latency is paid by each rank in parallel; an
+ * exchange round among P ranks takes alpha (P-1) + beta (bytes of the
+ * busiest rank); copying in memory runs at COPY_BW. alpha and beta come
+ * from the options or from a short measurement, once per context.
+ *
+ * Candidates and their predicted time, from the FAD alone (no I/O):
+ *  - independent: each rank reads its own section with the independent
+ *    engine (direct or hole-limited sieving, sieve.c's own choice):
+ *      max_r(requests_r) L + sum_r bytes_r / B + max_r useful_r / COPY_BW
+ *    writes whose extents interleave are ordered rank by rank (so requests
+ *    add up over ranks, plus P message latencies);
+ *  - etp-dynamic / etp-static: aggregator i reads the span of requested
+ *    data in its domain in chunks of the stage size (fewer bytes where the
+ *    independent reads show that holes are skipped):
+ *      max_i(requests_i) L + min(sum_i span_i, sum_r bytes_r) / B
+ *      + rounds (alpha (P-1)) + beta max_r(exchanged_r)
+ *      + 2 max_r useful_r / COPY_BW
+ *    writes with holes read before writing (twice the requests and bytes).
+ * The smallest prediction wins; ties go to the first of independent,
+ * dynamic, static. Every input is identical on every rank (the FAD, the
+ * options checked equal in it, the calibration reduced with MPI_MAX), so
+ * every rank chooses the same method.
+ */
+#include "coll.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define COPY_BW 4e9
+#define CAL_BIG 65536
+
+int coll_msg_costs(passion_ctx *ctx, double *alpha, double *beta)
+{
+    if (!ctx->msg_calibrated) {
+        double ab[2] = {0, 0};
+        const int P = ctx->size;
+        if (P > 1) {
+            char *b = malloc((size_t)2 * (size_t)P * CAL_BIG);
+            int ok = b != NULL, all = 0;
+            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
+            if (all) {
+                MPI_Barrier(ctx->comm);
+                double t0 = MPI_Wtime();
+                for (int k = 0; k < 3; k++)
+                    MPI_Alltoall(b, 8, MPI_BYTE, b + (size_t)P * CAL_BIG, 8,
+                                 MPI_BYTE, ctx->comm);
+                double t1 = MPI_Wtime();
+                MPI_Alltoall(b, CAL_BIG, MPI_BYTE, b + (size_t)P * CAL_BIG,
+                             CAL_BIG, MPI_BYTE, ctx->comm);
+                double t2 = MPI_Wtime();
+                double round = (t1 - t0) / 3;
+                ab[0] = round / (P - 1);
+                ab[1] = (t2 - t1 - round) / ((double)CAL_BIG * (P - 1));
+                if (ab[1] < 1e-11)
+                    ab[1] = 1e-11;
+            }
+            free(b);
+            double mx[2];
+            MPI_Allreduce(ab, mx, 2, MPI_DOUBLE, MPI_MAX, ctx->comm);
+            ab[0] = mx[0];
+            ab[1] = mx[1];
+        }
+        ctx->msg_alpha = ab[0];
+        ctx->msg_beta = ab[1];
+        ctx->msg_calibrated = 1;
+    }
+    *alpha = ctx->opt.msg_alpha > 0 ? ctx->opt.msg_alpha : ctx->msg_alpha;
+    *beta = ctx->opt.msg_beta > 0 ? ctx->opt.msg_beta : ctx->msg_beta;
+    return PASSION_OK;
+}
+
+static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
+{
+    if (!p->elems[r] || a >= b)
+        return 0;
+    return coll_count_lt(&p->x[r], p->esize, b) -
+           coll_count_lt(&p->x[r], p->esize, a);
+}
+
+/* Predicted seconds of the extended two-phase method on p's domains. */
+static double etp_time(coll_plan *p, const int64_t *ind_bytes,
+                       int64_t ind_req_sum, double alpha, double beta)
+{
+    const int P = p->P;
+    const int64_t es = p->esize;
+    const double L = p->io_lat, B = p->io_bw;
+    int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
+    int64_t useful_all = 0;
+    for (int r = 0; r < P; r++)
+        ind_sum += ind_bytes[r];
+    for (int i = 0; i < P; i++) {
+        int64_t first = INT64_MAX, last = -1;
+        for (int r = 0; r < P; r++) {
+            int64_t n = cnt_in(p, r, p->dlo[i], p->dhi[i]);
+            if (!n)
+                continue;
+            int64_t f = coll_first_at(&p->x[r], es, p->dlo[i]);
+            int64_t k = coll_count_lt(&p->x[r], es, p->dhi[i]) - 1;
+            int64_t l = coll_elem_off(&p->x[r], es, k) + es;
+            first = f < first ? f : first;
+            last = l > last ? l : last;
+            useful_all += n * es;
+        }
+        int64_t span = last > first ? last - first : 0;
+        span_sum += span;
+        max_span = span > max_span ? span : max_span;
+        int64_t req = span ? (span + p->cap_stage - 1) / p->cap_stage : 0;
+        max_req = req > max_req ? req : max_req;
+    }
+    int64_t bytes = span_sum;
+    if (ind_sum < span_sum) { /* holes worth skipping: as the sieve does */
+        bytes = ind_sum;
+        max_req += (ind_req_sum + P - 1) / P;
+    }
+    if (p->op_write && useful_all < span_sum) {
+        bytes *= 2;
+        max_req *= 2;
+    }
+    /* exchanged bytes of the busiest rank, and the rounds */
+    int64_t max_x = 0, max_useful = 0;
+    for (int r = 0; r < P; r++) {
+        int64_t x = 0;
+        for (int i = 0; i < P; i++)
+            if (i != r)
+                x += cnt_in(p, r, p->dlo[i], p->dhi[i]) * es;
+        max_x = x > max_x ? x : max_x;
+        int64_t u = p->elems[r] * es;
+        max_useful = u > max_useful ? u : max_useful;
+    }
+    int64_t rounds = (max_span + p->cap_stage - 1) / p->cap_stage;
+    int64_t xr = (max_x + p->cap_xchg - 1) / p->cap_xchg;
+    rounds = xr > rounds ? xr : rounds;
+    double t = (double)max_req * L + (double)bytes / B +
+               2.0 * (double)max_useful / COPY_BW;
+    if (P > 1 && max_x > 0)
+        t += (double)rounds * alpha * (P - 1) + beta * (double)max_x;
+    return t;
+}
+
+int coll_method_choose(coll_plan *p, double *seconds)
+{
+    passion_ctx *ctx = p->ctx;
+    const int P = p->P;
+    const double L = p->io_lat, B = p->io_bw;
+    double alpha, beta;
+    coll_msg_costs(ctx, &alpha, &beta);
+    int64_t *ind_bytes = p->scratch;
+    int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
+    for (int r = 0; r < P; r++) {
+        ind_bytes[r] = 0;
+        if (!p->elems[r])
+            continue;
+        passion_plan_info pi;
+        ocad_plan_count(ctx, &p->x[r], PASSION_METHOD_AUTO, p->op_write, &pi);
+        ind_bytes[r] = pi.bytes_file;
+        req_max = pi.requests > req_max ? pi.requests : req_max;
+        req_sum += pi.requests;
+        bytes_sum += pi.bytes_file;
+        int64_t u = pi.method == PASSION_METHOD_SIEVE ? p->elems[r] * p->esize
+                                                      : 0;
+        useful_max = u > useful_max ? u : useful_max;
+    }
+    double t_ind;
+    if (p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO))
+        t_ind = (double)req_sum * L + (double)bytes_sum / B +
+                (double)P * alpha;
+    else
+        t_ind = (double)req_max * L + (double)bytes_sum / B +
+                (double)useful_max / COPY_BW;
+    int best = PASSION_METHOD_AUTO; /* = independent */
+    double tbest = t_ind;
+    static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
+                               PASSION_METHOD_ETP_STATIC};
+    for (int k = 0; k < 2; k++) {
+        /* ind_bytes lives in scratch, which the domain code does not use */
+        coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
+        double t = etp_time(p, ind_bytes, req_sum, alpha, beta);
+        if (t < tbest) {
+            tbest = t;
+            best = etp[k];
+        }
+    }
+    if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
+        fprintf(stderr, "passion: auto chose %s (%.3g s predicted)\n",
+                best == PASSION_METHOD_AUTO ? "independent"
+                : best == PASSION_METHOD_ETP_DYNAMIC ? "etp-dynamic"
+                                                     : "etp-static",
+                tbest);
+    *seconds = tbest;
+    return best;
+}

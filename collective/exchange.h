@@ -1,0 +1,339 @@
+/*
+ * exchange.h - internals of the exchange layer of collective/ (prefix
+ * coll_): all-to-all exchange algorithms behind one ops table, the linear
+ * cost model that `auto` chooses with, and the point-to-point helpers the
+ * algorithms share.
+ *
+ * Everything here works on bytes: counts and displacements are int64 byte
+ * counts, messages larger than the chunk limit (INT_MAX by default) travel
+ * as several MPI messages, so there is no 2 GiB limit.
+ *
+ * Invariants:
+ *  - a call is collective over ctx->comm and returns the same code on
+ *    every rank: arguments, the algorithm and its radix are agreed on at
+ *    entry in one round (every rank sends its header to every rank; a
+ *    non-blocking allreduce above COLL_A2A_MAX ranks); A1's data travels
+ *    with the headers when the caller's choice is A1 (fixed, or the local
+ *    guess of `auto`), so A1 costs one round with its agreement; an
+ *    algorithm whose run can fail locally (it allocates once the sizes are
+ *    known) keeps the message protocol going with empty data and the
+ *    outcome is agreed after it;
+ *  - the choice of `auto` depends only on values that every rank holds
+ *    identically (the agreed shape and the agreed calibration);
+ *  - all messages travel on the layer's own duplicate of ctx->comm
+ *    (coll_xchg_comm), whose errors are returned; algorithms receive only
+ *    from ranks named by their schedule (never MPI_ANY_SOURCE), so
+ *    messages of consecutive calls cannot be confused;
+ *  - counters count the algorithm's own messages: a message split at the
+ *    chunk limit still counts once; the agreements are not counted.
+ *
+ * Adding an algorithm: one file defining a coll_xchg_ops, one line in the
+ * table of exchange.c (and, for a public choice, a value of enum
+ * passion_xchg).
+ */
+#ifndef PASSION_COLL_EXCHANGE_H
+#define PASSION_COLL_EXCHANGE_H
+
+#include "../passion/core.h"
+
+#define COLL_TAG 0x5e00
+
+/* --------------------------------------------------------- cost model */
+
+/*
+ * Linear cost model (CCL's idea, seeds/003; ALGORITHMS.md section 5): a
+ * communication round in which a rank sends k messages of at most s bytes
+ * each costs  round + k*msg + (bytes sent)*byte,  a local copy of n bytes
+ * costs n*copy. For one-port algorithms (one message per round) this is
+ * Bruck's C1*alpha + C2*beta with alpha = round + msg.
+ */
+typedef struct coll_xchg_costs {
+    double round; /* s per dependent round (synchronisation latency) */
+    double msg;   /* s per message in a round */
+    double byte;  /* s per byte sent */
+    double copy;  /* s per byte copied locally */
+    int source;   /* COLL_COSTS_* */
+} coll_xchg_costs;
+
+enum { COLL_COSTS_DEFAULT = 0, COLL_COSTS_OPTIONS = 1,
+       COLL_COSTS_MEASURED = 2 };
+
+/* What the model needs to know of one exchange, identical on all ranks. */
+typedef struct coll_xchg_shape {
+    int procs;
+    int64_t block;  /* >= 0: every pair moves block bytes; -1: irregular */
+    int64_t lmax;   /* max over ranks of bytes sent or received, self
+                       included (the paper's Lmax) */
+    int64_t lmax_x; /* the same without the self message */
+    int64_t mmax;   /* largest message between two different ranks */
+    int64_t total;  /* bytes over all pairs of different ranks */
+} coll_xchg_shape;
+
+/* The shape of a regular exchange of `block` bytes per pair on P ranks. */
+CORE_HIDDEN coll_xchg_shape coll_shape_regular(int procs, int64_t block);
+
+typedef struct coll_xchg_choice {
+    int alg;        /* enum passion_xchg */
+    int radix;      /* index radix, 0 otherwise */
+    double seconds; /* model's prediction */
+} coll_xchg_choice;
+
+/* Model seconds of algorithm alg (radix 0 = the best radix for index,
+   returned in *radix when not NULL); a huge value when not applicable. */
+CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
+                                   int radix, const coll_xchg_shape *s,
+                                   int *best_radix);
+/* Model seconds of one agreement among P ranks (a round of headers to
+   every rank, or an allreduce above COLL_A2A_MAX ranks). Every algorithm
+   pays one at entry (coll_xchg_model adds it), except that A1 up to
+   COLL_A2A_MAX ranks sends its headers in the round of its data and so
+   pays only their messages. */
+CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
+/* The cheapest algorithm (and radix) for s under c. allow_index: index
+   is a candidate (the exchange is regular). Deterministic. */
+CORE_HIDDEN coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
+                                              const coll_xchg_shape *s,
+                                              int allow_index);
+/*
+ * The context's costs: from the options when msg_alpha/msg_beta > 0,
+ * else measured once per context with a short exchange (collective the
+ * first time: every rank must call it together). Same on all ranks.
+ */
+CORE_HIDDEN int coll_xchg_costs_get(passion_ctx *ctx,
+                                    coll_xchg_costs *out /* out */);
+/* 1 when the costs are known without communication (*out filled), 0 when
+   a calibration is needed. Local. */
+CORE_HIDDEN int coll_xchg_costs_ready(passion_ctx *ctx,
+                                      coll_xchg_costs *out /* out */);
+
+/* ------------------------------------------------------------ one call */
+
+/* Counters of one call on this rank. */
+typedef struct coll_xchg_stats {
+    int alg, radix;        /* what ran (auto resolved) */
+    int64_t rounds;        /* communication steps this rank took part in */
+    int64_t messages;      /* messages sent to other ranks */
+    int64_t bytes_sent;    /* bytes sent to other ranks (framing included) */
+    int64_t peak_staging;  /* staging bytes held at once */
+    int64_t peak_payload;  /* of which data bytes (no descriptors) */
+    double seconds;        /* wall time of the call on this rank */
+    double predicted;      /* model's seconds for what ran */
+} coll_xchg_stats;
+
+/* One exchange. Counts and displacements in bytes. */
+typedef struct coll_xchg_args {
+    const void *sendbuf;
+    void *recvbuf;
+    /* >= 0: regular exchange, block bytes to every rank, displacements
+       j*block on both sides (the arrays are ignored); -1: the arrays */
+    int64_t block;
+    const int64_t *sendcounts, *sdispls; /* P entries each */
+    const int64_t *recvcounts, *rdispls;
+    int alg;   /* enum passion_xchg; PASSION_XCHG_DEFAULT = ctx option */
+    int radix; /* index radix 2..P; 0 = the option, else the model */
+    coll_xchg_stats *stats; /* out, optional: this call's counters */
+} coll_xchg_args;
+
+/*
+ * The exchange: every rank j receives in recvbuf + rdispls[i] the
+ * recvcounts[i] bytes that rank i sends from sendbuf + sdispls[j].
+ * Collective; checks arguments and their consistency across ranks
+ * (PASSION_EMISMATCH), returns the same code on every rank. Adds to the
+ * context's counters (messages_sent, bytes_sent, rounds, t_comm,
+ * peak_staging).
+ */
+CORE_HIDDEN int coll_exchange(passion_ctx *ctx, const coll_xchg_args *args);
+/* What `auto` would run for these arguments and the model's seconds.
+   Collective (calibrates if needed); same result on every rank. */
+CORE_HIDDEN int coll_xchg_predict(passion_ctx *ctx,
+                                  const coll_xchg_args *args,
+                                  coll_xchg_choice *out /* out */);
+/* Per-context state of this layer, cached on ctx->comm as an MPI
+   attribute (freed with the communicator). */
+typedef struct coll_xchg_state {
+    int calibrated;
+    coll_xchg_costs costs;
+    coll_xchg_stats last;
+    MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
+} coll_xchg_state;
+/* NULL only when out of memory. Local. */
+CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);
+/* The layer's own communicator (a duplicate of ctx->comm whose errors are
+   returned, not fatal: a receive truncated by inconsistent arguments is
+   reported and drained). Collective the first time on ctx;
+   MPI_COMM_NULL when out of memory. */
+CORE_HIDDEN MPI_Comm coll_xchg_comm(passion_ctx *ctx);
+
+/* Up to this many ranks the agreement is an all-to-all of headers (one
+   round); above, a non-blocking allreduce (log2 P rounds). */
+#define COLL_A2A_MAX 64
+
+/* Scratch bytes the calibration needs on P ranks. */
+CORE_HIDDEN int64_t coll_calib_bytes(int P);
+/* Measure the costs with a short exchange on every rank (collective),
+   using scratch (coll_calib_bytes); the result is the same everywhere. */
+CORE_HIDDEN int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
+                                    coll_xchg_costs *out /* out */);
+
+/* Counters of the last exchange on ctx (zero if none). Local. */
+CORE_HIDDEN int coll_xchg_last(passion_ctx *ctx,
+                               coll_xchg_stats *out /* out */);
+/* Name of an algorithm ("index", "fourstage-nb"...), NULL if unknown. */
+CORE_HIDDEN const char *coll_xchg_name(int alg);
+
+/* --------------------------------------------------------- algorithms */
+
+typedef struct coll_xchg_plan coll_xchg_plan;
+
+typedef struct coll_xchg_ops {
+    const char *name; /* as passion_options_set spells it */
+    int id;           /* enum passion_xchg */
+    int regular_only; /* 1: needs equal blocks (index) */
+    int agree_after;  /* 1: run may fail locally (allocates once sizes are
+                         known); the outcome is agreed after it */
+    /* Model seconds (the paper's count of start-ups and bytes under the
+       linear model); radix: 0 = choose, the choice returned. */
+    double (*model)(const coll_xchg_costs *costs,
+                    const coll_xchg_shape *shape, int *radix);
+    /* Staging bytes this rank needs, known before any message (allocated
+       by the dispatcher ahead of the agreement); NULL: none. */
+    int64_t (*reserve)(const coll_xchg_plan *pl);
+    /* Bytes of bookkeeping (schedules, tables) allocated likewise, not
+       counted as staging; NULL: none. */
+    int64_t (*scratch)(const coll_xchg_plan *pl);
+    /* Run on this rank; 0 or a local error code. With agree_after == 0
+       it must not fail once the agreement passed. */
+    int (*run)(coll_xchg_plan *pl);
+} coll_xchg_ops;
+
+/* The state of one call, shared by the dispatcher and the algorithm. */
+struct coll_xchg_plan {
+    passion_ctx *ctx;
+    MPI_Comm comm;
+    int P, me;
+    const char *sbuf;
+    char *rbuf;
+    int64_t block; /* >= 0 regular */
+    const int64_t *sc, *sd, *rc, *rd;
+    int radix;
+    coll_xchg_shape shape;   /* agreed */
+    coll_xchg_costs costs;   /* agreed (or defaults) */
+    void *reserved;          /* ops->reserve bytes, staging */
+    int64_t reserved_bytes;
+    void *scratch;           /* ops->scratch bytes */
+    MPI_Request *req;        /* request pool allocated before agreement */
+    int nreq;
+    int64_t stage_now, payload_now;
+    coll_xchg_stats st;
+};
+
+static inline int64_t coll_sc(const coll_xchg_plan *pl, int j)
+{
+    return pl->block >= 0 ? pl->block : pl->sc[j];
+}
+static inline int64_t coll_sd(const coll_xchg_plan *pl, int j)
+{
+    return pl->block >= 0 ? pl->block * j : pl->sd[j];
+}
+static inline int64_t coll_rc(const coll_xchg_plan *pl, int j)
+{
+    return pl->block >= 0 ? pl->block : pl->rc[j];
+}
+static inline int64_t coll_rd(const coll_xchg_plan *pl, int j)
+{
+    return pl->block >= 0 ? pl->block * j : pl->rd[j];
+}
+
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_mpi;
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_pairwise;
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_a1;
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_index;
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_fourstage;
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_fourstage_nb;
+
+/* The ops of an algorithm id, NULL if none. */
+CORE_HIDDEN const coll_xchg_ops *coll_xchg_ops_get(int alg);
+
+/* ------------------------------------------------ index (xchg_index.c) */
+
+/* Bruck's counts for one rank, n ranks, radix r, one-port (exact):
+   rounds C1 and blocks sent (C2 / block size). */
+CORE_HIDDEN void coll_index_counts(int n, int r, int64_t *c1,
+                                   int64_t *c2_blocks);
+/* Staging bytes of the index algorithm (rotation buffer and the two
+   step buffers) for blocks of b bytes; r < 2 means 2. */
+CORE_HIDDEN int64_t coll_index_staging(int n, int r, int64_t b);
+
+/* ---------------------------------------- four-stage (xchg_fourstage.c) */
+
+/* The node array of section 3.2: C columns, R rows, the first r columns
+   complete (r = 0: all complete). */
+typedef struct coll_grid {
+    int P, C, R, r;
+} coll_grid;
+CORE_HIDDEN coll_grid coll_grid_make(int P);
+
+/* One send of a schedule step: this node sends to `to` (-1: none) and
+   receives from `from` (-1: none). */
+typedef struct coll_step {
+    int to, from;
+} coll_step;
+/*
+ * Steps of the row stage (I and III, Revised R-Schedule with the
+ * priority stalls of 3.2.2 (B)) for `node`; steps[] has room for 2*C
+ * entries (step t at index t-1), work for 2*C ints; returns the number
+ * of steps (at most C: C - 1 and one more when the row takes messages of
+ * the incomplete row). Contention-free: in every step each node receives
+ * at most one message.
+ */
+CORE_HIDDEN int coll_row_schedule(const coll_grid *g, int node,
+                                  coll_step *steps, int *work);
+
+/* ------------------------------------------ point to point (xchg_p2p.c) */
+
+/* Wait policy: spin on MPI_Test briefly, then yield the CPU between
+   tests (on an oversubscribed node a spinning rank holds the core its
+   peer needs). COLL_WAIT_SPIN never yields (diagnostics). */
+enum { COLL_WAIT_HYBRID = 0, COLL_WAIT_SPIN = 1 };
+CORE_HIDDEN void coll_xchg_set_wait(int mode);
+CORE_HIDDEN int coll_waitall(int n, MPI_Request *req);
+/* Between two unsuccessful polls that started at time t0: yield when the
+   policy allows and the spin time is over. */
+CORE_HIDDEN void coll_idle(double t0);
+
+/* Largest MPI message (bytes); longer messages are split. Tests lower it
+   to exercise the split. */
+CORE_HIDDEN void coll_xchg_set_chunk(int64_t bytes);
+CORE_HIDDEN int64_t coll_xchg_chunk(void);
+/* MPI messages of a logical message of `bytes` (0 for 0 bytes). */
+CORE_HIDDEN int64_t coll_nparts(int64_t bytes);
+
+/* Post a known-size transfer split at the chunk limit; uses
+   coll_nparts(bytes) requests from req. Returns 0 or PASSION_EMPI. */
+CORE_HIDDEN int coll_isend(const coll_xchg_plan *pl, const void *buf,
+                           int64_t bytes, int peer, int tag,
+                           MPI_Request *req);
+CORE_HIDDEN int coll_irecv(const coll_xchg_plan *pl, void *buf,
+                           int64_t bytes, int peer, int tag,
+                           MPI_Request *req);
+/* One step of a one-port algorithm: send and receive, then wait. Counts
+   a round (and a message when bytes are sent). */
+CORE_HIDDEN int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf,
+                              int64_t sbytes, int to, void *rbuf,
+                              int64_t rbytes, int from, int tag);
+
+/* Test hook: the nth staging allocation from now on (this process)
+   fails; 0 turns it off. */
+CORE_HIDDEN void coll_xchg_set_fault(int64_t nth);
+
+/* Staging accounting of one call (on top of core_stage_alloc). */
+CORE_HIDDEN void *coll_stage_alloc(coll_xchg_plan *pl, int64_t bytes,
+                                   int64_t payload);
+CORE_HIDDEN void coll_stage_free(coll_xchg_plan *pl, void *p, int64_t bytes,
+                                 int64_t payload);
+
+/* Allreduce of n int64 with the yielding wait: the first nsum entries
+   are summed (modulo 2^64), the others reduced with max. In place. */
+CORE_HIDDEN int coll_allreduce(MPI_Comm comm, int64_t *v, int n, int nsum);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * global.c - collective section access to a global array file:
+ * passion_read_section_all / passion_write_section_all (thesis 6.1:
+ * PASSION_global_read / PASSION_global_write).
+ *
+ * Every rank passes its own section (empty, overlapping or identical
+ * sections are all fine). Arguments are checked locally; a rank whose
+ * check failed takes part with an empty section and its code reaches
+ * every rank through the FAD, so all return it and none waits. Then the
+ * method: independent (direct, or sieving: each rank its own runs) or the
+ * extended two-phase method with static or dynamic domains; `auto` asks
+ * the cost model (etp_model.c). Finally the ranks agree on the outcome.
+ *
+ * Independent writes stay deterministic where sections share elements
+ * (direct) or where extents interleave (sieving reads and rewrites other
+ * ranks' bytes): the ranks then write one after another in increasing
+ * rank order, so the highest rank's data wins, as in the two-phase method.
+ */
+#include "coll.h"
+
+#include <string.h>
+
+/* Independent access; writes ordered by rank when they could collide. */
+static int independent(coll_plan *p, char *buf, int method)
+{
+    passion_ctx *ctx = p->ctx;
+    int ordered = p->op_write && coll_write_ordered(p, method);
+    int rc = PASSION_OK, token = 0;
+    if (ordered && p->me > 0 &&
+        MPI_Recv(&token, 1, MPI_INT, p->me - 1, 78, ctx->comm,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        rc = core_err(ctx, PASSION_EMPI, "ordering token");
+    if (!rc && p->elems[p->me] > 0)
+        rc = p->op_write
+                 ? ocad_xfer_write(ctx, p->f->fh, &p->xme, buf, method)
+                 : ocad_xfer_read(ctx, p->f->fh, &p->xme, buf, method);
+    if (ordered && p->me + 1 < p->P) {
+        if (MPI_Send(&token, 1, MPI_INT, p->me + 1, 78, ctx->comm) !=
+                MPI_SUCCESS && !rc)
+            rc = core_err(ctx, PASSION_EMPI, "ordering token");
+        ctx->cnt.messages_sent++;
+    }
+    return rc;
+}
+
+static int section_all(passion_file *f, const passion_section *s, void *buf,
+                       const passion_memspec *m, int method, int op_write)
+{
+    if (!f)
+        return PASSION_EINVAL;
+    passion_ctx *ctx = f->ctx;
+    int64_t elems = 0;
+    int rc = PASSION_OK;
+    if (f->a->spec.placement == PASSION_PLACE_LOCAL)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "collective section access needs a global array file");
+    else if (method < PASSION_METHOD_AUTO ||
+             method > PASSION_METHOD_ETP_DYNAMIC)
+        rc = core_err(ctx, PASSION_EINVAL, "unknown method %d", method);
+    else if (op_write && !f->writable)
+        rc = core_err(ctx, PASSION_EACCES, "%s is open read-only",
+                      f->fh->path);
+    else if (!(rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi,
+                                       &elems)) &&
+             !(rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)) &&
+             elems > 0 && !buf)
+        rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
+    coll_plan p;
+    rc = coll_plan_init(&p, f, s, m, method, op_write, rc);
+    if (rc) {
+        coll_plan_free(&p);
+        return rc;
+    }
+    ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
+    /* this call's file costs, for the independent engine's choices too */
+    double lat = ctx->opt.io_latency, bw = ctx->opt.io_bandwidth;
+    ctx->opt.io_latency = p.io_lat;
+    ctx->opt.io_bandwidth = p.io_bw;
+    int chosen = method;
+    if (method == PASSION_METHOD_AUTO) {
+        double t;
+        chosen = coll_method_choose(&p, &t);
+    }
+    if (chosen == PASSION_METHOD_ETP_STATIC ||
+        chosen == PASSION_METHOD_ETP_DYNAMIC) {
+        coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
+        rc = coll_etp_run(&p, buf);
+    } else {
+        rc = independent(&p, buf, chosen);
+    }
+    ctx->opt.io_latency = lat;
+    ctx->opt.io_bandwidth = bw;
+    coll_plan_free(&p);
+    return core_agree(ctx, rc);
+}
+
+int passion_read_section_all(passion_file *f, const passion_section *s,
+                             void *buf, const passion_memspec *mem,
+                             int method)
+{
+    return section_all(f, s, buf, mem, method, 0);
+}
+
+int passion_write_section_all(passion_file *f, const passion_section *s,
+                              const void *buf, const passion_memspec *mem,
+                              int method)
+{
+    return section_all(f, s, (void *)buf, mem, method, 1);
+}

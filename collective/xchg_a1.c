@@ -1,0 +1,72 @@
+/*
+ * xchg_a1.c - algorithm A1 of Liu, Wang and Prasanna (seeds/001, section
+ * 3.1.1), in its non-blocking mode (section 4): one stage; in step
+ * i = 1..P-1 rank j sends its message for rank (j + i) mod P. Every
+ * receive is posted first, then the sends in step order, then one wait:
+ * one round of P - 1 messages, no staging, no copy but the self message.
+ *
+ * Invariant: a message that both sides know to be empty is not sent.
+ */
+#include "exchange.h"
+
+#include <string.h>
+
+static double a1_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
+                       int *radix)
+{
+    *radix = 0;
+    double self = (double)(s->lmax - s->lmax_x);
+    if (s->procs <= 1)
+        return c->copy * (double)s->lmax;
+    return c->round + (double)(s->procs - 1) * c->msg +
+           c->byte * (double)s->lmax_x + c->copy * self;
+}
+
+static int a1_run(coll_xchg_plan *pl)
+{
+    int P = pl->P, me = pl->me, n = 0, rc = PASSION_OK;
+    for (int i = 1; i < P && !rc; i++) {
+        int from = (me - i + P) % P;
+        int64_t b = coll_rc(pl, from);
+        if (n + coll_nparts(b) > pl->nreq)
+            rc = PASSION_ENOMEM;
+        else
+            rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, from), b, from,
+                            COLL_TAG, pl->req + n);
+        n += (int)coll_nparts(b);
+    }
+    for (int i = 1; i < P && !rc; i++) {
+        int to = (me + i) % P;
+        int64_t b = coll_sc(pl, to);
+        if (n + coll_nparts(b) > pl->nreq)
+            rc = PASSION_ENOMEM;
+        else
+            rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, COLL_TAG,
+                            pl->req + n);
+        n += (int)coll_nparts(b);
+        if (b > 0) {
+            pl->st.messages++;
+            pl->st.bytes_sent += b;
+        }
+    }
+    if (coll_sc(pl, me) > 0)
+        memcpy(pl->rbuf + coll_rd(pl, me), pl->sbuf + coll_sd(pl, me),
+               (size_t)coll_sc(pl, me));
+    if (!rc)
+        rc = coll_waitall(n, pl->req);
+    if (rc)
+        return core_err(pl->ctx, rc, "a1: posting or waiting failed");
+    if (n > 0)
+        pl->st.rounds = 1;
+    return PASSION_OK;
+}
+
+const coll_xchg_ops coll_xchg_a1 = {
+    .name = "a1",
+    .id = PASSION_XCHG_A1,
+    .regular_only = 0,
+    .agree_after = 0,
+    .model = a1_model,
+    .reserve = NULL,
+    .run = a1_run,
+};

@@ -1,0 +1,297 @@
+/*
+ * xchg_model.c - the cost model of the exchange layer and its
+ * calibration: CCL's tunable choice (seeds/003) on the linear model
+ * (ALGORITHMS.md section 5). Each algorithm's ops->model counts its
+ * rounds, messages, bytes and local copies as its paper does (Bruck: C1
+ * and C2; four-stage: Theorem 2); `auto` takes the cheapest.
+ *
+ * The calibration is one short measured exchange per context, run the
+ * first time a choice needs it:
+ *   t1 = one ring step of 8 bytes       = round + msg
+ *   t2 = 8 bytes to every peer at once  = round + (P-1) msg
+ *   t3 = one ring step of S bytes       = round + msg + S byte
+ *   a local copy of S bytes             = S copy
+ * each the median of a few repetitions, then the maximum over ranks (the
+ * slowest rank sets the pace of a round), so every rank holds the same
+ * costs. About a dozen rounds: microseconds at P = 2, a few hundred
+ * milliseconds at P = 16 on two cores.
+ *
+ * Invariant: coll_xchg_choose is a pure function of (costs, shape); equal
+ * inputs on every rank give equal choices.
+ */
+#include "exchange.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAL_BIG (64 * 1024)
+#define CAL_SMALL 8
+#define CAL_TAG (COLL_TAG + 14)
+
+/* built-in costs when nothing is known (only for options with one of the
+   two values set) */
+#define DEF_ALPHA 5e-6
+#define DEF_BETA 2e-10
+#define DEF_COPY 1e-10
+
+coll_xchg_shape coll_shape_regular(int procs, int64_t block)
+{
+    coll_xchg_shape s = {0};
+    s.procs = procs;
+    s.block = block;
+    s.lmax = block * procs;
+    s.lmax_x = block * (procs - 1);
+    s.mmax = procs > 1 ? block : 0;
+    s.total = block * procs * (int64_t)(procs - 1);
+    return s;
+}
+
+double coll_agree_cost(const coll_xchg_costs *c, int P)
+{
+    if (P <= 1)
+        return 0;
+    if (P > COLL_A2A_MAX)
+        return ceil(log2((double)P)) * (c->round + c->msg);
+    return c->round + (double)(P - 1) * c->msg;
+}
+
+double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
+                       const coll_xchg_shape *s, int *best_radix)
+{
+    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    int r = radix;
+    if (!ops || (ops->regular_only && s->block < 0))
+        return HUGE_VAL;
+    double t = ops->model(c, s, &r);
+    if (best_radix)
+        *best_radix = r;
+    /* the entry agreement; A1 sends its headers in the round of its
+       data (the same messages more, one round less) */
+    if (alg == PASSION_XCHG_A1 && s->procs > 1 && s->procs <= COLL_A2A_MAX)
+        t += (double)(s->procs - 1) * c->msg;
+    else
+        t += coll_agree_cost(c, s->procs);
+    return t;
+}
+
+coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
+                                  const coll_xchg_shape *s, int allow_index)
+{
+    /* our own algorithms first: on a tie they win over MPI's call */
+    static const int order[] = {PASSION_XCHG_A1, PASSION_XCHG_PAIRWISE,
+                                PASSION_XCHG_INDEX, PASSION_XCHG_FOURSTAGE,
+                                PASSION_XCHG_FOURSTAGE_NB, PASSION_XCHG_MPI};
+    coll_xchg_choice best = {PASSION_XCHG_A1, 0, HUGE_VAL};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if (order[i] == PASSION_XCHG_INDEX && !allow_index)
+            continue;
+        int r = 0;
+        double t = coll_xchg_model(c, order[i], 0, s, &r);
+        if (t < best.seconds) {
+            best.alg = order[i];
+            best.radix = order[i] == PASSION_XCHG_INDEX ? r : 0;
+            best.seconds = t;
+        }
+    }
+    return best;
+}
+
+int coll_xchg_costs_ready(passion_ctx *ctx, coll_xchg_costs *out)
+{
+    const passion_options *o = &ctx->opt;
+    if (o->msg_alpha > 0 || o->msg_beta > 0) {
+        /* the paper's model: every message pays the whole start-up */
+        coll_xchg_costs c = {0};
+        c.round = 0;
+        c.msg = o->msg_alpha > 0 ? o->msg_alpha : DEF_ALPHA;
+        c.byte = o->msg_beta > 0 ? o->msg_beta : DEF_BETA;
+        c.copy = DEF_COPY;
+        c.source = COLL_COSTS_OPTIONS;
+        *out = c;
+        return 1;
+    }
+    coll_xchg_state *st = coll_xchg_state_get(ctx);
+    if (st && st->calibrated) {
+        *out = st->costs;
+        return 1;
+    }
+    if (ctx->size <= 1) {
+        coll_xchg_costs c = {DEF_ALPHA / 2, DEF_ALPHA / 2, DEF_BETA,
+                             DEF_COPY, COLL_COSTS_DEFAULT};
+        *out = c;
+        return 1;
+    }
+    return 0;
+}
+
+int64_t coll_calib_bytes(int P)
+{
+    return 2 * CAL_BIG + 2 * (int64_t)P * CAL_SMALL +
+           2 * (int64_t)P * (int64_t)sizeof(MPI_Request) + 64;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+/* one ring step (send to +1, receive from -1) of n bytes, timed */
+static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
+                double *t)
+{
+    int P = ctx->size, me = ctx->rank;
+    MPI_Comm comm = coll_xchg_comm(ctx);
+    double t0 = core_now();
+    if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, comm,
+                  &q[0]) != MPI_SUCCESS ||
+        MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, comm,
+                  &q[1]) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    int rc = coll_waitall(2, q);
+    *t = core_now() - t0;
+    return rc;
+}
+
+/* CAL_SMALL bytes to every other rank at once, timed */
+static int fan(passion_ctx *ctx, char *s, char *r, MPI_Request *q, double *t)
+{
+    int P = ctx->size, me = ctx->rank, n = 0;
+    MPI_Comm comm = coll_xchg_comm(ctx);
+    double t0 = core_now();
+    for (int i = 1; i < P; i++)
+        if (MPI_Irecv(r + i * CAL_SMALL, CAL_SMALL, MPI_BYTE,
+                      (me - i + P) % P, CAL_TAG, comm,
+                      &q[n++]) != MPI_SUCCESS)
+            return PASSION_EMPI;
+    for (int i = 1; i < P; i++)
+        if (MPI_Isend(s + i * CAL_SMALL, CAL_SMALL, MPI_BYTE, (me + i) % P,
+                      CAL_TAG, comm, &q[n++]) != MPI_SUCCESS)
+            return PASSION_EMPI;
+    int rc = coll_waitall(n, q);
+    *t = core_now() - t0;
+    return rc;
+}
+
+int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
+                        coll_xchg_costs *out)
+{
+    int P = ctx->size;
+    MPI_Comm comm = coll_xchg_comm(ctx);
+    char *big_s = scratch, *big_r = big_s + CAL_BIG;
+    char *sm_s = big_r + CAL_BIG, *sm_r = sm_s + (int64_t)P * CAL_SMALL;
+    MPI_Request *q = (MPI_Request *)(void *)(
+        ((uintptr_t)(sm_r + (int64_t)P * CAL_SMALL) + 15) & ~(uintptr_t)15);
+    memset(scratch, 0, (size_t)(2 * CAL_BIG + 2 * (int64_t)P * CAL_SMALL));
+    /* per repetition, after a barrier: two dependent ring steps of 8
+       bytes, one fan of 8 bytes to every peer, one ring step of CAL_BIG
+       bytes; each phase timed as a whole, so that the waits for a peer
+       that is not running (an oversubscribed node) are in the cost */
+    enum { REPS = 3 };
+    double t[3 * REPS + 1], dummy;
+    int rc = PASSION_OK;
+    double tc = 1e30;
+    for (int i = 0; i < 3; i++) {
+        double t0 = core_now();
+        memcpy(big_r, big_s, CAL_BIG);
+        double d = core_now() - t0;
+        tc = d < tc ? d : tc;
+        big_s[i] = big_r[CAL_BIG - 1 - i]; /* keep the copy alive */
+    }
+    rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &dummy); /* warm-up */
+    for (int r = 0; r < REPS && !rc; r++) {
+        MPI_Request b;
+        if (MPI_Ibarrier(comm, &b) != MPI_SUCCESS || coll_waitall(1, &b)) {
+            rc = PASSION_EMPI;
+            break;
+        }
+        double a1, a2;
+        rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &a1);
+        if (!rc)
+            rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &a2);
+        t[3 * r] = (a1 + a2) / 2;
+        if (!rc)
+            rc = fan(ctx, sm_s, sm_r, q, &t[3 * r + 1]);
+        if (!rc)
+            rc = ring(ctx, big_s, big_r, CAL_BIG, q, &t[3 * r + 2]);
+    }
+    t[3 * REPS] = tc;
+    if (rc)
+        return core_err(ctx, rc, "exchange calibration: MPI failed");
+
+    /* nanoseconds, maximum over ranks, then the median repetition */
+    int64_t v[3 * REPS + 1];
+    for (int i = 0; i < 3 * REPS + 1; i++)
+        v[i] = (int64_t)(t[i] * 1e9);
+    rc = coll_allreduce(comm, v, 3 * REPS + 1, 0);
+    if (rc)
+        return core_err(ctx, rc, "exchange calibration: allreduce failed");
+    double m[3][REPS];
+    for (int r = 0; r < REPS; r++)
+        for (int k = 0; k < 3; k++)
+            m[k][r] = (double)v[3 * r + k] * 1e-9;
+    /* waits for peers are part of every round: medians for the start-up
+       costs; they are not part of the per-byte cost: the fastest
+       repetition of the long step against the fastest short one */
+    double m0 = median(m[0], REPS), m1 = median(m[1], REPS);
+    median(m[2], REPS); /* sorted: m[k][0] is the fastest */
+    v[0] = (int64_t)(m0 * 1e9);
+    v[1] = (int64_t)(m1 * 1e9);
+    v[2] = (int64_t)((m[2][0] - m[0][0] + m0) * 1e9);
+    v[3] = v[3 * REPS];
+    double a1 = (double)v[0] * 1e-9, af = (double)v[1] * 1e-9,
+           ab = (double)v[2] * 1e-9, cp = (double)v[3] * 1e-9;
+    coll_xchg_costs c = {0};
+    c.msg = P > 2 && af > a1 ? (af - a1) / (P - 2) : 0;
+    if (c.msg > a1)
+        c.msg = a1;
+    c.round = a1 - c.msg;
+    if (c.round < 1e-7)
+        c.round = 1e-7;
+    c.copy = cp / CAL_BIG;
+    if (c.copy < 1e-12)
+        c.copy = 1e-12;
+    /* a message moves its bytes at least once: never cheaper than a copy */
+    c.byte = ab > a1 ? (ab - a1) / CAL_BIG : c.copy;
+    if (c.byte < c.copy)
+        c.byte = c.copy;
+    c.source = COLL_COSTS_MEASURED;
+    *out = c;
+    return PASSION_OK;
+}
+
+int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
+{
+    if (coll_xchg_costs_ready(ctx, out))
+        return PASSION_OK;
+    coll_xchg_state *st = coll_xchg_state_get(ctx);
+    MPI_Comm comm = coll_xchg_comm(ctx);
+    int64_t n = coll_calib_bytes(ctx->size);
+    void *scratch = malloc((size_t)n);
+    int64_t fail = (!st || !scratch || comm == MPI_COMM_NULL) ? 1 : 0;
+    int rc = coll_allreduce(comm == MPI_COMM_NULL ? ctx->comm : comm, &fail,
+                            1, 0);
+    if (!rc && fail)
+        rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
+                                 ? core_err(ctx, PASSION_ENOMEM,
+                                            "exchange calibration: no memory")
+                                 : PASSION_OK);
+    if (!rc)
+        rc = coll_xchg_calibrate(ctx, scratch, out);
+    free(scratch);
+    if (rc)
+        return rc;
+    st->calibrated = 1;
+    st->costs = *out;
+    ctx->msg_calibrated = 1;
+    ctx->msg_alpha = out->round + out->msg;
+    ctx->msg_beta = out->byte;
+    return PASSION_OK;
+}

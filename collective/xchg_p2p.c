@@ -1,0 +1,211 @@
+/*
+ * xchg_p2p.c - point-to-point helpers of the exchange algorithms: the
+ * waiting policy, messages split at the chunk limit, one-port steps, the
+ * staging accounting of a call and the non-blocking allreduce used for
+ * agreements.
+ *
+ * Invariants: a logical message of n bytes is ceil(n / chunk) MPI messages
+ * with the same tag, sent and received in order (MPI does not overtake
+ * between one pair on one tag), so both sides split alike; a zero-byte
+ * known-size message is not sent at all.
+ *
+ * Why the wait yields: with more ranks than cores (P > 2 on this machine),
+ * a rank that spins in MPI_Wait keeps the core that the rank it waits for
+ * needs; after a short spin (messages of an honest P = 2 run complete
+ * within it) the wait calls sched_yield between tests.
+ */
+#include "exchange.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <string.h>
+
+#define COLL_SPIN_SECONDS 20e-6
+
+static int wait_mode = COLL_WAIT_HYBRID;
+static int64_t chunk_max = INT_MAX;
+static int64_t fault_at, fault_seen;
+
+void coll_xchg_set_fault(int64_t nth)
+{
+    fault_at = nth;
+    fault_seen = 0;
+}
+
+void coll_xchg_set_wait(int mode)
+{
+    wait_mode = mode == COLL_WAIT_SPIN ? COLL_WAIT_SPIN : COLL_WAIT_HYBRID;
+}
+
+void coll_xchg_set_chunk(int64_t bytes)
+{
+    /* at least the 16-byte header of a four-stage message */
+    chunk_max = bytes < 1 || bytes > INT_MAX ? INT_MAX
+                : bytes < 64                 ? 64
+                                             : bytes;
+}
+
+int64_t coll_xchg_chunk(void)
+{
+    return chunk_max;
+}
+
+int64_t coll_nparts(int64_t bytes)
+{
+    return bytes <= 0 ? 0 : (bytes - 1) / chunk_max + 1;
+}
+
+/* GCC (12) reads MPICH's MPI_STATUSES_IGNORE, the constant pointer 1, as
+   a zero-sized status array and warns; the pointer is never written. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+int coll_waitall(int n, MPI_Request *req)
+{
+    if (n <= 0)
+        return PASSION_OK;
+    if (wait_mode == COLL_WAIT_SPIN)
+        return MPI_Waitall(n, req, MPI_STATUSES_IGNORE) == MPI_SUCCESS
+                   ? PASSION_OK
+                   : PASSION_EMPI;
+    double t0 = 0;
+    for (long i = 0;; i++) {
+        int done = 0;
+        if (MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return PASSION_EMPI;
+        if (done)
+            return PASSION_OK;
+        if (i == 0)
+            t0 = core_now();
+        else if (core_now() - t0 > COLL_SPIN_SECONDS)
+            sched_yield();
+    }
+}
+#pragma GCC diagnostic pop
+
+void coll_idle(double t0)
+{
+    if (wait_mode == COLL_WAIT_HYBRID && core_now() - t0 > COLL_SPIN_SECONDS)
+        sched_yield();
+}
+
+int coll_isend(const coll_xchg_plan *pl, const void *buf, int64_t bytes,
+               int peer, int tag, MPI_Request *req)
+{
+    const char *p = buf;
+    for (int64_t k = 0; bytes > 0; k++) {
+        int64_t n = bytes < chunk_max ? bytes : chunk_max;
+        if (MPI_Isend(p, (int)n, MPI_BYTE, peer, tag, pl->comm, &req[k]) !=
+            MPI_SUCCESS)
+            return PASSION_EMPI;
+        p += n;
+        bytes -= n;
+    }
+    return PASSION_OK;
+}
+
+int coll_irecv(const coll_xchg_plan *pl, void *buf, int64_t bytes, int peer,
+               int tag, MPI_Request *req)
+{
+    char *p = buf;
+    for (int64_t k = 0; bytes > 0; k++) {
+        int64_t n = bytes < chunk_max ? bytes : chunk_max;
+        if (MPI_Irecv(p, (int)n, MPI_BYTE, peer, tag, pl->comm, &req[k]) !=
+            MPI_SUCCESS)
+            return PASSION_EMPI;
+        p += n;
+        bytes -= n;
+    }
+    return PASSION_OK;
+}
+
+int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf, int64_t sbytes,
+                  int to, void *rbuf, int64_t rbytes, int from, int tag)
+{
+    int64_t nr = coll_nparts(rbytes), ns = coll_nparts(sbytes);
+    if (nr + ns > pl->nreq)
+        return core_err(pl->ctx, PASSION_ENOMEM,
+                        "exchange step needs %lld requests (pool %d)",
+                        (long long)(nr + ns), pl->nreq);
+    int rc = coll_irecv(pl, rbuf, rbytes, from, tag, pl->req);
+    if (!rc)
+        rc = coll_isend(pl, sbuf, sbytes, to, tag, pl->req + nr);
+    if (!rc)
+        rc = coll_waitall((int)(nr + ns), pl->req);
+    if (rc)
+        return core_err(pl->ctx, rc, "MPI point-to-point in exchange step");
+    if (sbytes > 0 || rbytes > 0)
+        pl->st.rounds++;
+    if (sbytes > 0) {
+        pl->st.messages++;
+        pl->st.bytes_sent += sbytes;
+    }
+    return PASSION_OK;
+}
+
+void *coll_stage_alloc(coll_xchg_plan *pl, int64_t bytes, int64_t payload)
+{
+    if (bytes <= 0)
+        return NULL;
+    if (fault_at > 0 && ++fault_seen == fault_at)
+        return NULL;
+    void *p = core_stage_alloc(pl->ctx, bytes);
+    if (!p)
+        return NULL;
+    pl->stage_now += bytes;
+    pl->payload_now += payload;
+    if (pl->stage_now > pl->st.peak_staging)
+        pl->st.peak_staging = pl->stage_now;
+    if (pl->payload_now > pl->st.peak_payload)
+        pl->st.peak_payload = pl->payload_now;
+    return p;
+}
+
+void coll_stage_free(coll_xchg_plan *pl, void *p, int64_t bytes,
+                     int64_t payload)
+{
+    if (!p)
+        return;
+    core_stage_free(pl->ctx, p, bytes);
+    pl->stage_now -= bytes;
+    pl->payload_now -= payload;
+}
+
+/* v[0] holds the number of summed entries that follow it. */
+static void reduce_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int64_t *a = in;
+    int64_t *b = inout;
+    int n = *len;
+    int nsum = (int)(a[0] > b[0] ? a[0] : b[0]);
+    b[0] = nsum;
+    for (int i = 1; i < n; i++) {
+        if (i <= nsum)
+            b[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]);
+        else if (a[i] > b[i])
+            b[i] = a[i];
+    }
+}
+
+int coll_allreduce(MPI_Comm comm, int64_t *v, int n, int nsum)
+{
+    int64_t buf[64], out[64];
+    if (n + 1 > 64 || nsum > n)
+        return PASSION_EINVAL;
+    buf[0] = nsum;
+    memcpy(buf + 1, v, (size_t)n * sizeof *v);
+    MPI_Op op;
+    if (MPI_Op_create(reduce_fn, 1, &op) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    MPI_Request req;
+    int rc = PASSION_OK;
+    if (MPI_Iallreduce(buf, out, n + 1, MPI_INT64_T, op, comm, &req) !=
+        MPI_SUCCESS)
+        rc = PASSION_EMPI;
+    else
+        rc = coll_waitall(1, &req);
+    MPI_Op_free(&op);
+    if (!rc)
+        memcpy(v, out + 1, (size_t)n * sizeof *v);
+    return rc;
+}

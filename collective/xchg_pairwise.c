@@ -1,0 +1,61 @@
+/*
+ * xchg_pairwise.c - complete exchange by pairwise steps, Bokhari (seeds/002,
+ * section "pairwise"): when P is a power of two, step i = 1..P-1 exchanges
+ * with rank (me XOR i), so every step is a set of disjoint pairs; for other
+ * P the shift schedule (send to me + i, receive from me - i). One-port:
+ * P - 1 rounds, each one send and one receive, no staging.
+ *
+ * Invariant: steps run in order and each waits for its own send and
+ * receive, so a rank is never more than one step ahead of a partner.
+ */
+#include "exchange.h"
+
+#include <string.h>
+
+static double pw_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
+                       int *radix)
+{
+    *radix = 0;
+    int P = s->procs;
+    if (P <= 1)
+        return c->copy * (double)s->lmax;
+    /* every step waits for its largest message */
+    int64_t step = s->block >= 0 ? s->block : s->mmax;
+    double bytes = (double)step * (P - 1);
+    if (s->block < 0 && bytes > (double)s->total)
+        bytes = (double)s->total;
+    if (bytes < (double)s->lmax_x)
+        bytes = (double)s->lmax_x;
+    return (double)(P - 1) * (c->round + c->msg) + c->byte * bytes +
+           c->copy * (double)(s->lmax - s->lmax_x);
+}
+
+static int pw_run(coll_xchg_plan *pl)
+{
+    int P = pl->P, me = pl->me;
+    int pow2 = (P & (P - 1)) == 0;
+    if (coll_sc(pl, me) > 0)
+        memcpy(pl->rbuf + coll_rd(pl, me), pl->sbuf + coll_sd(pl, me),
+               (size_t)coll_sc(pl, me));
+    for (int i = 1; i < P; i++) {
+        int to = pow2 ? (me ^ i) : (me + i) % P;
+        int from = pow2 ? (me ^ i) : (me - i + P) % P;
+        int rc = coll_sendrecv(pl, pl->sbuf + coll_sd(pl, to),
+                               coll_sc(pl, to), to,
+                               pl->rbuf + coll_rd(pl, from),
+                               coll_rc(pl, from), from, COLL_TAG + 1);
+        if (rc)
+            return rc;
+    }
+    return PASSION_OK;
+}
+
+const coll_xchg_ops coll_xchg_pairwise = {
+    .name = "pairwise",
+    .id = PASSION_XCHG_PAIRWISE,
+    .regular_only = 0,
+    .agree_after = 0,
+    .model = pw_model,
+    .reserve = NULL,
+    .run = pw_run,
+};

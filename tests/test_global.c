@@ -1,0 +1,760 @@
+/*
+ * test_global.c - global placement: .npy and raw global files, and the
+ * collective section access passion_read_section_all /
+ * passion_write_section_all with every method (direct, sieve, etp-static,
+ * etp-dynamic, auto), under any number of ranks.
+ *
+ * Every rank draws every rank's section from the same seed, so each can
+ * model the whole file: reads are compared element by element (and the
+ * memory around a section inside a larger array must stay untouched);
+ * writes are applied to the model in increasing rank order (the highest
+ * rank wins where sections overlap) and the whole file is compared with it,
+ * so a byte changed outside the sections is caught too.
+ *
+ * Debugging: TEST_VERBOSE=1 prints each random case; TEST_ONLY_SEED=S
+ * runs only the random case with seed S (the seed printed on failure).
+ */
+#include "harness.h"
+
+#include "passion.h"
+
+#include <stdint.h>
+#include <unistd.h>
+
+#define NMETHODS 5
+static const int methods[NMETHODS] = {
+    PASSION_METHOD_AUTO, PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
+    PASSION_METHOD_ETP_STATIC, PASSION_METHOD_ETP_DYNAMIC};
+static const char *method_names[NMETHODS] = {"auto", "direct", "sieve",
+                                             "etp-static", "etp-dynamic"};
+
+/* ---- a file and its model ---- */
+
+typedef struct world {
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f;
+    passion_array_spec spec;
+    int nd;
+    int64_t esize, nelem;
+    int order[PASSION_MAX_DIMS];  /* order[0] slowest */
+    int64_t fstride[PASSION_MAX_DIMS]; /* elements, per dimension */
+    unsigned char *model;         /* the file's data as it should be */
+    char path[512];
+} world;
+
+static unsigned char byte_of(int64_t idx, int64_t k, uint64_t salt)
+{
+    uint64_t s = (uint64_t)idx * 0x9E3779B97F4A7C15ULL + (uint64_t)k * 131 +
+                 salt * 0xBF58476D1CE4E5B9ULL;
+    return (unsigned char)(th_next(&s) >> 56);
+}
+
+static int world_open(world *w, const passion_options *opt, int nd,
+                      const int64_t *shape, int64_t esize, int storage,
+                      int64_t header, int npy, const char *tag)
+{
+    memset(w, 0, sizeof *w);
+    w->nd = nd;
+    w->esize = esize;
+    int rc = passion_init(MPI_COMM_WORLD, opt, &w->ctx);
+    if (rc)
+        return rc;
+    passion_array_spec_init(&w->spec, nd, shape, esize);
+    w->spec.storage = storage;
+    w->spec.placement = PASSION_PLACE_GLOBAL;
+    w->spec.header_bytes = npy ? 0 : header;
+    if ((rc = passion_array_create(w->ctx, &w->spec, &w->a)))
+        return rc;
+    const passion_array_spec *n = passion_array_get_spec(w->a);
+    memcpy(w->order, n->order, sizeof w->order);
+    int64_t st = 1;
+    for (int k = nd - 1; k >= 0; k--) {
+        w->fstride[w->order[k]] = st;
+        st *= shape[w->order[k]];
+    }
+    w->nelem = st;
+    snprintf(w->path, sizeof w->path, "%s/%s.%s", th_dir(), tag,
+             npy ? "npy" : "raw");
+    if ((rc = passion_file_open(w->a, w->path, PASSION_MODE_CREATE, &w->f)))
+        return rc;
+    w->model = malloc((size_t)(w->nelem * esize));
+    for (int64_t i = 0; i < w->nelem * esize; i++)
+        w->model[i] = byte_of(i / esize, i % esize, 1);
+    /* rank 0 fills the file with the model's contents */
+    passion_section all;
+    passion_section_set(&all, nd, NULL, shape, NULL);
+    if (th_rank == 0)
+        rc = passion_write_section(w->f, &all, w->model, NULL,
+                                   PASSION_METHOD_DIRECT);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return rc;
+}
+
+static void world_close(world *w)
+{
+    passion_file_close(w->f);
+    passion_array_free(w->a);
+    passion_finalize(w->ctx);
+    free(w->model);
+    if (th_rank == 0)
+        unlink(w->path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* File element index of section element i (i in count-box, C order over
+   dimensions 0..nd-1) and its memory position. */
+typedef struct walk {
+    int64_t i[PASSION_MAX_DIMS];
+} walk;
+
+static int64_t file_index(const world *w, const passion_section *s,
+                          const int64_t *i)
+{
+    int64_t e = 0;
+    for (int d = 0; d < w->nd; d++)
+        e += (s->start[d] + i[d] * s->stride[d]) * w->fstride[d];
+    return e;
+}
+
+static int64_t mem_index(const world *w, const passion_section *s,
+                         const passion_memspec *m, const int64_t *i)
+{
+    int64_t e = 0, st = 1;
+    for (int k = w->nd - 1; k >= 0; k--) {
+        int d = w->order[k];
+        e += ((m ? m->offset[d] : 0) + i[d]) * st;
+        st *= m ? m->shape[d] : s->count[d];
+    }
+    return e;
+}
+
+static int next_index(int nd, const passion_section *s, int64_t *i)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        if (++i[d] < s->count[d])
+            return 1;
+        i[d] = 0;
+    }
+    return 0;
+}
+
+static int64_t mem_elems(const world *w, const passion_section *s,
+                         const passion_memspec *m)
+{
+    int64_t n = 1;
+    for (int d = 0; d < w->nd; d++)
+        n *= m ? m->shape[d] : s->count[d];
+    return n;
+}
+
+/* ---- random sections ---- */
+
+typedef enum { SEC_RANDOM, SEC_IDENTICAL, SEC_EMPTY_SOME } sec_kind;
+
+static void random_section(uint64_t *rng, const world *w,
+                           const int64_t *shape, passion_section *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int d = 0; d < w->nd; d++) {
+        int64_t st = th_range(rng, 1, 4) == 1 ? th_range(rng, 2, 4) : 1;
+        int64_t start = th_range(rng, 0, shape[d] - 1);
+        int64_t maxc = (shape[d] - 1 - start) / st + 1;
+        s->start[d] = start;
+        s->stride[d] = st;
+        s->count[d] = th_range(rng, 1, maxc);
+    }
+}
+
+/* Sections of every rank, drawn alike on every rank. */
+static void draw_sections(uint64_t seed, const world *w, const int64_t *shape,
+                          passion_section *secs)
+{
+    uint64_t rng = seed;
+    int kind = (int)th_range(&rng, 0, 2);
+    for (int r = 0; r < th_size; r++) {
+        if (kind == SEC_IDENTICAL && r > 0)
+            secs[r] = secs[0];
+        else
+            random_section(&rng, w, shape, &secs[r]);
+        if (kind == SEC_EMPTY_SOME && th_range(&rng, 0, 2) == 0)
+            secs[r].count[th_range(&rng, 0, w->nd - 1)] = 0;
+    }
+}
+
+static void random_memspec(uint64_t *rng, const world *w,
+                           const passion_section *s, passion_memspec *m)
+{
+    for (int d = 0; d < w->nd; d++) {
+        int64_t pad = th_range(rng, 0, 2);
+        m->shape[d] = s->count[d] + pad;
+        m->offset[d] = th_range(rng, 0, pad);
+    }
+}
+
+static int64_t sec_elems(const world *w, const passion_section *s)
+{
+    return passion_section_elems(s, w->nd);
+}
+
+/* ---- one read and one write of random sections, checked ---- */
+
+static int check_read(world *w, const passion_section *s,
+                      const passion_memspec *m, int method)
+{
+    int64_t n = mem_elems(w, s, m);
+    unsigned char *buf = malloc((size_t)(n * w->esize + 1));
+    memset(buf, 0xEE, (size_t)(n * w->esize + 1));
+    int rc = passion_read_section_all(w->f, s, buf, m, method);
+    int bad = rc != 0;
+    TH_CHECK(rc == 0, "read_section_all (%d): %s: %s", method,
+             passion_strerror(rc), passion_errdetail(w->ctx));
+    unsigned char *seen = calloc((size_t)n + 1, 1);
+    if (!rc && sec_elems(w, s) > 0) {
+        int64_t i[PASSION_MAX_DIMS] = {0};
+        do {
+            int64_t fe = file_index(w, s, i), me = mem_index(w, s, m, i);
+            seen[me] = 1;
+            if (memcmp(buf + me * w->esize, w->model + fe * w->esize,
+                       (size_t)w->esize))
+                bad = 1;
+        } while (next_index(w->nd, s, i));
+    }
+    for (int64_t k = 0; k < n * w->esize && !rc; k++)
+        if (!seen[k / w->esize] && buf[k] != 0xEE)
+            bad = 1;
+    TH_CHECK(!bad, "read with %s: wrong data", method_names[method]);
+    free(seen);
+    free(buf);
+    return bad;
+}
+
+static int check_file(world *w, const char *what)
+{
+    int64_t bytes = w->nelem * w->esize;
+    unsigned char *all = malloc((size_t)bytes);
+    passion_section whole;
+    passion_section_set(&whole, w->nd, NULL, w->spec.shape, NULL);
+    int rc = passion_read_section(w->f, &whole, all, NULL,
+                                  PASSION_METHOD_DIRECT);
+    int64_t first = -1;
+    for (int64_t k = 0; k < bytes && first < 0; k++)
+        if (all[k] != w->model[k])
+            first = k;
+    TH_CHECK(rc == 0 && first < 0,
+             "%s: file differs from the model at byte %lld (rc %d)", what,
+             (long long)first, rc);
+    free(all);
+    return rc || first >= 0;
+}
+
+static int check_write(world *w, const passion_section *secs,
+                       const passion_memspec *m, int method, uint64_t salt)
+{
+    const passion_section *s = &secs[th_rank];
+    int64_t n = mem_elems(w, s, m);
+    unsigned char *buf = malloc((size_t)(n * w->esize + 1));
+    memset(buf, 0xAB, (size_t)(n * w->esize + 1));
+    /* my values, at my memory positions */
+    if (sec_elems(w, s) > 0) {
+        int64_t i[PASSION_MAX_DIMS] = {0};
+        do {
+            int64_t fe = file_index(w, s, i), me = mem_index(w, s, m, i);
+            for (int64_t k = 0; k < w->esize; k++)
+                buf[me * w->esize + k] =
+                    byte_of(fe, k, salt * 64 + (uint64_t)th_rank);
+        } while (next_index(w->nd, s, i));
+    }
+    int rc = passion_write_section_all(w->f, s, buf, m, method);
+    TH_CHECK(rc == 0, "write_section_all (%s): %s: %s", method_names[method],
+             passion_strerror(rc), passion_errdetail(w->ctx));
+    /* the model: every rank's write, in increasing rank order */
+    for (int r = 0; r < th_size; r++) {
+        if (sec_elems(w, &secs[r]) == 0)
+            continue;
+        int64_t i[PASSION_MAX_DIMS] = {0};
+        do {
+            int64_t fe = file_index(w, &secs[r], i);
+            for (int64_t k = 0; k < w->esize; k++)
+                w->model[fe * w->esize + k] =
+                    byte_of(fe, k, salt * 64 + (uint64_t)r);
+        } while (next_index(w->nd, &secs[r], i));
+    }
+    free(buf);
+    return check_file(w, method_names[method]) || rc;
+}
+
+/* ---- the random matrix ---- */
+
+static void random_round(uint64_t seed, int driver, int npy)
+{
+    uint64_t rng = seed;
+    th_case_seed = seed;
+    const char *only = getenv("TEST_ONLY_SEED");
+    if (only && strtoull(only, NULL, 10) != seed)
+        return;
+    int nd = (int)th_range(&rng, 2, 4);
+    int64_t shape[PASSION_MAX_DIMS];
+    int64_t total = 1;
+    for (int d = 0; d < nd; d++) {
+        shape[d] = th_range(&rng, 1, nd == 2 ? 40 : nd == 3 ? 14 : 7);
+        total *= shape[d];
+    }
+    static const int64_t esizes[] = {1, 4, 8, 12};
+    int64_t esize = esizes[th_range(&rng, 0, 3)];
+    int storage = (int)th_range(&rng, 0, 1);
+    int64_t header = th_range(&rng, 0, 1) ? th_range(&rng, 1, 5000) : 0;
+    passion_options opt;
+    passion_options_init(&opt);
+    opt.driver = driver;
+    /* O_DIRECT on some posix rounds (unaligned requests go through the
+       driver's bounce buffer) */
+    opt.direct_io = driver == PASSION_DRIVER_POSIX && th_range(&rng, 0, 3) == 0;
+    /* tiny budgets make many rounds; the floor holds one element per rank
+       per round */
+    int64_t floor = 5 * 64 * (th_size > 1 ? th_size : 2);
+    opt.memory_budget = th_range(&rng, 0, 2) ? th_range(&rng, floor,
+                                                        floor + 4096)
+                                             : (int64_t)64 << 20;
+    char tag[64];
+    snprintf(tag, sizeof tag, "rand-%llu", (unsigned long long)seed % 100000);
+    if (getenv("TEST_VERBOSE") && th_rank == 0)
+        printf("\nseed %llu: nd %d shape %lld %lld %lld %lld esize %lld "
+               "storage %d header %lld budget %lld driver %d npy %d "
+               "direct_io %d\n",
+               (unsigned long long)seed, nd, (long long)shape[0],
+               (long long)shape[1], (long long)(nd > 2 ? shape[2] : 0),
+               (long long)(nd > 3 ? shape[3] : 0), (long long)esize, storage,
+               (long long)header, (long long)opt.memory_budget, driver, npy,
+               opt.direct_io);
+    world w;
+    int rc = world_open(&w, &opt, nd, shape, esize, storage, header, npy,
+                        tag);
+    TH_CHECK(rc == 0, "setup: %s", passion_strerror(rc));
+    if (rc) {
+        world_close(&w);
+        return;
+    }
+    passion_section secs[64];
+    for (int t = 0; t < 3; t++) {
+        uint64_t sseed = th_next(&rng);
+        draw_sections(sseed, &w, shape, secs);
+        uint64_t mrng = sseed ^ (uint64_t)th_rank;
+        passion_memspec mem, *m = NULL;
+        if (th_range(&mrng, 0, 1)) {
+            random_memspec(&mrng, &w, &secs[th_rank], &mem);
+            m = &mem;
+        }
+        int method = (int)th_range(&rng, 0, NMETHODS - 1);
+        if (getenv("TEST_VERBOSE"))
+            for (int r = 0; r < th_size && th_rank == 0; r++) {
+                printf("  rank %d:", r);
+                for (int d = 0; d < nd; d++)
+                    printf(" %lld+%lld*%lld", (long long)secs[r].start[d],
+                           (long long)secs[r].count[d],
+                           (long long)secs[r].stride[d]);
+                printf(" mem %d\n", m != NULL);
+            }
+        check_read(&w, &secs[th_rank], m, methods[method]);
+        method = (int)th_range(&rng, 0, NMETHODS - 1);
+        if (getenv("TEST_VERBOSE") && th_rank == 0)
+            printf("  write with %s\n", method_names[method]);
+        check_write(&w, secs, m, methods[method], sseed % 1000 + 2);
+        passion_counters c;
+        passion_counters_get(w.ctx, &c);
+        TH_CHECK(c.peak_staging <= (uint64_t)opt.memory_budget +
+                                       1024 * (uint64_t)th_size,
+                 "peak staging %llu over budget %lld + 1 KiB per rank",
+                 (unsigned long long)c.peak_staging,
+                 (long long)opt.memory_budget);
+    }
+    (void)total;
+    world_close(&w);
+}
+
+/* Fewer random rounds where every collective costs a time slice (more
+   ranks than cores): the suite stays within its time at P = 7. */
+static int rounds_for(int n)
+{
+    return th_size <= 4 ? n : (n + 1) / 2;
+}
+
+static void test_random_posix(void)
+{
+    for (int k = 0; k < rounds_for(14); k++)
+        random_round(th_seed * 1000 + (uint64_t)k, PASSION_DRIVER_POSIX,
+                     k % 3 == 0);
+}
+
+static void test_random_mpiio(void)
+{
+    for (int k = 0; k < rounds_for(6); k++)
+        random_round(th_seed * 1000 + 500 + (uint64_t)k, PASSION_DRIVER_MPIIO,
+                     k % 2 == 0);
+}
+
+/* Every method on the same sections: all must give the same file. */
+static void test_every_method(void)
+{
+    th_case_seed = th_seed + 7;
+    int64_t shape[2] = {37, 23};
+    passion_options opt;
+    passion_options_init(&opt);
+    opt.memory_budget = 5 * 64 * (th_size > 1 ? th_size : 2) + 300;
+    world w;
+    int rc = world_open(&w, &opt, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
+                        "every");
+    TH_CHECK(rc == 0, "setup");
+    if (!rc) {
+        passion_section secs[64];
+        for (int r = 0; r < th_size; r++) {
+            /* thesis-like: row blocks, stride 2 in rows, overlapping */
+            int64_t st[2] = {r % 5, 0}, ct[2] = {(37 - r % 5 + 1) / 2, 23},
+                    sd[2] = {2, 1};
+            passion_section_set(&secs[r], 2, st, ct, sd);
+        }
+        for (int mi = 0; mi < NMETHODS; mi++) {
+            check_read(&w, &secs[th_rank], NULL, methods[mi]);
+            check_write(&w, secs, NULL, methods[mi], 50 + (uint64_t)mi);
+        }
+    }
+    world_close(&w);
+}
+
+/* A bad section on one rank: the same error everywhere, and no hang. */
+static void test_errors(void)
+{
+    th_case_seed = th_seed + 11;
+    int64_t shape[3] = {6, 5, 4};
+    passion_options opt;
+    passion_options_init(&opt);
+    world w;
+    int rc = world_open(&w, &opt, 3, shape, 8, PASSION_ROW_MAJOR, 64, 0,
+                        "errors");
+    TH_CHECK(rc == 0, "setup");
+    if (rc) {
+        world_close(&w);
+        return;
+    }
+    double buf[200];
+    int bad = th_size - 1;
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        passion_section s;
+        int64_t st[3] = {0, 0, 0}, ct[3] = {2, 2, 2};
+        if (th_rank == bad)
+            st[1] = 4; /* 4 + 1 = 5: out of bounds */
+        passion_section_set(&s, 3, st, ct, NULL);
+        rc = passion_read_section_all(w.f, &s, buf, NULL, methods[mi]);
+        TH_CHECK(rc == PASSION_ERANGE, "out of bounds read on rank %d: %d",
+                 bad, rc);
+        char want[32];
+        snprintf(want, sizeof want, "rank %d", bad);
+        TH_CHECK(strstr(passion_errdetail(w.ctx), want) != NULL,
+                 "detail names the failing rank: %s",
+                 passion_errdetail(w.ctx));
+        rc = passion_write_section_all(w.f, &s, buf, NULL, methods[mi]);
+        TH_CHECK(rc == PASSION_ERANGE, "out of bounds write: %d", rc);
+    }
+    check_file(&w, "after failed writes");
+    /* zero stride on rank 0 */
+    passion_section s;
+    int64_t ct[3] = {1, 1, 1}, sd[3] = {1, th_rank == 0 ? 0 : 1, 1};
+    passion_section_set(&s, 3, NULL, ct, sd);
+    rc = passion_read_section_all(w.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_EINVAL, "zero stride: %d", rc);
+    /* ranks passing different methods */
+    if (th_size > 1) {
+        passion_section_set(&s, 3, NULL, ct, NULL);
+        rc = passion_read_section_all(w.f, &s, buf, NULL,
+                                      th_rank ? PASSION_METHOD_ETP_STATIC
+                                              : PASSION_METHOD_AUTO);
+        TH_CHECK(rc == PASSION_EMISMATCH, "different methods: %d", rc);
+    }
+    /* NULL buffer with a non-empty section on the last rank */
+    passion_section_set(&s, 3, NULL, ct, NULL);
+    rc = passion_read_section_all(w.f, &s, th_rank == bad ? NULL : buf, NULL,
+                                  PASSION_METHOD_ETP_DYNAMIC);
+    TH_CHECK(rc == PASSION_EINVAL, "NULL buffer: %d", rc);
+    world_close(&w);
+}
+
+/* I/O failure on one rank inside the rounds: agreed, no hang. */
+static void test_fault(void)
+{
+    th_case_seed = th_seed + 13;
+    passion_options opt;
+    passion_options_init(&opt);
+    opt.driver = PASSION_DRIVER_FAULT;
+    opt.fault_ranks = 0;
+    opt.fault_fail_at = 2; /* rank 0: the setup write is request 1 */
+    opt.memory_budget = 5 * 64 * (th_size > 1 ? th_size : 2);
+    int64_t shape[2] = {64, 64};
+    world w;
+    int rc = world_open(&w, &opt, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
+                        "fault");
+    TH_CHECK(rc == 0, "setup (fault): %s", passion_strerror(rc));
+    if (!rc) {
+        float *fb = malloc(64 * 64 * 4);
+        passion_section all;
+        passion_section_set(&all, 2, NULL, shape, NULL);
+        /* rank 0 aggregates the first domain: its first request fails */
+        rc = passion_read_section_all(w.f, &all, fb, NULL,
+                                      PASSION_METHOD_ETP_DYNAMIC);
+        TH_CHECK(rc == PASSION_EIO, "read with a failing request: %d", rc);
+        TH_CHECK(strstr(passion_errdetail(w.ctx), "rank 0") != NULL,
+                 "detail from rank 0: %s", passion_errdetail(w.ctx));
+        /* the fault happens once; then everything works again */
+        for (int mi = 0; mi < NMETHODS; mi++)
+            check_read(&w, &all, NULL, methods[mi]);
+        free(fb);
+    }
+    world_close(&w);
+    /* the same for a write, with one rank short of requests */
+    opt.fault_fail_at = 2;
+    rc = world_open(&w, &opt, 2, shape, 4, PASSION_ROW_MAJOR, 0, 0,
+                    "fault2");
+    TH_CHECK(rc == 0, "setup (fault 2): %s", passion_strerror(rc));
+    if (!rc) {
+        float *fb = calloc(64 * 64, 4);
+        passion_section s;
+        int64_t st[2] = {th_rank % 64, 0}, ct[2] = {1, 64};
+        passion_section_set(&s, 2, st, ct, NULL);
+        rc = passion_write_section_all(w.f, &s, fb, NULL,
+                                       PASSION_METHOD_ETP_STATIC);
+        TH_CHECK(rc == PASSION_EIO, "write with a failing request: %d", rc);
+        free(fb);
+    }
+    world_close(&w);
+}
+
+/* ---- .npy ---- */
+
+static void test_npy_header(void)
+{
+    th_case_seed = th_seed + 17;
+    int64_t shape[3] = {3, 1000, 7};
+    passion_options opt;
+    passion_options_init(&opt);
+    for (int order = 0; order < 2; order++) {
+        world w;
+        int rc = world_open(&w, &opt, 3, shape, 8, order, 0, 1, "hdr");
+        TH_CHECK(rc == 0, "npy create: %s", passion_strerror(rc));
+        if (rc) {
+            world_close(&w);
+            continue;
+        }
+        /* the header as numpy writes it */
+        unsigned char h[128];
+        FILE *fp = fopen(w.path, "rb");
+        size_t got = fp ? fread(h, 1, sizeof h, fp) : 0;
+        if (fp)
+            fclose(fp);
+        TH_CHECK(got == sizeof h && !memcmp(h, "\x93NUMPY\x01\x00", 8),
+                 "magic and version 1.0");
+        int hl = h[8] | h[9] << 8;
+        TH_CHECK((10 + hl) % 64 == 0 && h[10 + hl - 1] == '\n',
+                 "header padded to 64 bytes and ends in a newline");
+        char want[128];
+        snprintf(want, sizeof want,
+                 "{'descr': '<f8', 'fortran_order': %s, 'shape': (3, 1000, "
+                 "7), }",
+                 order ? "True" : "False");
+        TH_CHECK(!memcmp(h + 10, want, strlen(want)), "header dict: %.*s",
+                 (int)strlen(want), h + 10);
+        /* data after the header: a section round trip */
+        check_read(&w, &(passion_section){{1, 10, 2}, {2, 5, 3}, {1, 100, 2}},
+                   NULL, PASSION_METHOD_AUTO);
+        passion_file_close(w.f);
+        w.f = NULL;
+
+        /* reopen: right spec, then every kind of mismatch */
+        passion_file *f = NULL;
+        rc = passion_file_open(w.a, w.path, PASSION_MODE_RDONLY, &f);
+        TH_CHECK(rc == 0, "reopen: %s", passion_errdetail(w.ctx));
+        passion_file_close(f);
+        struct {
+            int64_t shape1, esize;
+            int storage;
+            const char *dtype;
+            int want;
+        } bad[] = {
+            {999, 8, order, "", PASSION_EFORMAT},
+            {1000, 4, order, "", PASSION_EFORMAT},
+            {1000, 8, !order, "", PASSION_EFORMAT},
+            {1000, 8, order, "<i8", PASSION_EFORMAT},
+            {1000, 8, order, "<f8", 0},
+        };
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            passion_array_spec sp = w.spec;
+            sp.shape[1] = bad[k].shape1;
+            sp.elem_size = bad[k].esize;
+            sp.storage = bad[k].storage;
+            snprintf(sp.dtype, sizeof sp.dtype, "%s", bad[k].dtype);
+            passion_array *a2;
+            rc = passion_array_create(w.ctx, &sp, &a2);
+            TH_CHECK(rc == 0, "array");
+            f = NULL;
+            rc = passion_file_open(a2, w.path, PASSION_MODE_RDONLY, &f);
+            TH_CHECK(rc == bad[k].want, "mismatch %zu: %d (%s)", k, rc,
+                     passion_errdetail(w.ctx));
+            passion_file_close(f);
+            passion_array_free(a2);
+        }
+        world_close(&w);
+    }
+    /* custom order cannot be a .npy file */
+    passion_ctx *ctx;
+    passion_init(MPI_COMM_WORLD, NULL, &ctx);
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 3, shape, 4);
+    sp.storage = PASSION_ORDER_CUSTOM;
+    sp.order[0] = 1;
+    sp.order[1] = 0;
+    sp.order[2] = 2;
+    sp.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a;
+    passion_array_create(ctx, &sp, &a);
+    char p[512];
+    snprintf(p, sizeof p, "%s/custom.npy", th_dir());
+    passion_file *f = NULL;
+    int rc = passion_file_open(a, p, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == PASSION_ENOTSUP, "custom order .npy: %d", rc);
+    passion_file_close(f);
+    /* not a .npy file at all */
+    snprintf(p, sizeof p, "%s/junk.npy", th_dir());
+    if (th_rank == 0) {
+        FILE *fp = fopen(p, "wb");
+        for (int i = 0; i < 1000; i++)
+            fputc('x', fp);
+        fclose(fp);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    sp.storage = PASSION_ROW_MAJOR;
+    passion_array_free(a);
+    passion_array_create(ctx, &sp, &a);
+    rc = passion_file_open(a, p, PASSION_MODE_RDONLY, &f);
+    TH_CHECK(rc == PASSION_EFORMAT, "junk .npy: %d", rc);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+/* numpy loads what passion wrote, and passion reads what numpy wrote. */
+static void test_npy_numpy(void)
+{
+    /* the first python3 that has numpy: the one on PATH, or the system's
+       (a pyenv shim on PATH may not see Debian's python3-numpy) */
+    static const char *const pys[] = {"python3", "/usr/bin/python3"};
+    int have = 0;
+    const char *py = NULL;
+    for (int k = 0; k < 2 && !have && th_rank == 0; k++) {
+        char probe[128];
+        snprintf(probe, sizeof probe,
+                 "%s -c 'import numpy' >/dev/null 2>&1", pys[k]);
+        if (system(probe) == 0) {
+            have = 1;
+            py = pys[k];
+        }
+    }
+    MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!have) {
+        if (th_rank == 0)
+            printf("\n  (numpy not available: numpy check skipped)\n");
+        return;
+    }
+    th_case_seed = th_seed + 19;
+    int64_t shape[2] = {31, 17};
+    passion_options opt;
+    passion_options_init(&opt);
+    for (int order = 0; order < 2; order++) {
+        world w;
+        int rc = world_open(&w, &opt, 2, shape, 4, order, 0, 1, "numpy");
+        TH_CHECK(rc == 0, "setup");
+        /* every rank writes rows r, r+P, ... with value 1000 i + j */
+        passion_section s;
+        int64_t st[2] = {th_rank, 0}, ct[2] = {(31 - th_rank + th_size - 1) /
+                                                   th_size, 17},
+                sd[2] = {th_size, 1};
+        if (th_rank >= 31)
+            ct[0] = 0;
+        passion_section_set(&s, 2, st, ct, sd);
+        float *buf = malloc(31 * 17 * 4);
+        int64_t k = 0;
+        int64_t i2[2];
+        for (int64_t a = 0; a < ct[0]; a++)
+            for (int64_t b = 0; b < 17; b++) {
+                i2[0] = a;
+                i2[1] = b;
+                k = order ? a + b * ct[0] : a * 17 + b;
+                buf[k] = (float)(1000 * (th_rank + a * th_size) + b);
+            }
+        rc = passion_write_section_all(w.f, &s, buf, NULL,
+                                       PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0, "write: %s", passion_errdetail(w.ctx));
+        if (th_rank == 0) {
+            char cmd[2048];
+            snprintf(cmd, sizeof cmd,
+                     "%s -c \"import numpy as np, sys\n"
+                     "a = np.load('%s', mmap_mode='r')\n"
+                     "i, j = np.indices((31, 17))\n"
+                     "ok = a.shape == (31, 17) and a.dtype == np.float32 and "
+                     "bool(np.isfortran(a)) == %s and (a == 1000 * i + j).all()\n"
+                     "np.save('%s.np.npy', np.asfortranarray(a * 2) if %s "
+                     "else a * 2)\n"
+                     "sys.exit(0 if ok else 1)\"",
+                     py, w.path, order ? "True" : "False", w.path,
+                     order ? "True" : "False");
+            rc = system(cmd);
+        }
+        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        TH_CHECK(rc == 0, "numpy could not load the file or saw wrong data");
+        /* passion reads numpy's file */
+        char np_path[600];
+        snprintf(np_path, sizeof np_path, "%s.np.npy", w.path);
+        passion_file *f;
+        rc = passion_file_open(w.a, np_path, PASSION_MODE_RDONLY, &f);
+        TH_CHECK(rc == 0, "open numpy's file: %s", passion_errdetail(w.ctx));
+        if (!rc) {
+            memset(buf, 0, 31 * 17 * 4);
+            rc = passion_read_section_all(f, &s, buf, NULL,
+                                          PASSION_METHOD_ETP_DYNAMIC);
+            int bad = rc != 0;
+            for (int64_t a = 0; a < ct[0] && !bad; a++)
+                for (int64_t b = 0; b < 17; b++) {
+                    k = order ? a + b * ct[0] : a * 17 + b;
+                    bad |= buf[k] !=
+                           2.0f * (float)(1000 * (th_rank + a * th_size) + b);
+                }
+            TH_CHECK(!bad, "values read from numpy's file");
+            passion_file_close(f);
+        }
+        (void)i2;
+        free(buf);
+        if (th_rank == 0)
+            unlink(np_path);
+        world_close(&w);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static CU_TestInfo rand_tests[] = {
+        {"random sections, posix driver", test_random_posix},
+        {"random sections, mpiio driver", test_random_mpiio},
+        {"every method, same sections", test_every_method},
+        CU_TEST_INFO_NULL};
+    static CU_TestInfo err_tests[] = {
+        {"bad section on one rank", test_errors},
+        {"I/O failure on one rank", test_fault},
+        CU_TEST_INFO_NULL};
+    static CU_TestInfo npy_tests[] = {
+        {".npy header, open checks", test_npy_header},
+        {".npy with numpy", test_npy_numpy},
+        CU_TEST_INFO_NULL};
+    static CU_SuiteInfo suites[] = {
+        {"collective sections", NULL, NULL, NULL, NULL, rand_tests},
+        {"errors", NULL, NULL, NULL, NULL, err_tests},
+        {"npy", NULL, NULL, NULL, NULL, npy_tests},
+        CU_SUITE_INFO_NULL};
+    return th_main(argc, argv, suites);
+}
