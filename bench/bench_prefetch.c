@@ -9,6 +9,8 @@
  * kernel time is t_compute, computation alone) and `prefetch` (next slab
  * read and previous slab written while the current one is computed).
  * overlap efficiency = (T no-prefetch - T prefetch) / min(t_io, t_compute).
+ * io_wait is the time the run spent blocked on I/O, t_compute_run its own
+ * kernel time (with prefetch the kernel shares the CPU with the I/O).
  * Cold: both files' pages dropped before every repetition; the rows
  * marked -odirect use O_DIRECT instead. Every output is checked: the
  * 2048x2048 image against the in-core reference, the 16384x16384 one
@@ -93,16 +95,22 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    const char *only = NULL; /* --case SUBSTR: only matching images */
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--case"))
+            only = argv[i + 1];
     int reps = ba.reps ? ba.reps : 3;
     if (reps > 16)
         reps = 16;
     FILE *csv = bench_csv_open(&ba,
         "case,method,op,procs,ranks,regime,seconds,io_calls,bytes_read,"
         "bytes_written,t_io,t_compute,slabs,window,prefetch,reuse,"
-        "overlap_efficiency,io_wait,engine,load,check");
-    int nimg = ba.quick ? 1 : 2;
+        "overlap_efficiency,io_wait,t_compute_run,engine,load,check");
+    int nimg = ba.quick && !only ? 1 : 2;
     for (int ii = 0; ii < nimg; ii++) {
         const img *im = &images[ii];
+        if (only && !strstr(im->name, only))
+            continue;
         for (int od = 0; od < (ba.cold ? 2 : 1); od++) {
             if (od && ii > 0)
                 continue; /* O_DIRECT rows for the thesis image only */
@@ -231,7 +239,8 @@ int main(int argc, char **argv)
                             fprintf(csv, "%.3f,", eff);
                         else
                             fprintf(csv, ",");
-                        fprintf(csv, "%.6g,%s,%.2f,%s\n", rr[m].t_io_wait,
+                        fprintf(csv, "%.6g,%.6g,%s,%.2f,%s\n",
+                                rr[m].t_io_wait, rr[m].t_compute,
                                 passion_engine_name(eng), load,
                                 m == 0 ? "-" : chk);
                     }

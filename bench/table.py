@@ -17,7 +17,7 @@ RATIOS = {
                         "direct", "etp-static", "etp-dynamic"]),
     "etp-large": ("passion", ["romio-coll", "romio-coll-tuned",
                               "romio-indep", "direct"]),
-    "prefetch": ("prefetch", ["no-prefetch", "io-only"]),
+    "prefetch": ("prefetch", ["no-prefetch"]),
     "reuse": ("reuse", ["no-reuse"]),
 }
 

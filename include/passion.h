@@ -473,8 +473,8 @@ PASSION_API int passion_write_section_begin(passion_file *f,
                                             passion_request **req /* out */);
 /*
  * Wait for a request, free it, return its outcome. The time spent blocked
- * counts in t_io; a read that was complete before the wait counts as a
- * prefetch hit. NULL is a no-op.
+ * (and, at begin, issuing) counts in t_io; a read that was complete before
+ * the wait counts as a prefetch hit. NULL is a no-op.
  */
 PASSION_API int passion_request_wait(passion_request *req);
 /* Make progress without blocking; *done = 1 when wait would not block. */
@@ -548,16 +548,13 @@ PASSION_API int passion_slab_end(passion_slab_iter *it);
  * (all of every other dimension); it is distributed over the ranks like
  * the array (its extent split over the processor grid, BLOCK), and each
  * rank receives its piece plus `halo` cells on every side (clipped at the
- * array's edges) in an in-core buffer; the out buffer's piece interior is
- * written to `out` (another global array file of the same shape) when the
- * caller moves on. With prefetch the next partition is read while the
- * current one is computed. Pieces are read and written collectively.
- *
- * Until the extended two-phase collective (passion_read_section_all) is in
- * this build, the collective read is a temporary one: every rank reads its
- * own piece independently (asynchronously) and the ranks agree on the
- * outcome; writes use the direct method, so no rank rewrites another's
- * bytes.
+ * array's edges) in an in-core buffer. Pieces are read with
+ * passion_read_section_all (default: the extended two-phase method); the
+ * out buffer's piece interior is written to `out` (another global array
+ * file of the same shape) with passion_write_section_all when the caller
+ * moves on. Prefetch: while partition k is computed, the kernel reads
+ * partition k+1 into the page cache (each rank a 1/P share; buffered I/O
+ * and partitions along the slowest storage dimension only).
  */
 typedef struct passion_part_opts {
     int dim;          /* -1 = the slowest in storage (default) */
@@ -566,6 +563,8 @@ typedef struct passion_part_opts {
     int64_t halo;     /* cells around each piece (default 0) */
     int prefetch;     /* default 1 */
     passion_file *out; /* output global file, or NULL */
+    int method;       /* for the collective calls; default
+                         PASSION_METHOD_ETP_DYNAMIC */
 } passion_part_opts;
 
 PASSION_API int passion_part_opts_init(passion_part_opts *o /* out */);
@@ -591,7 +590,7 @@ PASSION_API int passion_part_begin(passion_file *f,
 /* Collective: 1 with *part filled, 0 after the last, or an error. */
 PASSION_API int passion_part_next(passion_part_iter *it,
                                   passion_part *part /* out */);
-/* Collective: finish writes, free. */
+/* Collective: write the last output if the caller stopped early, free. */
 PASSION_API int passion_part_end(passion_part_iter *it);
 
 /* ------------------------------------- out-of-core communication (collective/) */

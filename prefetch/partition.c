@@ -1,33 +1,36 @@
 /*
  * partition.c - the Partitioned In-Core Model (thesis 5.3.2): a global
  * array file processed in partitions that fit the aggregate memory of all
- * ranks, each partition read collectively, computed in core, written
- * back, the next partition prefetched.
+ * ranks, each partition read collectively with the extended two-phase
+ * method (passion_read_section_all, thesis 6.3), computed in core, written
+ * back collectively, the next partition prefetched.
  *
  * A partition is a block of global indices along one dimension, split
  * over the processor grid like the array (BLOCK over each grid
  * dimension); a rank's piece comes with a halo read straight from the
- * file (reads may overlap between ranks; writes of pieces never do).
+ * file (pieces overlap by their halos; reads may overlap, writes of
+ * pieces never do).
  *
- * TEMPORARY COLLECTIVE: the extended two-phase collective
- * (passion_read_section_all / passion_write_section_all) is being written
- * on another branch. Until it is merged, part_read_begin/part_wait below
- * stand in for it: each rank reads its own piece independently with an
- * asynchronous request and the ranks then agree on the outcome (a
- * collective reduction, the barrier). Writes use the direct method, so no
- * sieved write of one rank rewrites bytes of another's piece. Switching
- * to the real collective only changes these two functions.
+ * Prefetch: the collective read is blocking (every rank's file domain is
+ * read, then exchanged), so the next partition cannot be read into a user
+ * buffer behind the computation; instead, when the partition dimension is
+ * the slowest in storage (the default: a partition is then one contiguous
+ * byte range), each rank asks the kernel to read its 1/P share of the next
+ * partition's range into the page cache (posix_fadvise WILLNEED, which
+ * starts the reads and returns), so the next collective read finds the
+ * data in memory. With O_DIRECT, or a driver without a descriptor, there
+ * is no such hint and no prefetch.
  *
  * Invariants: every rank makes the same sequence of collective calls
- * (partition count and outcome are agreed), whatever it owns; a buffer is
- * refilled only after its previous write completed.
+ * (partition count and outcomes are agreed), whatever it owns.
  */
 #include "pf.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PART_NBUF 2
+#define PART_NBUF 1
 
 struct passion_part_iter {
     passion_ctx *ctx;
@@ -39,8 +42,6 @@ struct passion_part_iter {
     int64_t bbytes;
     int nin, nout;
     char *inb[PART_NBUF], *outb[PART_NBUF];
-    passion_request *inreq[PART_NBUF], *outreq[PART_NBUF];
-    int in_rc[PART_NBUF];         /* local outcome of a prefetch */
     passion_part cur;
     int64_t k;
     int rc;
@@ -53,6 +54,7 @@ int passion_part_opts_init(passion_part_opts *o)
     memset(o, 0, sizeof *o);
     o->dim = -1;
     o->prefetch = 1;
+    o->method = PASSION_METHOD_ETP_DYNAMIC;
     return PASSION_OK;
 }
 
@@ -122,36 +124,46 @@ static void write_geom(const passion_part_iter *it, const passion_part *p,
     }
 }
 
-/* ---- the stand-in collective (see the file comment) ---- */
+/* ---- collective transfers and the page-cache prefetch ---- */
 
-static int part_read_begin(passion_part_iter *it, int64_t k, int slot)
+static int part_read(passion_part_iter *it, int64_t k)
 {
     passion_section s;
     passion_memspec m;
     read_geom(it, k, &s, &m, NULL);
-    it->in_rc[slot] = passion_read_section_begin(
-        it->f, &s, it->inb[slot], &m, PASSION_METHOD_AUTO, &it->inreq[slot]);
-    return PASSION_OK; /* the outcome is agreed in part_wait */
+    return passion_read_section_all(it->f, &s, it->inb[0], &m, it->o.method);
 }
 
-/* Wait for a request, then agree over all ranks (collective). */
-static int part_wait(passion_part_iter *it, passion_request **r, int lrc)
-{
-    int rc = passion_request_wait(*r);
-    *r = NULL;
-    if (!lrc)
-        lrc = rc;
-    return core_agree(it->ctx, lrc);
-}
-
-static int part_write_begin(passion_part_iter *it, int slot)
+static int part_write(passion_part_iter *it)
 {
     passion_section s;
     passion_memspec m;
     write_geom(it, &it->cur, &s, &m);
-    return passion_write_section_begin(it->out, &s, it->outb[slot], &m,
-                                       PASSION_METHOD_DIRECT,
-                                       &it->outreq[slot]);
+    return passion_write_section_all(it->out, &s, it->outb[0], &m,
+                                     it->o.method);
+}
+
+/* Ask the kernel for this rank's share of partition k (halo included). */
+static void part_hint(passion_part_iter *it, int64_t k)
+{
+    passion_file *f = it->f;
+    int fd, dfd;
+    if (f->a->spec.order[0] != it->dim || !f->fh->ops->fds ||
+        f->fh->ops->fds(f->fh, &fd, &dfd) || dfd >= 0)
+        return;
+    int64_t per = f->a->esize, n = f->a->spec.shape[it->dim];
+    for (int d = 0; d < it->nd; d++)
+        if (d != it->dim)
+            per *= f->a->spec.shape[d];
+    int64_t i0 = k * it->width - it->o.halo, i1 = (k + 1) * it->width +
+                                                   it->o.halo;
+    i0 = i0 < 0 ? 0 : i0;
+    i1 = i1 > n ? n : i1;
+    int64_t len = (i1 - i0) * per, P = it->ctx->size, r = it->ctx->rank;
+    int64_t a0 = f->fv.base + i0 * per + len * r / P;
+    int64_t a1 = f->fv.base + i0 * per + len * (r + 1) / P;
+    if (a1 > a0)
+        posix_fadvise(fd, a0, a1 - a0, POSIX_FADV_WILLNEED);
 }
 
 /* ---- iterator ---- */
@@ -182,8 +194,8 @@ static int setup(passion_part_iter *it, const passion_part_opts *o)
                             "read-only");
         it->out = o->out;
     }
-    it->nin = o->prefetch ? 2 : 1;
-    it->nout = o->out ? (o->prefetch ? 2 : 1) : 0;
+    it->nin = 1;
+    it->nout = o->out ? 1 : 0;
     int64_t other = a->esize;
     for (int d = 0; d < a->nd; d++) {
         if (d == it->dim)
@@ -253,7 +265,8 @@ int passion_part_begin(passion_file *f, const passion_part_opts *opts,
         it->k = -1;
         rc = setup(it, opts);
     }
-    int64_t key[4] = {opts->dim, opts->width, opts->halo, opts->prefetch};
+    int64_t key[5] = {opts->dim, opts->width, opts->halo, opts->prefetch,
+                      opts->method};
     rc = core_same(f->ctx, rc, key, sizeof key, "partition options");
     if (rc) {
         if (it)
@@ -264,29 +277,15 @@ int passion_part_begin(passion_file *f, const passion_part_opts *opts,
     return PASSION_OK;
 }
 
-/* Write the current partition's output (collective agreement inside the
-   wait of the next use of its slot, or at the end). */
-static int finish_current(passion_part_iter *it)
-{
-    if (!it->out)
-        return PASSION_OK;
-    int os = (int)(it->k % it->nout);
-    int lrc = part_write_begin(it, os);
-    if (!it->o.prefetch)
-        return part_wait(it, &it->outreq[os], lrc);
-    if (lrc && !it->rc)
-        it->rc = lrc;
-    return PASSION_OK;
-}
-
 int passion_part_next(passion_part_iter *it, passion_part *p)
 {
     if (!it || !p)
         return PASSION_EINVAL;
-    int rc = it->rc;
-    if (it->k >= 0 && it->k < it->nparts && !rc)
-        rc = finish_current(it);
-    rc = core_agree(it->ctx, rc);
+    if (it->rc)
+        return it->rc;
+    int rc = PASSION_OK;
+    if (it->k >= 0 && it->k < it->nparts && it->out)
+        rc = part_write(it); /* collective: agreed */
     if (rc) {
         it->rc = rc;
         return rc;
@@ -296,28 +295,21 @@ int passion_part_next(passion_part_iter *it, passion_part *p)
     int64_t k = ++it->k;
     if (k >= it->nparts)
         return 0;
-    int slot = it->o.prefetch ? (int)(k % it->nin) : 0;
-    if (k == 0 || !it->o.prefetch)
-        part_read_begin(it, k, slot);
-    rc = part_wait(it, &it->inreq[slot], it->in_rc[slot]);
-    if (!rc && it->o.prefetch && k + 1 < it->nparts)
-        part_read_begin(it, k + 1, (int)((k + 1) % it->nin));
-    int os = it->nout ? (int)(k % it->nout) : 0;
-    /* the slot's previous write (issued on every rank alike) */
-    if (!rc && it->o.prefetch && it->nout && k >= it->nout)
-        rc = part_wait(it, &it->outreq[os], 0);
+    rc = part_read(it, k); /* collective: agreed */
     if (rc) {
         it->rc = rc;
         return rc;
     }
+    if (it->o.prefetch && k + 1 < it->nparts)
+        part_hint(it, k + 1);
     memset(&it->cur, 0, sizeof it->cur);
     passion_section s;
     passion_memspec m;
     read_geom(it, k, &s, &m, &it->cur);
     it->cur.index = k;
     it->cur.nparts = it->nparts;
-    it->cur.in = it->inb[slot];
-    it->cur.out = it->nout ? it->outb[os] : NULL;
+    it->cur.in = it->inb[0];
+    it->cur.out = it->nout ? it->outb[0] : NULL;
     *p = it->cur;
     return 1;
 }
@@ -327,17 +319,9 @@ int passion_part_end(passion_part_iter *it)
     if (!it)
         return PASSION_OK;
     int rc = it->rc;
-    if (!rc && it->k >= 0 && it->k < it->nparts) {
-        rc = finish_current(it);
-        it->k = it->nparts;
-    }
-    /* every rank waits for all its requests, then one agreement */
-    for (int i = 0; i < PART_NBUF; i++) {
-        int r1 = passion_request_wait(it->inreq[i]);
-        int r2 = passion_request_wait(it->outreq[i]);
-        if (!rc)
-            rc = r1 ? r1 : r2;
-    }
+    /* the caller stopped after a partition: its output still goes out */
+    if (!rc && it->k >= 0 && it->k < it->nparts && it->out)
+        rc = part_write(it);
     rc = core_agree(it->ctx, rc);
     release(it);
     return rc;

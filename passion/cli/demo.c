@@ -347,11 +347,19 @@ int cli_demo(int argc, char **argv)
         jr.residual, (long long)jr.slabs, mib(jr.reuse_bytes),
         100.0 * (double)jr.reuse_bytes /
             (double)(jr.reuse_bytes + jr.bytes_read + 1));
-    say("  median: %lld slabs per rank; prefetch hid %.2f s of the %.2f s "
-        "the run without it spent blocked on I/O (%.0f%%); compute %.2f s\n",
-        (long long)mr[1].slabs, hidden, mr[0].t_io_wait,
-        mr[0].t_io_wait > 0 ? 100.0 * hidden / mr[0].t_io_wait : 0.0,
-        mr[1].t_compute);
+    if (hidden > 0)
+        say("  median: %lld slabs per rank; prefetch hid %.2f s of the %.2f s "
+            "the run without it spent blocked on I/O (%.0f%%); compute "
+            "%.2f s\n", (long long)mr[1].slabs, hidden, mr[0].t_io_wait,
+            mr[0].t_io_wait > 0 ? 100.0 * hidden / mr[0].t_io_wait : 0.0,
+            mr[1].t_compute);
+    else
+        say("  median: %lld slabs per rank; prefetch did not shorten the run "
+            "here (%.2f s longer; blocked on I/O %.2f s without prefetch, "
+            "%.2f s with it; compute %.2f s): I/O that needs the CPU (page "
+            "cache copies) cannot hide behind computation on busy cores\n",
+            (long long)mr[1].slabs, -hidden, mr[0].t_io_wait,
+            mr[1].t_io_wait, mr[1].t_compute);
 
     rc = demo_etp_table(&c);
 
