@@ -124,6 +124,30 @@ int coll_cached_permille(const char *path, int64_t lo, int64_t hi)
     return seen ? (int)(in * 1000 / seen) : -1;
 }
 
+int coll_agree(passion_ctx *ctx, int rc)
+{
+    long long key = rc < 0 ? (long long)ctx->rank * 65536 + (-rc)
+                           : (long long)ctx->size * 65536;
+    long long min = key;
+    MPI_Request req;
+    double t0 = core_now();
+    int bad = MPI_Iallreduce(&key, &min, 1, MPI_LONG_LONG, MPI_MIN, ctx->comm,
+                             &req) != MPI_SUCCESS ||
+              coll_waitall(1, &req);
+    if (!bad && min < (long long)ctx->size * 65536) {
+        int root = (int)(min / 65536);
+        rc = -(int)(min % 65536);
+        bad = MPI_Ibcast(ctx->detail, CORE_DETAIL_MAX, MPI_CHAR, root,
+                         ctx->comm, &req) != MPI_SUCCESS ||
+              coll_waitall(1, &req);
+        ctx->detail[CORE_DETAIL_MAX - 1] = '\0';
+    } else if (!bad) {
+        rc = PASSION_OK;
+    }
+    ctx->cnt.t_comm += core_now() - t0;
+    return bad ? core_err(ctx, PASSION_EMPI, "agreement on the outcome") : rc;
+}
+
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                    const passion_memspec *m, int method, int op_write, int rc)
 {
@@ -200,18 +224,20 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     p->scratch = p->dhi + P;
     p->x = (ocad_xfer *)(p->scratch + P);
     double t0 = core_now();
-    int mrc = MPI_Allgather(mine, W, MPI_INT64_T, p->fad, W, MPI_INT64_T,
-                            ctx->comm);
+    MPI_Request req;
+    int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, p->fad, W, MPI_INT64_T,
+                             ctx->comm, &req) != MPI_SUCCESS ||
+              coll_waitall(1, &req);
     ctx->cnt.t_comm += core_now() - t0;
     ctx->cnt.rounds++;
-    if (mrc != MPI_SUCCESS)
-        return core_agree(ctx, core_err(ctx, PASSION_EMPI,
-                                        "MPI_Allgather of the FAD"));
+    if (mrc)
+        return coll_agree(ctx, core_err(ctx, PASSION_EMPI,
+                                        "MPI_Iallgather of the FAD"));
     int anybad = 0;
     for (int r = 0; r < P; r++)
         anybad |= p->fad[(int64_t)r * W + COLL_FAD_RC] != 0;
     if (anybad)
-        return core_agree(ctx, rc);
+        return coll_agree(ctx, rc);
     for (int r = 1; r < P; r++)
         for (int w = COLL_FAD_METHOD; w < COLL_FAD_AGREE_END; w++)
             if (p->fad[(int64_t)r * W + w] != p->fad[w]) {

@@ -26,9 +26,11 @@ static int independent(coll_plan *p, char *buf, int method)
     passion_ctx *ctx = p->ctx;
     int ordered = p->op_write && coll_write_ordered(p, method);
     int rc = PASSION_OK, token = 0;
+    MPI_Request req;
     if (ordered && p->me > 0 &&
-        MPI_Recv(&token, 1, MPI_INT, p->me - 1, 78, ctx->comm,
-                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        (MPI_Irecv(&token, 1, MPI_INT, p->me - 1, 78, ctx->comm, &req) !=
+             MPI_SUCCESS ||
+         coll_waitall(1, &req)))
         rc = core_err(ctx, PASSION_EMPI, "ordering token");
     if (!rc && p->elems[p->me] > 0)
         rc = p->op_write
@@ -91,7 +93,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     ctx->opt.io_latency = lat;
     ctx->opt.io_bandwidth = bw;
     coll_plan_free(&p);
-    return core_agree(ctx, rc);
+    return coll_agree(ctx, rc);
 }
 
 int passion_read_section_all(passion_file *f, const passion_section *s,
