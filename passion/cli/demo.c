@@ -348,16 +348,15 @@ int cli_demo(int argc, char **argv)
         100.0 * (double)jr.reuse_bytes /
             (double)(jr.reuse_bytes + jr.bytes_read + 1));
     if (hidden > 0)
-        say("  median: %lld slabs per rank; prefetch hid %.2f s of the %.2f s "
-            "the run without it spent blocked on I/O (%.0f%%); compute "
-            "%.2f s\n", (long long)mr[1].slabs, hidden, mr[0].t_io_wait,
-            mr[0].t_io_wait > 0 ? 100.0 * hidden / mr[0].t_io_wait : 0.0,
-            mr[1].t_compute);
+        say("  median: %lld slabs per rank; prefetch shortened the run by "
+            "%.2f s (blocked on I/O %.2f s without prefetch, %.2f s with "
+            "it; compute %.2f s)\n", (long long)mr[1].slabs, hidden,
+            mr[0].t_io_wait, mr[1].t_io_wait, mr[1].t_compute);
     else
         say("  median: %lld slabs per rank; prefetch did not shorten the run "
             "here (%.2f s longer; blocked on I/O %.2f s without prefetch, "
-            "%.2f s with it; compute %.2f s): I/O that needs the CPU (page "
-            "cache copies) cannot hide behind computation on busy cores\n",
+            "%.2f s with it; compute %.2f s): I/O handed to another thread "
+            "waits for a CPU when the cores are busy\n",
             (long long)mr[1].slabs, -hidden, mr[0].t_io_wait,
             mr[1].t_io_wait, mr[1].t_compute);
 
