@@ -360,6 +360,18 @@ PASSION_API int passion_section_plan(passion_file *f, const passion_section *s,
                                      int op_write, int method,
                                      passion_plan_info *info /* out */);
 
+/*
+ * The section's place in f as an MPI file view, for handing the same
+ * request to MPI-IO (ROMIO, HDF5...): *type is a committed datatype of
+ * nested hvectors in storage order (MPI_Type_free it), *disp the byte
+ * offset of its first element; etype MPI_BYTE. An empty section gives a
+ * zero-size type. Independent.
+ */
+PASSION_API int passion_section_filetype(const passion_file *f,
+                                         const passion_section *s,
+                                         MPI_Datatype *type /* out */,
+                                         MPI_Offset *disp /* out */);
+
 /* ----------------------------------------------- exchange (collective/) */
 
 /*

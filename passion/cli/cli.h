@@ -11,5 +11,8 @@ int cli_rank(void);
 
 /* Subcommands: argc/argv after the subcommand name; MPI is initialised. */
 int cli_demo(int argc, char **argv);
+/* The demo's extended-two-phase-vs-ROMIO table (files in dir). Collective
+   over MPI_COMM_WORLD; 0 or a passion error code. */
+int cli_demo_etp(const char *dir, int quiet);
 
 #endif

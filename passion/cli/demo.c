@@ -157,19 +157,6 @@ static void row(const char *name, const app_report *r, double hidden)
         say(" %9s\n", "-");
 }
 
-/*
- * HOOK(etp-table): the lead adds here a short table of the extended
- * two-phase method against ROMIO (collective section reads of a global
- * array: passion_read_section_all vs MPI_File_read_all), printed after the
- * applications. It receives the demo's configuration (scratch directory,
- * ranks) and should stay within ~15 seconds.
- */
-static int demo_etp_table(const demo_cfg *c)
-{
-    (void)c;
-    return 0;
-}
-
 static int parse(demo_cfg *c, int argc, char **argv)
 {
     c->jn = 8192;
@@ -377,7 +364,7 @@ int cli_demo(int argc, char **argv)
             (long long)mr[1].slabs, -hidden, mr[0].t_io_wait,
             mr[1].t_io_wait, mr[1].t_compute);
 
-    rc = demo_etp_table(&c);
+    rc = cli_demo_etp(dir, 0);
     status = rc ? 1 : 0;
 
 done:
