@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     int64_t quick[] = {8, 4096};
     int64_t *sizes = a.quick ? quick : full;
     int ns = a.quick ? 2 : 5;
-    int reps = a.reps > 0 ? a.reps : P <= 4 ? 11 : P <= 9 ? 7 : 5;
+    int reps = a.reps > 0 ? a.reps : P <= 4 ? 7 : P <= 9 ? 5 : 3;
     for (int p = 0; p < 3; p++)
         for (int i = 0; i < ns; i++) {
             xb_case c;

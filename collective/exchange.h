@@ -86,8 +86,8 @@ CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
 /* Model seconds of one agreement among P ranks (a round of headers to
    every rank, or an allreduce above COLL_A2A_MAX ranks). Every algorithm
    pays one at entry (coll_xchg_model adds it), except that A1 up to
-   COLL_A2A_MAX ranks sends its headers in the round of its data and so
-   pays only their messages. */
+   COLL_A2A_MAX ranks sends its headers in the round of its data (with
+   the paper's model, costs from the options, it pays their messages). */
 CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
 /* The cheapest algorithm (and radix) for s under c. allow_index: index
    is a candidate (the exchange is regular). Deterministic. */

@@ -66,12 +66,17 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
     double t = ops->model(c, s, &r);
     if (best_radix)
         *best_radix = r;
-    /* the entry agreement; A1 sends its headers in the round of its
-       data (the same messages more, one round less) */
-    if (alg == PASSION_XCHG_A1 && s->procs > 1 && s->procs <= COLL_A2A_MAX)
-        t += (double)(s->procs - 1) * c->msg;
-    else
+    /* the entry agreement. A1 sends its headers in the round of its data,
+       to the same peers: with measured costs that round costs what the
+       calibration's fan costs (msg is what one more peer in a round
+       adds, and A1 adds none); with the paper's model (costs from the
+       options) every message is a start-up, headers too */
+    if (alg == PASSION_XCHG_A1 && s->procs > 1 && s->procs <= COLL_A2A_MAX) {
+        if (c->source == COLL_COSTS_OPTIONS)
+            t += (double)(s->procs - 1) * c->msg;
+    } else {
         t += coll_agree_cost(c, s->procs);
+    }
     return t;
 }
 

@@ -33,7 +33,10 @@ static double mpi_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
     if (s->block > 32768)
         return coll_xchg_model(c, PASSION_XCHG_PAIRWISE, 0, s, NULL) - agree;
     double a1 = coll_xchg_model(c, PASSION_XCHG_A1, 0, s, NULL);
-    return P > COLL_A2A_MAX ? a1 - agree : a1 - (double)(P - 1) * c->msg;
+    if (P > COLL_A2A_MAX)
+        return a1 - agree;
+    return c->source == COLL_COSTS_OPTIONS ? a1 - (double)(P - 1) * c->msg
+                                           : a1;
 }
 
 /* MPI_Count arrays are our int64 arrays when the types coincide. */
