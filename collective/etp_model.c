@@ -17,15 +17,20 @@
  *  - independent: each rank reads its own section with the independent
  *    engine (direct or hole-limited sieving, sieve.c's own choice):
  *      max_r(requests_r) L + sum_r bytes_r / B + max_r useful_r / COPY_BW
- *    writes whose extents interleave are ordered rank by rank (so requests
- *    add up over ranks, plus P message latencies);
+ *    writes cost at least WRITE_LATENCY_MIN per request; writes into
+ *    interleaved extents add up over ranks (page contention, or ordering:
+ *    plus P message latencies); small writes into an uncached file count
+ *    twice (the kernel reads the page first);
  *  - etp-dynamic / etp-static: aggregator i reads the span of requested
  *    data in its domain in chunks of the stage size (fewer bytes where the
  *    independent reads show that holes are skipped):
  *      max_i(requests_i) L + min(sum_i span_i, sum_r bytes_r) / B
  *      + rounds (alpha (P-1)) + beta max_r(exchanged_r)
  *      + 2 max_r useful_r / COPY_BW
- *    writes with holes read before writing (twice the requests and bytes).
+ *    where skipped holes add the union's windows (interleaved sections
+ *    share them) spread over the aggregators; writes with holes read
+ *    before writing (twice the requests and bytes), and so does the kernel
+ *    for partly written pages of an uncached file (twice the requests).
  * The smallest prediction wins; ties go to the first of independent,
  * dynamic, static. Every input is identical on every rank (the FAD, the
  * options checked equal in it, the calibration reduced with MPI_MAX), so
@@ -79,6 +84,16 @@ int coll_msg_costs(passion_ctx *ctx, double *alpha, double *beta)
     return PASSION_OK;
 }
 
+/* A small write costs more than a read of the cache: page locking and
+   dirty-page accounting (measured here: 15-80 us per request for 64-byte
+   writes into a cached 1 GiB file). */
+#define WRITE_LATENCY_MIN 20e-6
+
+static double write_latency(const coll_plan *p)
+{
+    return p->io_lat > WRITE_LATENCY_MIN ? p->io_lat : WRITE_LATENCY_MIN;
+}
+
 static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
 {
     if (!p->elems[r] || a >= b)
@@ -89,11 +104,13 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
 
 /* Predicted seconds of the extended two-phase method on p's domains. */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
-                       int64_t ind_req_sum, double alpha, double beta)
+                       int64_t ind_req_sum, int64_t ind_req_max, double alpha,
+                       double beta)
 {
     const int P = p->P;
     const int64_t es = p->esize;
-    const double L = p->io_lat, B = p->io_bw;
+    const double L = p->op_write ? write_latency(p) : p->io_lat;
+    const double B = p->io_bw;
     int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
     int64_t useful_all = 0;
     for (int r = 0; r < P; r++)
@@ -120,12 +137,15 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     int64_t bytes = span_sum;
     if (ind_sum < span_sum) { /* holes worth skipping: as the sieve does */
         bytes = ind_sum;
-        max_req += (ind_req_sum + P - 1) / P;
+        /* the union's windows: interleaved sections share them */
+        int64_t merged = p->ext_overlap ? ind_req_max : ind_req_sum;
+        max_req += (merged + P - 1) / P;
     }
-    if (p->op_write && useful_all < span_sum) {
+    if (p->op_write && useful_all < span_sum)
         bytes *= 2;
-        max_req *= 2;
-    }
+    if (p->op_write && (useful_all < span_sum || !p->warm))
+        max_req *= 2; /* read before write: ours, or the kernel's for a
+                         partly written page that is not cached */
     /* exchanged bytes of the busiest rank, and the rounds */
     int64_t max_x = 0, max_useful = 0;
     for (int r = 0; r < P; r++) {
@@ -156,6 +176,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
     coll_msg_costs(ctx, &alpha, &beta);
     int64_t *ind_bytes = p->scratch;
     int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
+    int small_writes = 0;
     for (int r = 0; r < P; r++) {
         ind_bytes[r] = 0;
         if (!p->elems[r])
@@ -169,14 +190,27 @@ int coll_method_choose(coll_plan *p, double *seconds)
         int64_t u = pi.method == PASSION_METHOD_SIEVE ? p->elems[r] * p->esize
                                                       : 0;
         useful_max = u > useful_max ? u : useful_max;
+        if (pi.requests > 0 && pi.bytes_file / pi.requests < 4096)
+            small_writes = 1;
     }
+    /* independent: ranks' requests overlap in time, except writes into
+       interleaved extents (they contend for the same pages) and ordered
+       writes; a write of less than a page into an uncached file makes the
+       kernel read the page first */
     double t_ind;
-    if (p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO))
-        t_ind = (double)req_sum * L + (double)bytes_sum / B +
-                (double)P * alpha;
-    else
+    if (p->op_write) {
+        double Lw = write_latency(p);
+        int64_t req = p->ext_overlap ? req_sum : req_max;
+        if (!p->warm && small_writes)
+            req *= 2;
+        t_ind = (double)req * Lw + (double)bytes_sum / B +
+                (double)useful_max / COPY_BW;
+        if (coll_write_ordered(p, PASSION_METHOD_AUTO))
+            t_ind += (double)P * alpha;
+    } else {
         t_ind = (double)req_max * L + (double)bytes_sum / B +
                 (double)useful_max / COPY_BW;
+    }
     int best = PASSION_METHOD_AUTO; /* = independent */
     double tbest = t_ind;
     static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
@@ -184,7 +218,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
     for (int k = 0; k < 2; k++) {
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-        double t = etp_time(p, ind_bytes, req_sum, alpha, beta);
+        double t = etp_time(p, ind_bytes, req_sum, req_max, alpha, beta);
         if (t < tbest) {
             tbest = t;
             best = etp[k];
