@@ -15,8 +15,9 @@
  *
  * Candidates and their predicted time, from the FAD alone (no I/O):
  *  - independent: each rank reads its own section with the independent
- *    engine (direct or hole-limited sieving, sieve.c's own choice):
- *      max_r(requests_r) L + sum_r bytes_r / B + max_r useful_r / COPY_BW
+ *    engine (direct or hole-limited sieving, sieve.c's own choice), its
+ *    read requests C = core_io_concurrency at a time:
+ *      max_r(requests_r) L / C + sum_r bytes_r / B + max_r useful_r / COPY_BW
  *    writes cost at least WRITE_LATENCY_MIN per request; writes into
  *    interleaved extents add up over ranks (page contention, or ordering:
  *    plus P message latencies); small writes into an uncached file count
@@ -208,8 +209,9 @@ int coll_method_choose(coll_plan *p, double *seconds)
         if (coll_write_ordered(p, PASSION_METHOD_AUTO))
             t_ind += (double)P * alpha;
     } else {
-        t_ind = (double)req_max * L + (double)bytes_sum / B +
-                (double)useful_max / COPY_BW;
+        /* independent reads keep core_io_concurrency requests in flight */
+        t_ind = (double)req_max * L / core_io_concurrency(ctx) +
+                (double)bytes_sum / B + (double)useful_max / COPY_BW;
     }
     int best = PASSION_METHOD_AUTO; /* = independent */
     double tbest = t_ind;

@@ -105,6 +105,9 @@ typedef struct passion_options {
     /* cost model (0 = calibrate or use the built-in value) */
     double io_latency;      /* seconds per file request */
     double io_bandwidth;    /* bytes per second of the file */
+    int io_concurrency;     /* reads kept in flight at once by batched
+                               independent reads (io_uring); 0 = default 8,
+                               1 = one request at a time */
     double msg_alpha;       /* seconds per message start-up */
     double msg_beta;        /* seconds per message byte */
     /* fault driver (tests only) */

@@ -68,13 +68,21 @@ static window window_scan(ocad_iter *it, int64_t budget, int64_t hmax)
     return w;
 }
 
-static int64_t hole_limit(const passion_ctx *ctx, int method)
+/* Per-request latency as the model sees it: reads are kept in flight
+   together (core_io_read_batch), so each costs L / concurrency. */
+static double req_latency(const passion_ctx *ctx, int op_write)
+{
+    double L = ocad_io_latency(ctx);
+    return op_write ? L : L / core_io_concurrency(ctx);
+}
+
+static int64_t hole_limit(const passion_ctx *ctx, int method, int op_write)
 {
     switch (method) {
     case PASSION_METHOD_DIRECT: return -1;
     case PASSION_METHOD_SIEVE: return INT64_MAX / 4;
     default: {
-        double h = ocad_io_latency(ctx) * ocad_io_bandwidth(ctx);
+        double h = req_latency(ctx, op_write) * ocad_io_bandwidth(ctx);
         return h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
     }
     }
@@ -100,7 +108,7 @@ static void count_windows(passion_ctx *ctx, const ocad_xfer *x, int64_t h,
             info->bytes_file += (op_write && holes) ? 2 * len : len;
         }
     }
-    info->seconds = (double)info->requests * ocad_io_latency(ctx) +
+    info->seconds = (double)info->requests * req_latency(ctx, op_write) +
                     (double)info->bytes_file / ocad_io_bandwidth(ctx);
 }
 
@@ -133,7 +141,7 @@ static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
 {
     if (method == PASSION_METHOD_DIRECT || method == PASSION_METHOD_SIEVE) {
         *chosen = method;
-        return hole_limit(ctx, method);
+        return hole_limit(ctx, method, op_write);
     }
     static const int cand[3] = {PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
                                 PASSION_METHOD_AUTO};
@@ -142,7 +150,7 @@ static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
     *chosen = PASSION_METHOD_DIRECT;
     for (int i = 0; i < 3; i++) {
         passion_plan_info pi;
-        int64_t h = hole_limit(ctx, cand[i]);
+        int64_t h = hole_limit(ctx, cand[i], op_write);
         count_windows(ctx, x, h, op_write, &pi);
         if (i == 0 || pi.seconds < best) {
             best = pi.seconds;
@@ -216,6 +224,71 @@ static int64_t stage_size(passion_ctx *ctx, const ocad_xfer *x)
     return ext < ctx->opt.memory_budget ? ext : ctx->opt.memory_budget;
 }
 
+#define SIEVE_BATCH 64
+
+/*
+ * Reads: windows go to the driver in batches (up to SIEVE_BATCH windows
+ * whose staged ones fit the stage together), kept in flight at once, then
+ * each staged window is sieved. Single-block windows read straight into
+ * memory. Same windows, requests and bytes as one at a time.
+ */
+static int read_batched(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
+                        char *mem, int64_t h)
+{
+    typedef struct bentry {
+        ocad_iter start;
+        window w;
+        int64_t soff; /* offset in the stage, -1: straight to memory */
+    } bentry;
+    int64_t ssz = stage_size(ctx, x);
+    char *stage = NULL;
+    bentry *be = malloc(SIEVE_BATCH * sizeof *be);
+    core_iov *v = malloc(SIEVE_BATCH * sizeof *v);
+    int rc = be && v ? PASSION_OK
+                     : core_err(ctx, PASSION_ENOMEM, "read batch");
+    ocad_iter it;
+    ocad_iter_begin(&it, x);
+    while (it.left > 0 && !rc) {
+        int n = 0;
+        int64_t used = 0;
+        while (it.left > 0 && n < SIEVE_BATCH) {
+            ocad_iter start = it;
+            window w = window_scan(&it, ctx->opt.memory_budget, h);
+            int64_t len = w.wend - w.w0;
+            int64_t soff = -1;
+            char *dst = mem + start.moff;
+            if (w.nblk > 1) {
+                if (used + len > ssz) {
+                    it = start; /* next batch */
+                    break;
+                }
+                if (!stage && !(stage = core_stage_alloc(ctx, ssz))) {
+                    rc = core_err(ctx, PASSION_ENOMEM,
+                                  "staging buffer of %lld bytes",
+                                  (long long)ssz);
+                    break;
+                }
+                soff = used;
+                dst = stage + used;
+                used += len;
+            }
+            be[n] = (bentry){start, w, soff};
+            v[n] = (core_iov){dst, len, w.w0, 0};
+            n++;
+        }
+        if (!rc)
+            rc = core_io_read_batch(fh, v, n);
+        for (int i = 0; i < n && !rc; i++)
+            if (be[i].soff >= 0)
+                window_copy(&be[i].start, &be[i].w, stage + be[i].soff, mem,
+                            1);
+    }
+    core_stage_free(ctx, stage, ssz);
+    free(be);
+    free(v);
+    return rc;
+}
+
 static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
                    char *mem, int method, int op_write)
 {
@@ -224,13 +297,14 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
     int chosen;
     int64_t h = choose(ctx, x, op_write, method, &chosen);
     ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
+    if (!op_write)
+        return read_batched(ctx, fh, x, mem, h);
     int rc = PASSION_OK;
     ocad_iter it;
     ocad_iter_begin(&it, x);
     if (h < 0) {
         while (it.left > 0 && !rc) {
-            rc = op_write ? core_io_write(fh, mem + it.moff, x->blen, it.foff)
-                          : core_io_read(fh, mem + it.moff, x->blen, it.foff);
+            rc = core_io_write(fh, mem + it.moff, x->blen, it.foff);
             ocad_iter_skip(&it, 1);
         }
         return rc;
@@ -242,8 +316,7 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
         window w = window_scan(&it, ctx->opt.memory_budget, h);
         int64_t len = w.wend - w.w0;
         if (w.nblk == 1) {
-            rc = op_write ? core_io_write(fh, mem + start.moff, len, w.w0)
-                          : core_io_read(fh, mem + start.moff, len, w.w0);
+            rc = core_io_write(fh, mem + start.moff, len, w.w0);
             continue;
         }
         if (!stage && !(stage = core_stage_alloc(ctx, ssz))) {
@@ -251,13 +324,12 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
                           "staging buffer of %lld bytes", (long long)ssz);
             break;
         }
-        if (!op_write || w.nblk * x->blen < len)
+        if (w.nblk * x->blen < len)
             rc = core_io_read(fh, stage, len, w.w0);
         if (rc)
             break;
-        window_copy(&start, &w, stage, mem, !op_write);
-        if (op_write)
-            rc = core_io_write(fh, stage, len, w.w0);
+        window_copy(&start, &w, stage, mem, 0);
+        rc = core_io_write(fh, stage, len, w.w0);
     }
     core_stage_free(ctx, stage, ssz);
     return rc;

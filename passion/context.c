@@ -261,6 +261,7 @@ int passion_options_set(passion_options *o, const char *kv)
             {"direct_io", &o->direct_io, 0, 1},
             {"verbosity", &o->verbosity, 0, 3},
             {"radix", &o->radix, 0, 1 << 30},
+            {"io_concurrency", &o->io_concurrency, 0, 4096},
             {"fault_errno", &o->fault_errno, 1, 4095},
             {"fault_short", &o->fault_short, 0, 1},
             {"fault_ranks", &o->fault_ranks, -1, 1 << 30},

@@ -79,6 +79,15 @@ CORE_HIDDEN double core_now(void);
 
 typedef struct core_fh core_fh;
 
+/* One read of a batch: len bytes at off into buf; res is what the driver
+   moved (maybe short) or -errno. */
+typedef struct core_iov {
+    void *buf;
+    int64_t len;
+    int64_t off;
+    int64_t res;
+} core_iov;
+
 enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
        CORE_O_TRUNC = 4 };
 
@@ -95,6 +104,10 @@ typedef struct core_driver_ops {
     int (*sync)(core_fh *fh);
     int (*drop_cache)(core_fh *fh);
     int (*close)(core_fh *fh);
+    /* Optional: issue n reads at once and wait for all, filling res;
+       returns 0, or -ENOSYS when it cannot batch (the caller then reads
+       one by one). */
+    int (*read_batch)(core_fh *fh, core_iov *v, int n);
     /* Optional: the descriptors behind the handle, for asynchronous
        engines (io_uring): *fd buffered, *dfd O_DIRECT or -1. Drivers that
        leave it NULL are driven through pread/pwrite from a worker. */
@@ -125,6 +138,14 @@ CORE_HIDDEN int core_io_close(core_fh *fh);
 CORE_HIDDEN int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off);
 CORE_HIDDEN int core_io_write(core_fh *fh, const void *buf, int64_t len,
                               int64_t off);
+/*
+ * Read n pieces, kept in flight together where the driver can (io_uring),
+ * else one after the other; every piece is read exactly, as core_io_read.
+ * Counts one io_call per piece (plus any call finishing a short piece).
+ */
+CORE_HIDDEN int core_io_read_batch(core_fh *fh, core_iov *v, int n);
+/* Reads the context's driver keeps in flight at once (1: no batching). */
+CORE_HIDDEN int core_io_concurrency(const passion_ctx *ctx);
 CORE_HIDDEN int core_io_size(core_fh *fh, int64_t *bytes);
 CORE_HIDDEN int core_io_resize(core_fh *fh, int64_t bytes);
 CORE_HIDDEN int core_io_sync(core_fh *fh);

@@ -148,3 +148,48 @@ int core_io_drop_cache(core_fh *fh)
 {
     return io_check(fh, fh->ops->drop_cache(fh), "drop cache of");
 }
+
+int core_io_concurrency(const passion_ctx *ctx)
+{
+    const core_driver_ops *ops = core_driver_get(ctx->opt.driver);
+    if (!ops || !ops->read_batch)
+        return 1;
+    return ctx->opt.io_concurrency > 0 ? ctx->opt.io_concurrency : 8;
+}
+
+int core_io_read_batch(core_fh *fh, core_iov *v, int n)
+{
+    passion_ctx *ctx = fh->ctx;
+    int rc = PASSION_OK;
+    int batched = n > 1 && fh->ops->read_batch &&
+                  core_io_concurrency(ctx) > 1;
+    if (batched) {
+        double t0 = core_now();
+        int e = fh->ops->read_batch(fh, v, n);
+        ctx->cnt.t_io += core_now() - t0;
+        batched = e == 0;
+        if (e && e != -ENOSYS)
+            return core_err(ctx, core_errno_code(-e),
+                            "batched read of %s: %s", fh->path, strerror(-e));
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        int64_t done = 0;
+        if (batched) {
+            ctx->cnt.io_calls++;
+            if (v[i].res < 0 && v[i].res != -EINTR)
+                return core_err(ctx, core_errno_code((int)-v[i].res),
+                                "read %s at offset %lld (%lld bytes): %s",
+                                fh->path, (long long)v[i].off,
+                                (long long)v[i].len,
+                                strerror((int)-v[i].res));
+            done = v[i].res > 0 ? v[i].res : 0;
+            ctx->cnt.bytes_read += (uint64_t)done;
+            if (done == v[i].len)
+                continue;
+        }
+        /* one by one, or the rest of a short piece */
+        rc = core_io_read(fh, (char *)v[i].buf + done, v[i].len - done,
+                          v[i].off + done);
+    }
+    return rc;
+}

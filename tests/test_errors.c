@@ -399,12 +399,51 @@ static void test_fault_injection(void)
     free(buf);
 }
 
+/* Batched reads (io_uring with the posix driver): data, and end of file. */
+static void test_batched_reads(void)
+{
+    passion_options o;
+    passion_options_init(&o);
+    o.io_latency = 1e-9; /* skip every hole: many requests per batch */
+    fx x;
+    int rc = fx_open(&x, &o, PASSION_MODE_CREATE);
+    TH_CHECK(rc == 0, "open %d", rc);
+    if (rc)
+        return;
+    int64_t n = (37 + 2) * (16 + 2);
+    uint32_t *orig = malloc(n * 4), *buf = malloc(n * 4);
+    for (int64_t i = 0; i < n; i++)
+        orig[i] = 0x2000 + (uint32_t)i;
+    rc = passion_write_local(x.f, orig);
+    passion_section s;
+    sec2(&s, 0, 10, 3, 0, 8, 2);
+    passion_counters c;
+    passion_counters_reset(x.ctx);
+    rc = rc ? rc : passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    passion_counters_get(x.ctx, &c);
+    int bad = 0;
+    for (int64_t j = 0; j < 8; j++)
+        for (int64_t i = 0; i < 10; i++)
+            bad += buf[j * 10 + i] != orig[(1 + 2 * j) * 39 + 1 + 3 * i];
+    TH_CHECK(rc == 0 && bad == 0 && c.io_calls == 80,
+             "batched strided read: rc %d, %d wrong, %llu requests", rc, bad,
+             (unsigned long long)c.io_calls);
+    /* the file shrinks: some pieces of a batch meet end of file */
+    TH_CHECK(truncate(passion_file_path(x.f), 39 * 4 * 9) == 0, "truncate");
+    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == PASSION_ESHORT, "batched read past end of file: %d", rc);
+    fx_close(&x);
+    free(orig);
+    free(buf);
+}
+
 static CU_TestInfo tests[] = {
     {"options and PASSION_OPTIONS", test_options},
     {"descriptor validation, same code on every rank", test_spec_errors},
     {"section and memory-side validation, counters", test_section_errors},
     {"read-only, short and missing files, mode mismatch", test_file_errors},
     {"fault driver: full disk, EIO, short counts, EOF", test_fault_injection},
+    {"batched reads: strided data, end of file", test_batched_reads},
     CU_TEST_INFO_NULL,
 };
 static CU_SuiteInfo suites[] = {
