@@ -87,6 +87,8 @@ static void flush(uring_impl *u)
             io_uring_prep_read(sqe, op->fd, op->buf + op->done, (unsigned)n,
                                (uint64_t)(op->off + op->done));
         io_uring_sqe_set_data(sqe, op);
+        if (op->buffered)
+            io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
         op->calls++;
         u->in_ring++;
         added++;

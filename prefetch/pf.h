@@ -24,6 +24,10 @@ struct pf_op {
     int write;            /* 0 read, 1 write */
     core_fh *fh;          /* the driver handle (worker path) */
     int fd;               /* >= 0: system calls on it; -1: fh's driver */
+    int buffered;         /* fd goes through the page cache: io_uring
+                             hands the op to a kernel worker (IOSQE_ASYNC)
+                             so the copy runs beside the caller, not in
+                             its submit call */
     char *buf;
     int64_t len, off;
     int64_t done;         /* bytes moved so far */

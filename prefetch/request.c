@@ -120,6 +120,7 @@ static void win_done(pf_op *op)
         op->done = 0;
         op->calls = 0;
         op->fd = r->fd < 0 ? -1 : r->fd;
+        op->buffered = op->fd >= 0;
         int rc = pf_submit(ctx, op);
         if (rc) {
             if (!r->rc)
@@ -176,6 +177,7 @@ static int win_issue(passion_request *r, pf_win *w)
     }
     if (r->fd >= 0 && r->dfd >= 0 && aligned(op->buf, op->len, op->off))
         op->fd = r->dfd;
+    op->buffered = op->fd >= 0 && op->fd != r->dfd;
     if (r->write && !single) {
         if (wd->nblk * r->x.blen < len) {
             op->write = 0; /* holes: read first */
