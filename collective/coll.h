@@ -110,7 +110,8 @@ typedef struct coll_plan {
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
     char *reserve;      /* address space for the round buffers, reserved
                            before the FAD (never touched unless an
-                           allocation fails later) */
+                           allocation fails later); the context's, kept
+                           across calls */
 } coll_plan;
 
 /*
@@ -141,8 +142,11 @@ CORE_HIDDEN int coll_agree(passion_ctx *ctx, int rc);
 CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
 
 /* Fraction (per mille) of the pages of file bytes [lo, hi) that are in
-   the page cache, sampled (at most ~16k pages looked at); -1 if unknown. */
-CORE_HIDDEN int coll_cached_permille(const char *path, int64_t lo, int64_t hi);
+   the page cache, sampled: cachestat(2) on fd (or on path opened here
+   when fd < 0) over at most 16 windows of 16 pages; on kernels without it
+   mincore (at most ~16k pages looked at); -1 if unknown. */
+CORE_HIDDEN int coll_cached_permille(int fd, const char *path, int64_t lo,
+                                     int64_t hi);
 
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 
