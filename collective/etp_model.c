@@ -5,7 +5,8 @@
  *
  * Costs: a file request of s bytes takes L + s/B (the options, else the
  * page-cache probe of etp_plan.c: memory-like costs when the requested
- * data is cached, the disk defaults of sieve.c otherwise; the caller sets
+ * data is cached, otherwise the file costs etp_plan.c measured once per
+ * context, or the disk defaults of sieve.c until it could; the caller sets
  * them in the context's options while the independent engine counts and
  * runs, so that its own direct/sieve choice uses them too); the file's bandwidth is
  * shared by all ranks, its latency is paid by each rank in parallel; an

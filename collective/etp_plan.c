@@ -12,11 +12,14 @@
  */
 #include "coll.h"
 
+#include <stdio.h>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +183,139 @@ static int cached_cachestat(int fd, int64_t lo, int64_t hi, int64_t pg)
     (void)fd, (void)lo, (void)hi, (void)pg;
     return -1;
 #endif
+}
+
+/* Pages of [off, off + len) in the page cache; -1 if unknown. */
+static int64_t cached_pages(int fd, int64_t off, int64_t len)
+{
+#ifdef COLL_NR_CACHESTAT
+    struct {
+        uint64_t off, len;
+    } range = {(uint64_t)off, (uint64_t)len};
+    struct {
+        uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+            nr_recently_evicted;
+    } cs;
+    memset(&cs, 0, sizeof cs);
+    if (syscall(COLL_NR_CACHESTAT, (unsigned)fd, &range, &cs, 0u) != 0)
+        return -1;
+    return (int64_t)cs.nr_cache;
+#else
+    (void)fd, (void)off, (void)len;
+    return -1;
+#endif
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * One rank's measurement on uncached pages of its extent [lo, hi): one
+ * read of up to 1 MiB of uncached pages, then up to 8 single-page reads
+ * spread over the extent (latency: their median; bandwidth: the big
+ * read's bytes / (its time - latency)).
+ * Pages the page cache holds are never timed. Reads go to a descriptor
+ * of the calibration's own (O_DIRECT if the file uses it), outside the
+ * counters and the driver.
+ */
+static void file_measure(passion_ctx *ctx, int fd, int64_t lo, int64_t hi,
+                         double *lat, double *bw)
+{
+    const int64_t pg = 4096;
+    int64_t a0 = (lo + pg - 1) / pg * pg, a1 = hi / pg * pg;
+    int64_t big = ctx->opt.memory_budget < (1 << 20)
+                      ? ctx->opt.memory_budget / pg * pg
+                      : (1 << 20);
+    if (a1 - a0 < 16 * pg || big < pg)
+        return;
+    char *buf = core_stage_alloc(ctx, big);
+    if (!buf)
+        return;
+    /* the bandwidth window first: the first wholly uncached one of four
+       candidates; the single-page reads then skip its (now cached) pages */
+    int64_t len = (a1 - a0) / 4 / pg * pg, got = 0;
+    double tbw = 0;
+    if (len > big)
+        len = big;
+    for (int k = 0; k < 4 && len >= 64 * 1024; k++) {
+        int64_t off = a0 + ((a1 - a0) * k / 4) / pg * pg;
+        if (off + len > a1 || cached_pages(fd, off, len) != 0)
+            continue;
+        double t0 = core_now();
+        ssize_t n = pread(fd, buf, (size_t)len, (off_t)off);
+        tbw = core_now() - t0;
+        got = n == (ssize_t)len ? len : 0;
+        break;
+    }
+    double t[8];
+    int nt = 0;
+    int64_t span = (a1 - a0) / pg;
+    for (int k = 0; k < 8; k++) {
+        int64_t off = a0 + (span * (2 * k + 1) / 16) * pg;
+        if (cached_pages(fd, off, pg) != 0)
+            continue;
+        double t0 = core_now();
+        ssize_t n = pread(fd, buf, (size_t)pg, (off_t)off);
+        double dt = core_now() - t0;
+        if (n == (ssize_t)pg)
+            t[nt++] = dt;
+    }
+    if (nt >= 3) {
+        qsort(t, (size_t)nt, sizeof t[0], cmp_double);
+        *lat = t[nt / 2];
+        if (got && tbw > *lat)
+            *bw = (double)got / (tbw - *lat);
+    }
+    core_stage_free(ctx, buf, big);
+}
+
+/*
+ * The file's costs, measured once per context ("calibrated costs ...
+ * measured once per context"): called by every rank of the first auto or
+ * extended two-phase call whose data the probe found uncached (the
+ * condition is read from the FAD, so all ranks take part). Each rank
+ * measures on its own extent, then the ranks agree on the slowest figures
+ * (largest latency, smallest bandwidth), so that the cost model stays
+ * identical everywhere. Up to 3 calls try while no rank has enough
+ * uncached data; the options io_latency / io_bandwidth, when given, win.
+ */
+static void file_calibrate(coll_plan *p)
+{
+    passion_ctx *ctx = p->ctx;
+    double lat = 0, bw = 0;
+    int fd = -1, dfd = -1;
+    if (p->elems[p->me] > 0 && p->f->fh->ops->fds &&
+        p->f->fh->ops->fds(p->f->fh, &fd, &dfd) == 0 && fd >= 0) {
+        /* a description of our own, without readahead: the kernel would
+           otherwise read ahead of the big read (read_ahead_kb) and leave
+           no uncached page to time; the caller's descriptors keep theirs */
+        int cfd = open(p->f->fh->path, O_RDONLY | O_CLOEXEC |
+                                           (dfd >= 0 ? O_DIRECT : 0));
+        if (cfd >= 0) {
+            posix_fadvise(cfd, 0, 0, POSIX_FADV_RANDOM);
+            file_measure(ctx, cfd, p->x[p->me].foff0, p->x[p->me].fend, &lat,
+                         &bw);
+            close(cfd);
+        }
+    }
+    double v[2] = {lat, bw > 0 ? -bw : -DBL_MAX}, r[2];
+    ctx->file_tries++;
+    MPI_Request req;
+    if (MPI_Iallreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) !=
+            MPI_SUCCESS ||
+        coll_waitall(1, &req))
+        return;
+    if (r[0] > 0)
+        ctx->file_lat = r[0];
+    if (r[1] > -DBL_MAX)
+        ctx->file_bw = -r[1];
+    if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
+        fprintf(stderr, "passion: file costs measured (try %d): latency %.3g "
+                "s, bandwidth %.3g B/s (0 = not measured, default kept)\n",
+                ctx->file_tries, ctx->file_lat, ctx->file_bw);
 }
 
 int coll_cached_permille(int fd, const char *path, int64_t lo, int64_t hi)
@@ -410,6 +546,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         }
     }
     p->warm = probed > 0 && cached >= 950 * probed;
+    if (!p->warm && probed > 0 && ctx->file_lat == 0 && ctx->file_tries < 3)
+        file_calibrate(p);
     p->io_lat = ocad_io_latency(ctx);
     p->io_bw = ocad_io_bandwidth(ctx);
     if (p->warm) {

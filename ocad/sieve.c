@@ -28,15 +28,18 @@
 #define SIEVE_DEFAULT_LATENCY 1e-4
 #define SIEVE_DEFAULT_BANDWIDTH 6e8
 
+/* The options, else what the collective layer measured, else defaults. */
 double ocad_io_latency(const passion_ctx *ctx)
 {
     return ctx->opt.io_latency > 0 ? ctx->opt.io_latency
+           : ctx->file_lat > 0     ? ctx->file_lat
                                    : SIEVE_DEFAULT_LATENCY;
 }
 
 double ocad_io_bandwidth(const passion_ctx *ctx)
 {
     return ctx->opt.io_bandwidth > 0 ? ctx->opt.io_bandwidth
+           : ctx->file_bw > 0        ? ctx->file_bw
                                      : SIEVE_DEFAULT_BANDWIDTH;
 }
 

@@ -32,6 +32,11 @@ struct passion_ctx {
     /* message cost model, filled by the exchange layer's calibration */
     int msg_calibrated;
     double msg_alpha, msg_beta;
+    /* file cost model, measured by the collective layer on the first
+       uncached extent it meets (coll_file_calibrate): tries made, and the
+       latency / bandwidth agreed over ranks (0 = not measured) */
+    int file_tries;
+    double file_lat, file_bw;
     int64_t fault_calls; /* requests seen by the fault driver */
     /* state owned by upper layers (prefetch engine...), freed by
        passion_finalize through the destructor they registered */

@@ -422,6 +422,45 @@ static void test_every_method(void)
     world_close(&w);
 }
 
+/*
+ * auto on an uncached file: the first call measures the file's costs
+ * (every rank takes part, each on its own extent, then they agree), and
+ * the results stay right before and after, reads and writes, including a
+ * rank with nothing to read.
+ */
+static void test_cold_auto(void)
+{
+    th_case_seed = th_seed + 11;
+    int64_t shape[2] = {640, 512};
+    world w;
+    int rc = world_open(&w, NULL, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
+                        "cold");
+    TH_CHECK(rc == 0, "setup");
+    if (!rc) {
+        passion_section secs[64];
+        for (int r = 0; r < th_size; r++) {
+            int64_t st[2] = {r % 3, (r * 37) % 200}, sd[2] = {1 + r % 3, 2};
+            int64_t ct[2] = {(640 - st[0] + sd[0] - 1) / sd[0],
+                             (512 - st[1] + 1) / 2};
+            if (r == 1)
+                ct[0] = 0; /* nothing to read on rank 1 */
+            passion_section_set(&secs[r], 2, st, ct, sd);
+        }
+        for (int k = 0; k < 3; k++) {
+            passion_file_sync(w.f);
+            MPI_Barrier(MPI_COMM_WORLD);
+            passion_file_drop_cache(w.f);
+            MPI_Barrier(MPI_COMM_WORLD);
+            check_read(&w, &secs[th_rank], NULL, PASSION_METHOD_AUTO);
+            passion_file_drop_cache(w.f);
+            MPI_Barrier(MPI_COMM_WORLD);
+            check_write(&w, secs, NULL, PASSION_METHOD_AUTO,
+                        90 + (uint64_t)k);
+        }
+    }
+    world_close(&w);
+}
+
 /* A bad section on one rank: the same error everywhere, and no hang. */
 static void test_errors(void)
 {
@@ -791,6 +830,7 @@ int main(int argc, char **argv)
         {"random sections, posix driver", test_random_posix},
         {"random sections, mpiio driver", test_random_mpiio},
         {"every method, same sections", test_every_method},
+        {"auto on an uncached file", test_cold_auto},
         CU_TEST_INFO_NULL};
     static CU_TestInfo err_tests[] = {
         {"bad section on one rank", test_errors},
