@@ -146,45 +146,6 @@ static int sections_meet(int nd, const int64_t *s1, const int64_t *s2)
 #define COLL_NR_CACHESTAT 451
 #endif
 
-static int cached_cachestat(int fd, int64_t lo, int64_t hi, int64_t pg)
-{
-#ifdef COLL_NR_CACHESTAT
-    /* at most 16 looks of 16 pages spread over the extent: the kernel
-       walks every page of the range asked (about 10 ns each), so a whole
-       64 MiB extent would cost more than a small section's read */
-    const int64_t win = 16, maxlooks = 16;
-    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
-    int64_t looks = (npages + win - 1) / win, step = 1;
-    if (looks > maxlooks) {
-        step = (npages - win) / (maxlooks - 1);
-        looks = maxlooks;
-    }
-    int64_t seen = 0, in = 0;
-    for (int64_t k = 0; k < looks; k++) {
-        int64_t a = looks == maxlooks ? p0 + k * step : p0 + k * win;
-        int64_t n = p1 - a < win ? p1 - a : win;
-        if (n <= 0)
-            break;
-        struct {
-            uint64_t off, len;
-        } range = {(uint64_t)(a * pg), (uint64_t)(n * pg)};
-        struct {
-            uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
-                nr_recently_evicted;
-        } cs;
-        memset(&cs, 0, sizeof cs);
-        if (syscall(COLL_NR_CACHESTAT, (unsigned)fd, &range, &cs, 0u) != 0)
-            return -1;
-        seen += n;
-        in += (int64_t)cs.nr_cache < n ? (int64_t)cs.nr_cache : n;
-    }
-    return seen ? (int)(in * 1000 / seen) : -1;
-#else
-    (void)fd, (void)lo, (void)hi, (void)pg;
-    return -1;
-#endif
-}
-
 /* Pages of [off, off + len) in the page cache; -1 if unknown. */
 static int64_t cached_pages(int fd, int64_t off, int64_t len)
 {
@@ -204,6 +165,34 @@ static int64_t cached_pages(int fd, int64_t off, int64_t len)
     (void)fd, (void)off, (void)len;
     return -1;
 #endif
+}
+
+/* Per mille of [lo, hi) cached, by cachestat; -1 if unavailable. At most
+   16 looks of 16 pages spread over the extent: the kernel walks every page
+   of the range asked (about 10 ns each), so a whole 64 MiB extent would
+   cost more than a small section's read. */
+static int cached_cachestat(int fd, int64_t lo, int64_t hi, int64_t pg)
+{
+    const int64_t win = 16, maxlooks = 16;
+    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
+    int64_t looks = (npages + win - 1) / win, step = 1;
+    if (looks > maxlooks) {
+        step = (npages - win) / (maxlooks - 1);
+        looks = maxlooks;
+    }
+    int64_t seen = 0, in = 0;
+    for (int64_t k = 0; k < looks; k++) {
+        int64_t a = looks == maxlooks ? p0 + k * step : p0 + k * win;
+        int64_t n = p1 - a < win ? p1 - a : win;
+        if (n <= 0)
+            break;
+        int64_t c = cached_pages(fd, a * pg, n * pg);
+        if (c < 0)
+            return -1;
+        seen += n;
+        in += c < n ? c : n;
+    }
+    return seen ? (int)(in * 1000 / seen) : -1;
 }
 
 static int cmp_double(const void *a, const void *b)
