@@ -413,11 +413,18 @@ int main(int argc, char **argv)
             }
             bench_progress(&a, SUITE " P=%d %s %s %s %s", P, a.regime,
                            c->name, c->op, mnames[m]);
-            /* repetitions: fewer cold, at P > 2, and for the long runs
-               (direct on element-wise sections) */
-            int reps = a.reps ? a.reps : (a.cold ? 2 : 3);
-            if (!a.reps && (P > 2 || total_elems > (4 << 20) ||
-                            (m == M_DIRECT && total_runs > (1 << 18))))
+            /* repetitions: the short cases (at most 2^20 elements, no
+               long direct run) 7 warm / 5 cold, whose times are a few
+               milliseconds and vary most; fewer for the rest, and for the
+               long runs (direct on element-wise sections, big sections at
+               P > 2) */
+            int small = total_elems <= (1 << 20) &&
+                        !(m == M_DIRECT && total_runs > (1 << 16));
+            int reps = a.reps ? a.reps : small ? (a.cold ? 5 : 7)
+                                               : (a.cold ? 2 : 3);
+            if (!a.reps && !small &&
+                (P > 2 || total_elems > (4 << 20) ||
+                 (m == M_DIRECT && total_runs > (1 << 18))))
                 reps = a.cold ? 1 : 2;
             if (a.quick)
                 reps = 1;
