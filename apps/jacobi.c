@@ -68,11 +68,32 @@ static double kernel(const kgeom *k)
     return dmax;
 }
 
-static void strides(const passion_memspec *m, int col_major, kgeom *k)
+/*
+ * Update one block of n[d] cells per dimension from global index g[d],
+ * held in `in` / `out` laid out as `m` (its first cell at m->offset).
+ * Adds the kernel's time to *tcomp; returns the largest change.
+ */
+static double block_update(const void *in, void *out, const passion_memspec *m,
+                           const int64_t *n, const int64_t *g,
+                           const passion_array_spec *sp, double *tcomp)
 {
-    k->col_major = col_major;
-    k->st0 = col_major ? 1 : m->shape[1];
-    k->st1 = col_major ? m->shape[0] : 1;
+    kgeom k;
+    k.in = in;
+    k.out = out;
+    k.col_major = sp->order[0] == 1;
+    k.st0 = k.col_major ? 1 : m->shape[1];
+    k.st1 = k.col_major ? m->shape[0] : 1;
+    for (int d = 0; d < 2; d++) {
+        k.b[d] = m->offset[d];
+        k.n[d] = n[d];
+        k.g[d] = g[d];
+    }
+    k.N0 = sp->shape[0];
+    k.N1 = sp->shape[1];
+    double tk = MPI_Wtime();
+    double change = kernel(&k);
+    *tcomp += MPI_Wtime() - tk;
+    return change;
 }
 
 int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
@@ -123,23 +144,14 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         int got;
         while (!lrc && (got = passion_slab_next(si, &s)) == 1) {
             if (!opt->io_only) {
-                kgeom k;
-                k.in = s.in;
-                k.out = s.out;
-                strides(&s.mem, sp->order[0] == 1, &k);
+                int64_t n[2], g[2];
                 for (int d = 0; d < 2; d++) {
-                    int64_t first = d == s.dim ? s.start : 0;
-                    k.b[d] = s.mem.offset[d];
-                    k.n[d] = d == s.dim ? s.count : nl[d];
-                    k.g[d] = lo[d] + first;
+                    n[d] = d == s.dim ? s.count : nl[d];
+                    g[d] = lo[d] + (d == s.dim ? s.start : 0);
                 }
-                k.N0 = sp->shape[0];
-                k.N1 = sp->shape[1];
-                double tk = MPI_Wtime();
-                double d = kernel(&k);
-                tcomp += MPI_Wtime() - tk;
-                if (d > dmax)
-                    dmax = d;
+                double ch = block_update(s.in, s.out, &s.mem, n, g, sp, &tcomp);
+                if (ch > dmax)
+                    dmax = ch;
             }
             rep->slabs = s.nslabs;
             if (opt->progress)
@@ -209,22 +221,10 @@ int app_jacobi_global(passion_ctx *ctx, passion_array *arr, passion_file *B,
         int got = 0;
         while (!rc && (got = passion_part_next(pi, &p)) == 1) {
             if (!opt->io_only && p.count[0] > 0 && p.count[1] > 0) {
-                kgeom k;
-                k.in = p.in;
-                k.out = p.out;
-                strides(&p.mem, sp->order[0] == 1, &k);
-                for (int d = 0; d < 2; d++) {
-                    k.b[d] = p.mem.offset[d];
-                    k.n[d] = p.count[d];
-                    k.g[d] = p.lo[d];
-                }
-                k.N0 = sp->shape[0];
-                k.N1 = sp->shape[1];
-                double tk = MPI_Wtime();
-                double d = kernel(&k);
-                tcomp += MPI_Wtime() - tk;
-                if (d > dmax)
-                    dmax = d;
+                double ch = block_update(p.in, p.out, &p.mem, p.count, p.lo,
+                                         sp, &tcomp);
+                if (ch > dmax)
+                    dmax = ch;
             }
             rep->slabs = p.nparts;
             if (opt->progress)

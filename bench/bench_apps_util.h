@@ -1,6 +1,6 @@
 /*
  * bench_apps_util.h - helpers shared by the application benchmarks
- * (prefetch, reuse): the machine's load, array creation slab by slab,
+ * (prefetch, reuse): array creation slab by slab,
  * checksums of a local array by global index (so a distributed result can
  * be compared with an in-core reference or with another run).
  */
@@ -8,9 +8,6 @@
 #define PASSION_BENCH_APPS_UTIL_H
 
 #include "bench_util.h"
-
-/* 1-minute load average (other jobs on the machine skew times). */
-double bench_load(void);
 
 /* Value of pixel / cell (gi, gj) as `es` bytes: a hash of the index. */
 void bench_cell(int64_t gi, int64_t gj, int64_t es, void *out);

@@ -56,26 +56,14 @@ static int64_t *pattern(int which, int P, int64_t mmax)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     bench_args a;
-    if (bench_args_parse(&a, argc, argv)) {
-        if (a.rank == 0)
-            fprintf(stderr, "usage: bench-irregular --csv F --regime "
-                            "warm|cold [--reps N] [--quick]\n");
-        MPI_Finalize();
-        return 2;
-    }
-    int P = a.size, rc = 0;
-    passion_ctx *ctx = NULL;
-    if (passion_init(MPI_COMM_WORLD, NULL, &ctx)) {
-        MPI_Finalize();
-        return 1;
-    }
-    FILE *csv = bench_csv_open(&a, XB_CSV_HEADER);
-    double t0 = MPI_Wtime();
+    passion_ctx *ctx;
+    FILE *csv;
     coll_xchg_costs costs;
-    coll_xchg_costs_get(ctx, &costs);
-    xb_calibration_row(csv, &a, &costs, bench_max_time(MPI_Wtime() - t0));
+    int st = xb_begin(argc, argv, "bench-irregular", &a, &ctx, &csv, &costs);
+    if (st)
+        return st;
+    int P = a.size, rc = 0;
 
     xb_method m[] = {
         {"mpi-raw", -1, 0, 0, 1},

@@ -139,3 +139,15 @@ void bench_progress(const bench_args *a, const char *fmt, ...)
     else
         fprintf(stderr, "%s\n", line);
 }
+
+double bench_load(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}

@@ -53,6 +53,10 @@ int bench_section_filetype(int nd, const int64_t *extent, const int *order,
                            const passion_section *s, MPI_Datatype *type,
                            MPI_Offset *disp);
 
+/* 1-minute load average (other jobs on the machine skew times); -1 if
+   unknown. */
+double bench_load(void);
+
 /* Print a progress line on stderr (rank 0), overwriting on a terminal. */
 void bench_progress(const bench_args *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

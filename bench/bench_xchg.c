@@ -290,16 +290,34 @@ void xb_calibration_row(FILE *csv, const bench_args *a,
         return;
     /* the machine's load when the suite ran: other programs share the
        cores, and the tables should say so */
-    double load = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = -1;
-        fclose(f);
-    }
+    double load = bench_load();
     fprintf(csv,
             "round=%.3g msg=%.3g byte=%.3g copy=%.3g loadavg=%.2f,"
             "calibration,calibrate,%d,%s,%s,,%.6g,,,,,,,,,1,ok\n",
             c->round, c->msg, c->byte, c->copy, load, a->size,
             a->ranks_note, a->regime, seconds);
+}
+
+int xb_begin(int argc, char **argv, const char *prog, bench_args *a,
+             passion_ctx **ctx, FILE **csv, coll_xchg_costs *costs)
+{
+    MPI_Init(&argc, &argv);
+    *ctx = NULL;
+    *csv = NULL;
+    if (bench_args_parse(a, argc, argv)) {
+        if (a->rank == 0)
+            fprintf(stderr, "usage: %s --csv F --regime warm|cold "
+                            "[--reps N] [--quick]\n", prog);
+        MPI_Finalize();
+        return 2;
+    }
+    if (passion_init(MPI_COMM_WORLD, NULL, ctx)) {
+        MPI_Finalize();
+        return 1;
+    }
+    *csv = bench_csv_open(a, XB_CSV_HEADER);
+    double t0 = MPI_Wtime();
+    coll_xchg_costs_get(*ctx, costs);
+    xb_calibration_row(*csv, a, costs, bench_max_time(MPI_Wtime() - t0));
+    return 0;
 }

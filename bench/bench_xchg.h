@@ -51,6 +51,12 @@ void xb_project(FILE *csv, const bench_args *a, const coll_xchg_costs *costs,
                 const char *casename, int64_t bytes,
                 const coll_xchg_shape *s, int allow_index);
 
+/* Start of an exchange suite's main: MPI_Init, the arguments (usage on
+   error), a context, the CSV and the calibration (its row written).
+   0, or the status main returns (MPI already finalised). */
+int xb_begin(int argc, char **argv, const char *prog, bench_args *a,
+             passion_ctx **ctx, FILE **csv, coll_xchg_costs *costs);
+
 /* A row describing the calibration (op "calibration"). Rank 0. */
 void xb_calibration_row(FILE *csv, const bench_args *a,
                         const coll_xchg_costs *c, double seconds);

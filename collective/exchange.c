@@ -349,17 +349,8 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
     }
     /* sends first in the pool: [0, sn) */
     int k = 0;
-    for (int j = 1; j < P && !rc && x->spec; j++) {
-        int to = (me + j) % P;
-        int64_t b = coll_sc(pl, to);
-        rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, TAG_A1,
-                        pl->req + k);
-        k += (int)coll_nparts(b);
-        if (b > 0) {
-            pl->st.messages++;
-            pl->st.bytes_sent += b;
-        }
-    }
+    if (!rc && x->spec)
+        rc = coll_a1_isends(pl, TAG_A1, &k);
     x->sfirst = 0;
     x->sn = k;
     if (!rc)
@@ -414,20 +405,9 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x, int complete)
                             pl->req + k);
             k += (int)coll_nparts(b);
         }
-        for (int j = 1; j < P && !x->spec && !rc; j++) {
-            int to = (me + j) % P;
-            int64_t b = coll_sc(pl, to);
-            rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, TAG_A1,
-                            pl->req + k);
-            k += (int)coll_nparts(b);
-            if (b > 0) {
-                pl->st.messages++;
-                pl->st.bytes_sent += b;
-            }
-        }
-        if (coll_sc(pl, me) > 0)
-            memcpy(pl->rbuf + coll_rd(pl, me), pl->sbuf + coll_sd(pl, me),
-                   (size_t)coll_sc(pl, me));
+        if (!rc && !x->spec)
+            rc = coll_a1_isends(pl, TAG_A1, &k);
+        coll_copy_self(pl);
         if (!rc)
             rc = coll_waitall(k, pl->req);
         if (k > 0)

@@ -323,6 +323,13 @@ CORE_HIDDEN int coll_isend(const coll_xchg_plan *pl, const void *buf,
 CORE_HIDDEN int coll_irecv(const coll_xchg_plan *pl, void *buf,
                            int64_t bytes, int peer, int tag,
                            MPI_Request *req);
+/* A1's sends: step j = 1..P-1 to rank (me + j) mod P, posted from request
+   slot *k on (advanced past them); counts messages and bytes. Returns 0,
+   PASSION_EMPI, or PASSION_ENOMEM when the request pool is too small. */
+CORE_HIDDEN int coll_a1_isends(coll_xchg_plan *pl, int tag, int *k);
+/* The rank's message to itself, copied from the send to the receive
+   buffer. */
+CORE_HIDDEN void coll_copy_self(coll_xchg_plan *pl);
 /* One step of a one-port algorithm: send and receive, then wait. Counts
    a round (and a message when bytes are sent). */
 CORE_HIDDEN int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf,

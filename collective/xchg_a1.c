@@ -35,23 +35,9 @@ static int a1_run(coll_xchg_plan *pl)
                             COLL_TAG, pl->req + n);
         n += (int)coll_nparts(b);
     }
-    for (int i = 1; i < P && !rc; i++) {
-        int to = (me + i) % P;
-        int64_t b = coll_sc(pl, to);
-        if (n + coll_nparts(b) > pl->nreq)
-            rc = PASSION_ENOMEM;
-        else
-            rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, COLL_TAG,
-                            pl->req + n);
-        n += (int)coll_nparts(b);
-        if (b > 0) {
-            pl->st.messages++;
-            pl->st.bytes_sent += b;
-        }
-    }
-    if (coll_sc(pl, me) > 0)
-        memcpy(pl->rbuf + coll_rd(pl, me), pl->sbuf + coll_sd(pl, me),
-               (size_t)coll_sc(pl, me));
+    if (!rc)
+        rc = coll_a1_isends(pl, COLL_TAG, &n);
+    coll_copy_self(pl);
     if (!rc)
         rc = coll_waitall(n, pl->req);
     if (rc)

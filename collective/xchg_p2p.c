@@ -118,6 +118,34 @@ int coll_irecv(const coll_xchg_plan *pl, void *buf, int64_t bytes, int peer,
     return PASSION_OK;
 }
 
+int coll_a1_isends(coll_xchg_plan *pl, int tag, int *k)
+{
+    int rc = PASSION_OK;
+    for (int j = 1; j < pl->P && !rc; j++) {
+        int to = (pl->me + j) % pl->P;
+        int64_t b = coll_sc(pl, to);
+        if (*k + coll_nparts(b) > pl->nreq)
+            rc = PASSION_ENOMEM;
+        else
+            rc = coll_isend(pl, pl->sbuf + coll_sd(pl, to), b, to, tag,
+                            pl->req + *k);
+        *k += (int)coll_nparts(b);
+        if (b > 0) {
+            pl->st.messages++;
+            pl->st.bytes_sent += b;
+        }
+    }
+    return rc;
+}
+
+void coll_copy_self(coll_xchg_plan *pl)
+{
+    int64_t b = coll_sc(pl, pl->me);
+    if (b > 0)
+        memcpy(pl->rbuf + coll_rd(pl, pl->me), pl->sbuf + coll_sd(pl, pl->me),
+               (size_t)b);
+}
+
 int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf, int64_t sbytes,
                   int to, void *rbuf, int64_t rbytes, int from, int tag)
 {

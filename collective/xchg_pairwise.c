@@ -34,9 +34,7 @@ static int pw_run(coll_xchg_plan *pl)
 {
     int P = pl->P, me = pl->me;
     int pow2 = (P & (P - 1)) == 0;
-    if (coll_sc(pl, me) > 0)
-        memcpy(pl->rbuf + coll_rd(pl, me), pl->sbuf + coll_sd(pl, me),
-               (size_t)coll_sc(pl, me));
+    coll_copy_self(pl);
     for (int i = 1; i < P; i++) {
         int to = pow2 ? (me ^ i) : (me + i) % P;
         int from = pow2 ? (me ^ i) : (me - i + P) % P;
