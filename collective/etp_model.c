@@ -48,42 +48,57 @@
 
 int coll_msg_costs(passion_ctx *ctx, double *alpha, double *beta)
 {
+    int rc = PASSION_OK;
     if (!ctx->msg_calibrated) {
         double ab[2] = {0, 0};
         const int P = ctx->size;
         if (P > 1) {
-            char *b = malloc((size_t)2 * (size_t)P * CAL_BIG);
-            int ok = b != NULL, all = 0;
-            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
-            if (all) {
-                MPI_Barrier(ctx->comm);
+            char *b = core_malloc(ctx, (size_t)2 * (size_t)P * CAL_BIG);
+            /* every rank measures or none: a rank without the buffer
+               says so first (not an error of the call: the costs stay
+               the defaults, and the next call tries again) */
+            double fail = b ? 0 : 1;
+            rc = core_agree_max(ctx, PASSION_OK, &fail, 1);
+            int mrc = PASSION_OK;
+            if (!rc && !fail) {
+                mrc |= MPI_Barrier(ctx->comm);
                 double t0 = MPI_Wtime();
                 for (int k = 0; k < 3; k++)
-                    MPI_Alltoall(b, 8, MPI_BYTE, b + (size_t)P * CAL_BIG, 8,
-                                 MPI_BYTE, ctx->comm);
+                    mrc |= MPI_Alltoall(b, 8, MPI_BYTE,
+                                        b + (size_t)P * CAL_BIG, 8,
+                                        MPI_BYTE, ctx->comm);
                 double t1 = MPI_Wtime();
-                MPI_Alltoall(b, CAL_BIG, MPI_BYTE, b + (size_t)P * CAL_BIG,
-                             CAL_BIG, MPI_BYTE, ctx->comm);
+                mrc |= MPI_Alltoall(b, CAL_BIG, MPI_BYTE,
+                                    b + (size_t)P * CAL_BIG, CAL_BIG,
+                                    MPI_BYTE, ctx->comm);
                 double t2 = MPI_Wtime();
                 double round = (t1 - t0) / 3;
                 ab[0] = round / (P - 1);
                 ab[1] = (t2 - t1 - round) / ((double)CAL_BIG * (P - 1));
                 if (ab[1] < 1e-11)
                     ab[1] = 1e-11;
+                rc = core_agree_max(ctx,
+                                    mrc != MPI_SUCCESS
+                                        ? core_err(ctx, PASSION_EMPI,
+                                                   "message cost "
+                                                   "calibration")
+                                        : PASSION_OK,
+                                    ab, 2);
             }
-            free(b);
-            double mx[2];
-            MPI_Allreduce(ab, mx, 2, MPI_DOUBLE, MPI_MAX, ctx->comm);
-            ab[0] = mx[0];
-            ab[1] = mx[1];
+            core_free(ctx, b);
+            if (rc || fail)
+                ab[0] = ab[1] = 0;
+            else
+                ctx->msg_calibrated = 1;
+        } else {
+            ctx->msg_calibrated = 1;
         }
         ctx->msg_alpha = ab[0];
         ctx->msg_beta = ab[1];
-        ctx->msg_calibrated = 1;
     }
     *alpha = ctx->opt.msg_alpha > 0 ? ctx->opt.msg_alpha : ctx->msg_alpha;
     *beta = ctx->opt.msg_beta > 0 ? ctx->opt.msg_beta : ctx->msg_beta;
-    return PASSION_OK;
+    return rc;
 }
 
 /* A small write costs more than a read of the cache: page locking and

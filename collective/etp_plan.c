@@ -24,6 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the access descriptions' receive buffer of a rank that could not
+   allocate its own (see coll_plan_init) */
+#define FAD_STACK 32768
+
 static int64_t dbits(double v)
 {
     int64_t b;
@@ -351,30 +355,6 @@ int coll_cached_permille(int fd, const char *path, int64_t lo, int64_t hi)
     return seen ? (int)(in * 1000 / seen) : -1;
 }
 
-int coll_agree(passion_ctx *ctx, int rc)
-{
-    long long key = rc < 0 ? (long long)ctx->rank * 65536 + (-rc)
-                           : (long long)ctx->size * 65536;
-    long long min = key;
-    MPI_Request req;
-    double t0 = core_now();
-    int bad = MPI_Iallreduce(&key, &min, 1, MPI_LONG_LONG, MPI_MIN, ctx->comm,
-                             &req) != MPI_SUCCESS ||
-              coll_waitall(1, &req);
-    if (!bad && min < (long long)ctx->size * 65536) {
-        int root = (int)(min / 65536);
-        rc = -(int)(min % 65536);
-        bad = MPI_Ibcast(ctx->detail, CORE_DETAIL_MAX, MPI_CHAR, root,
-                         ctx->comm, &req) != MPI_SUCCESS ||
-              coll_waitall(1, &req);
-        ctx->detail[CORE_DETAIL_MAX - 1] = '\0';
-    } else if (!bad) {
-        rc = PASSION_OK;
-    }
-    ctx->cnt.t_comm += core_now() - t0;
-    return bad ? core_err(ctx, PASSION_EMPI, "agreement on the outcome") : rc;
-}
-
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                    const passion_memspec *m, int method, int op_write, int rc)
 {
@@ -439,34 +419,44 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
             mine[COLL_FAD_HEAD + nd + d] = s->count[d];
             mine[COLL_FAD_HEAD + 2 * nd + d] = s->stride[d];
         }
-    if (!mem) {
-        /* Known limit: a rank that cannot allocate these O(P) bytes cannot
-           receive the allgather; it fails alone (the others would wait in
-           the allgather), the one place where a local failure is not
-           turned into an agreed code. */
-        return rc;
+    /* A rank without the descriptors' memory still takes part in the
+       allgather, into a buffer on the stack, and fails in the agreement
+       after it like any other rank. Past FAD_STACK bytes (hundreds of
+       ranks) the ranks agree on the allocation first: one more round. */
+    int64_t fad_stack[FAD_STACK / 8];
+    int64_t *fad = (int64_t *)mem;
+    if (mem) {
+        p->fad = (int64_t *)mem;
+        p->elems = p->fad + (int64_t)P * W;
+        p->dlo = p->elems + P;
+        p->dhi = p->dlo + P;
+        p->scratch = p->dhi + P;
+        p->x = (ocad_xfer *)(p->scratch + P);
     }
-    p->fad = (int64_t *)mem;
-    p->elems = p->fad + (int64_t)P * W;
-    p->dlo = p->elems + P;
-    p->dhi = p->dlo + P;
-    p->scratch = p->dhi + P;
-    p->x = (ocad_xfer *)(p->scratch + P);
+    if ((int64_t)P * W * 8 > FAD_STACK) {
+        int arc = core_agree(ctx, rc);
+        if (arc)
+            return arc;
+    } else if (!mem) {
+        fad = fad_stack;
+    }
     double t0 = core_now();
     MPI_Request req;
-    int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, p->fad, W, MPI_INT64_T,
+    int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, fad, W, MPI_INT64_T,
                              ctx->comm, &req) != MPI_SUCCESS ||
               coll_waitall(1, &req);
     ctx->cnt.t_comm += core_now() - t0;
     ctx->cnt.rounds++;
     if (mrc)
-        return coll_agree(ctx, core_err(ctx, PASSION_EMPI,
+        return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Iallgather of the FAD"));
+    if (!mem)
+        return core_agree(ctx, rc);
     int anybad = 0;
     for (int r = 0; r < P; r++)
         anybad |= p->fad[(int64_t)r * W + COLL_FAD_RC] != 0;
     if (anybad)
-        return coll_agree(ctx, rc);
+        return core_agree(ctx, rc);
     for (int r = 1; r < P; r++)
         for (int w = COLL_FAD_METHOD; w < COLL_FAD_AGREE_END; w++)
             if (p->fad[(int64_t)r * W + w] != p->fad[w]) {

@@ -93,7 +93,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     ctx->opt.io_latency = lat;
     ctx->opt.io_bandwidth = bw;
     coll_plan_free(&p);
-    return coll_agree(ctx, rc);
+    return core_agree(ctx, rc);
 }
 
 int passion_read_section_all(passion_file *f, const passion_section *s,

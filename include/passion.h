@@ -114,7 +114,12 @@ typedef struct passion_options {
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */
     int fault_short;        /* 1: every call transfers at most half */
-    int fault_ranks;        /* -1 every rank, else only this rank */
+    int fault_ranks;        /* -1 every rank, else only this rank (I/O and
+                               allocation faults) */
+    int64_t fault_alloc_at; /* any driver: fail the Nth allocation of the
+                               library (1-based, counted from passion_init,
+                               the context itself being the first), once;
+                               0 never */
 } passion_options;
 
 /* Fill opt with the defaults. Never fails on a valid pointer. */

@@ -69,66 +69,13 @@ int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
     return code;
 }
 
-/* key = (rank of the failure) * 2^16 + (-code); the minimum over ranks is
-   the lowest failing rank, so the outcome is deterministic. */
-static unsigned long long agree_key(const passion_ctx *ctx, int rc)
-{
-    return rc < 0 ? (unsigned long long)ctx->rank * 65536 + (unsigned)(-rc)
-                  : (unsigned long long)ctx->size * 65536;
-}
-
-/* Given the minimum key, the common code; fetch the failing rank's detail. */
-static int agree_finish(passion_ctx *ctx, unsigned long long min)
-{
-    if (min >= (unsigned long long)ctx->size * 65536)
-        return PASSION_OK;
-    int root = (int)(min / 65536);
-    int code = -(int)(min % 65536);
-    if (MPI_Bcast(ctx->detail, CORE_DETAIL_MAX, MPI_CHAR, root, ctx->comm) !=
-        MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Bcast in error agreement");
-    ctx->detail[CORE_DETAIL_MAX - 1] = '\0';
-    return code;
-}
-
-int core_agree(passion_ctx *ctx, int rc)
-{
-    unsigned long long key = agree_key(ctx, rc), min;
-    if (MPI_Allreduce(&key, &min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
-                      ctx->comm) != MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Allreduce in error agreement");
-    return agree_finish(ctx, min);
-}
-
-int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
-              const char *what)
-{
-    /* FNV-1a, 64-bit. One reduction gives the first failure and both the
-       minimum and (through ~h) the maximum hash: equal iff all agree. */
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    unsigned long long v[3] = {agree_key(ctx, rc), h, ~h}, r[3];
-    if (MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm) !=
-        MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Allreduce (argument check)");
-    if (r[0] < (unsigned long long)ctx->size * 65536)
-        return agree_finish(ctx, r[0]); /* a local error comes first */
-    if (r[1] != ~r[2])
-        return core_err(ctx, PASSION_EMISMATCH,
-                        "ranks passed different %s to a collective call",
-                        what);
-    return PASSION_OK;
-}
-
 void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)
 {
     if (bytes <= 0)
         bytes = 1;
     void *p = NULL;
     /* aligned, so that O_DIRECT can use staging buffers as they are */
-    if (posix_memalign(&p, 4096, (size_t)bytes))
+    if (core_alloc_fault(ctx) || posix_memalign(&p, 4096, (size_t)bytes))
         return NULL;
     ctx->staging_now += bytes;
     if ((uint64_t)ctx->staging_now > ctx->cnt.peak_staging)
@@ -272,6 +219,12 @@ int passion_options_set(passion_options *o, const char *kv)
             o->fault_fail_at = i;
             return PASSION_OK;
         }
+        if (!strcmp(key, "fault_alloc_at")) {
+            if ((rc = parse_i64(v, &i)) || i < 0)
+                return rc ? rc : PASSION_EINVAL;
+            o->fault_alloc_at = i;
+            return PASSION_OK;
+        }
         for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
             if (strcmp(key, ints[k].k))
                 continue;
@@ -287,20 +240,22 @@ int passion_options_set(passion_options *o, const char *kv)
     return PASSION_OK;
 }
 
-static int apply_env(passion_options *o)
+static int apply_env(passion_ctx *ctx, passion_options *o)
 {
     const char *env = getenv("PASSION_OPTIONS");
     if (!env || !*env)
         return PASSION_OK;
-    char *copy = strdup(env);
+    char *copy = core_strdup(ctx, env);
     if (!copy)
-        return PASSION_ENOMEM;
+        return core_err(ctx, PASSION_ENOMEM, "copy of PASSION_OPTIONS");
     int rc = PASSION_OK;
     char *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t && !rc;
          t = strtok_r(NULL, ",", &save))
         rc = passion_options_set(o, t);
-    free(copy);
+    core_free(ctx, copy);
+    if (rc)
+        core_err(ctx, rc, "bad PASSION_OPTIONS environment variable");
     return rc;
 }
 
@@ -319,30 +274,50 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     MPI_Comm dup;
     if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
         return PASSION_EMPI;
-    passion_ctx *ctx = calloc(1, sizeof *ctx);
+    /* MPI errors on passion's communicator come back as codes
+       (PASSION_EMPI) instead of aborting the job */
+    int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) == MPI_SUCCESS
+                 ? PASSION_OK
+                 : PASSION_EMPI;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(dup, &rank);
+    MPI_Comm_size(dup, &size);
+    /* the context is the first allocation that fault_alloc_at counts */
+    int fault = opt && opt->fault_alloc_at == 1 &&
+                (opt->fault_ranks < 0 || opt->fault_ranks == rank);
+    passion_ctx *ctx = fault ? NULL : calloc(1, sizeof *ctx);
     if (!ctx) {
-        /* take part in the agreement so that no rank hangs */
-        long long key = 0, min;
-        MPI_Allreduce(&key, &min, 1, MPI_LONG_LONG, MPI_MIN, dup);
+        /* take part in the one agreement the other ranks make below, as
+           a context of our own on the stack, so that no rank hangs */
+        passion_ctx tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.comm = dup;
+        tmp.rank = rank;
+        tmp.size = size;
+        passion_options_init(&tmp.opt);
+        rc = core_agree(&tmp, core_err(&tmp, PASSION_ENOMEM,
+                                       "allocating the context"));
         MPI_Comm_free(&dup);
-        return PASSION_ENOMEM;
+        return rc;
     }
     ctx->comm = dup;
-    MPI_Comm_rank(dup, &ctx->rank);
-    MPI_Comm_size(dup, &ctx->size);
+    ctx->rank = rank;
+    ctx->size = size;
     if (opt)
         ctx->opt = *opt;
     else
         passion_options_init(&ctx->opt);
-    int rc = apply_env(&ctx->opt);
+    ctx->fault_allocs = 1; /* the context */
     if (rc)
-        core_err(ctx, rc, "bad PASSION_OPTIONS environment variable");
-    else if (ctx->opt.memory_budget < 1 || ctx->opt.driver < 0 ||
+        core_err(ctx, rc, "MPI_Comm_set_errhandler");
+    if (!rc)
+        rc = apply_env(ctx, &ctx->opt);
+    if (!rc && (ctx->opt.memory_budget < 1 || ctx->opt.driver < 0 ||
              ctx->opt.driver > PASSION_DRIVER_FAULT ||
              ctx->opt.exchange < 0 ||
              ctx->opt.exchange > PASSION_XCHG_FOURSTAGE_NB ||
              ctx->opt.radix < 0 || ctx->opt.engine < 0 ||
-             ctx->opt.engine > 2)
+             ctx->opt.engine > 2 || ctx->opt.fault_alloc_at < 0))
         rc = core_err(ctx, PASSION_EINVAL, "invalid options");
     ctx->msg_alpha = ctx->opt.msg_alpha;
     ctx->msg_beta = ctx->opt.msg_beta;
