@@ -51,26 +51,26 @@ static void coll_ext_free(passion_ctx *ctx, void *ext)
 {
     (void)ctx;
     coll_ext *e = ext;
-    free(e->reserve);
-    free(e);
+    core_free(ctx, e->reserve);
+    core_free(ctx, e);
 }
 
 static void *reserve_get(passion_ctx *ctx, int64_t bytes)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     if (!e) {
-        if (!(e = calloc(1, sizeof *e)))
+        if (!(e = core_calloc(ctx, 1, sizeof *e)))
             return NULL;
         ctx->ext[CORE_EXT_COLL] = e;
         ctx->ext_free[CORE_EXT_COLL] = coll_ext_free;
     }
     if (e->reserve && e->bytes >= bytes)
         return e->reserve;
-    free(e->reserve);
+    core_free(ctx, e->reserve);
     e->reserve = NULL;
     e->bytes = 0;
     void *res = NULL;
-    if (posix_memalign(&res, 4096, (size_t)bytes))
+    if (core_alloc_fault(ctx) || posix_memalign(&res, 4096, (size_t)bytes))
         return NULL;
     e->reserve = res;
     e->bytes = bytes;

@@ -76,12 +76,12 @@ coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
     if (MPI_Comm_get_attr(ctx->comm, state_key, &v, &flag) == MPI_SUCCESS &&
         flag)
         return v;
-    coll_xchg_state *s = calloc(1, sizeof *s);
+    coll_xchg_state *s = core_calloc(ctx, 1, sizeof *s);
     if (!s)
         return NULL;
     s->comm = MPI_COMM_NULL;
     if (MPI_Comm_set_attr(ctx->comm, state_key, s) != MPI_SUCCESS) {
-        free(s);
+        core_free(ctx, s);
         return NULL;
     }
     return s;
@@ -250,7 +250,7 @@ static int prepare(coll_xchg_plan *pl, const xchg_local *L, int alg,
     if (!pl->req) {
         int64_t big = L->lout > L->lin ? L->lout : L->lin;
         int64_t n = 2 * (int64_t)pl->P * (coll_nparts(big) + 1) + 8;
-        pl->req = malloc((size_t)n * sizeof *pl->req);
+        pl->req = core_malloc(pl->ctx, (size_t)n * sizeof *pl->req);
         if (!pl->req)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: %lld MPI requests",
@@ -263,7 +263,7 @@ static int prepare(coll_xchg_plan *pl, const xchg_local *L, int alg,
     pl->radix = radix;
     if (ops->scratch && !pl->scratch) {
         int64_t n = ops->scratch(pl);
-        pl->scratch = n > 0 ? malloc((size_t)n) : NULL;
+        pl->scratch = n > 0 ? core_malloc(pl->ctx, (size_t)n) : NULL;
         if (n > 0 && !pl->scratch)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange %s: %lld bytes of tables", ops->name,
@@ -294,7 +294,7 @@ static void unprepare(coll_xchg_plan *pl)
                     pl->reserved_bytes);
     pl->reserved = NULL;
     pl->reserved_bytes = 0;
-    free(pl->scratch);
+    core_free(pl->ctx, pl->scratch);
     pl->scratch = NULL;
 }
 
@@ -493,7 +493,7 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
         rc = core_err(ctx, PASSION_EINVAL,
                       "index exchange needs equal counts to every rank");
     if (!rc && need_costs && !ready) {
-        calib = malloc((size_t)coll_calib_bytes(P));
+        calib = core_malloc(ctx, (size_t)coll_calib_bytes(P));
         if (!calib)
             rc = core_err(ctx, PASSION_ENOMEM, "exchange calibration");
     }
@@ -687,8 +687,8 @@ out:
         x = NULL;
     }
     unprepare(&pl);
-    free(pl.req);
-    free(calib);
+    core_free(ctx, pl.req);
+    core_free(ctx, calib);
     pl.st.seconds = core_now() - t0;
     if (!predict) {
         ctx->cnt.messages_sent += (uint64_t)pl.st.messages;
@@ -775,7 +775,7 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     int P = ctx->size;
     int64_t es = 0;
     int rc = type_bytes(ctx, type, &es);
-    int64_t *b = calloc(4 * (size_t)P, sizeof *b);
+    int64_t *b = core_calloc(ctx, 4 * (size_t)P, sizeof *b);
     if (!rc && !b)
         rc = core_err(ctx, PASSION_ENOMEM, "alltoallv: count arrays");
     if (!rc && (!sendcounts || !sdispls || !recvcounts || !rdispls))
@@ -812,6 +812,6 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     a.alg = alg;
     a.radix = radix;
     rc = exchange_call(ctx, &a, rc, NULL);
-    free(b);
+    core_free(ctx, b);
     return rc;
 }

@@ -221,7 +221,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
     if (!ctx || !out)
         return PASSION_EINVAL;
     *out = NULL;
-    passion_array *a = calloc(1, sizeof *a);
+    passion_array *a = core_calloc(ctx, 1, sizeof *a);
     passion_array_spec norm;
     memset(&norm, 0, sizeof norm);
     int rc;
@@ -255,7 +255,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
     }
     rc = core_same(ctx, rc, &norm, sizeof norm, "array specs");
     if (rc) {
-        free(a);
+        core_free(ctx, a);
         return rc;
     }
     *out = a;
@@ -264,7 +264,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
 
 int passion_array_free(passion_array *a)
 {
-    free(a);
+    core_free(a->ctx, a);
     return PASSION_OK;
 }
 

@@ -23,7 +23,8 @@ static int local_name(passion_ctx *ctx, const char *pat, char **out)
     const char *p = strstr(pat, "%d");
     if (!p)
         p = strstr(pat, "%r");
-    int n = p ? asprintf(out, "%.*s%d%s", (int)(p - pat), pat, ctx->rank,
+    int n = core_alloc_fault(ctx) ? -1
+          : p ? asprintf(out, "%.*s%d%s", (int)(p - pat), pat, ctx->rank,
                          p + 2)
               : asprintf(out, "%s.%d", pat, ctx->rank);
     if (n < 0) {
@@ -103,7 +104,7 @@ int passion_file_open(passion_array *a, const char *path, int mode,
     *out = NULL;
     int rc = PASSION_OK;
     char *name = NULL;
-    passion_file *f = calloc(1, sizeof *f);
+    passion_file *f = core_calloc(ctx, 1, sizeof *f);
     if (!f)
         rc = core_err(ctx, PASSION_ENOMEM, "file handle");
     else if (!path || !*path)
@@ -116,7 +117,7 @@ int passion_file_open(passion_array *a, const char *path, int mode,
         key[1] = (key[1] ^ (unsigned char)*c) * 1099511628211ULL;
     rc = core_same(ctx, rc, key, sizeof key, "file modes or paths");
     if (rc) {
-        free(f);
+        core_free(ctx, f);
         return rc;
     }
     int local = a->spec.placement == PASSION_PLACE_LOCAL;
@@ -126,7 +127,7 @@ int passion_file_open(passion_array *a, const char *path, int mode,
         f->writable = mode != PASSION_MODE_RDONLY;
         fill_view(f);
         rc = local ? local_name(ctx, path, &name)
-                   : ((name = strdup(path)) ? PASSION_OK
+                   : ((name = core_strdup(ctx, path)) ? PASSION_OK
                                             : core_err(ctx, PASSION_ENOMEM,
                                                        "file name"));
     }
@@ -164,13 +165,13 @@ int passion_file_open(passion_array *a, const char *path, int mode,
         else if (rc0)
             rc = rc0;
     }
-    free(hdr);
-    free(name);
+    core_free(ctx, hdr);
+    core_free(ctx, name);
     rc = core_agree(ctx, rc);
     if (rc) {
         if (f && f->fh)
             core_io_close(f->fh);
-        free(f);
+        core_free(ctx, f);
         return rc;
     }
     *out = f;
@@ -183,7 +184,7 @@ int passion_file_close(passion_file *f)
         return PASSION_OK;
     passion_ctx *ctx = f->ctx;
     int rc = core_io_close(f->fh);
-    free(f);
+    core_free(ctx, f);
     return core_agree(ctx, rc);
 }
 

@@ -128,7 +128,7 @@ int ocad_npy_header(passion_ctx *ctx, const passion_array *a, char **hdr,
         pre = 12;
         total = (pre + n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
     }
-    char *h = malloc((size_t)total);
+    char *h = core_malloc(ctx, (size_t)total);
     if (!h)
         return core_err(ctx, PASSION_ENOMEM, ".npy header");
     memcpy(h, NPY_MAGIC, NPY_MAGIC_LEN);
@@ -253,17 +253,17 @@ int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
         return core_err(ctx, PASSION_EFORMAT,
                         "%s: .npy header length %lld is not plausible", path,
                         (long long)hl);
-    char *h = malloc((size_t)hl);
+    char *h = core_malloc(ctx, (size_t)hl);
     if (!h)
         return core_err(ctx, PASSION_ENOMEM, ".npy header");
     if ((rc = core_io_read(fh, h, hl, plen))) {
-        free(h);
+        core_free(ctx, h);
         return rc;
     }
     npy_info in;
     memset(&in, 0, sizeof in);
     int bad = parse_dict(h, h + hl, &in);
-    free(h);
+    core_free(ctx, h);
     if (bad)
         return core_err(ctx, PASSION_EFORMAT,
                         "%s: cannot read the .npy header dict (descr must be "

@@ -89,7 +89,7 @@ void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
         return;
     if (bytes <= 0)
         bytes = 1;
-    free(p);
+    core_free(ctx, p);
     ctx->staging_now -= bytes;
 }
 

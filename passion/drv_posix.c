@@ -53,7 +53,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         of |= O_CREAT | O_RDWR;
     if (flags & CORE_O_TRUNC)
         of |= O_TRUNC;
-    posix_fh *h = calloc(1, sizeof *h);
+    posix_fh *h = core_calloc(ctx, 1, sizeof *h);
     if (!h)
         return -ENOMEM;
     h->dfd = -1;
@@ -61,7 +61,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
     h->fd = open(path, of | O_CLOEXEC, 0644);
     if (h->fd < 0) {
         int e = errno;
-        free(h);
+        core_free(ctx, h);
         return -e;
     }
     if (direct) {
@@ -69,7 +69,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         if (h->dfd < 0) {
             int e = errno;
             close(h->fd);
-            free(h);
+            core_free(ctx, h);
             return -e;
         }
     }
@@ -97,7 +97,8 @@ static int64_t posix_pread(core_fh *fh, void *buf, int64_t len, int64_t off)
     if (a1 - a0 > POSIX_BOUNCE)
         a1 = a0 + POSIX_BOUNCE;
     void *b;
-    if (posix_memalign(&b, POSIX_ALIGN, (size_t)(a1 - a0)))
+    if (core_alloc_fault(fh->ctx) ||
+        posix_memalign(&b, POSIX_ALIGN, (size_t)(a1 - a0)))
         return -ENOMEM;
     ssize_t n = pread(h->dfd, b, (size_t)(a1 - a0), a0);
     int64_t r;
@@ -111,7 +112,7 @@ static int64_t posix_pread(core_fh *fh, void *buf, int64_t len, int64_t off)
             r = len;
         memcpy(buf, (char *)b + (off - a0), (size_t)r);
     }
-    free(b);
+    core_free(fh->ctx, b);
     return r;
 }
 
@@ -229,7 +230,7 @@ static int posix_close(core_fh *fh)
         rc = -errno;
     if (close(h->fd) && !rc)
         rc = -errno;
-    free(h);
+    core_free(fh->ctx, h);
     return rc;
 }
 

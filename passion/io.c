@@ -37,7 +37,7 @@ int core_io_open(passion_ctx *ctx, const char *path, int flags, core_fh **fh)
                         path, ops->name, strerror(-rc));
     (*fh)->ops = ops;
     (*fh)->ctx = ctx;
-    (*fh)->path = strdup(path);
+    (*fh)->path = core_strdup(ctx, path);
     if (!(*fh)->path) {
         ops->close(*fh);
         *fh = NULL;
@@ -56,7 +56,7 @@ int core_io_close(core_fh *fh)
     if (rc < 0)
         rc = core_err(ctx, core_errno_code(-rc), "close %s: %s", path,
                       strerror(-rc));
-    free(path);
+    core_free(ctx, path);
     return rc;
 }
 

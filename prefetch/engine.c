@@ -49,7 +49,7 @@ static void state_free(passion_ctx *ctx, void *p)
         st->uring.ops->stop(&st->uring);
     if (st->thread_up)
         st->thread.ops->stop(&st->thread);
-    free(st);
+    core_free(ctx, st);
 }
 
 static int wanted_engine(passion_ctx *ctx, int *kind)
@@ -95,7 +95,7 @@ int pf_state_get(passion_ctx *ctx, pf_state **out)
     int kind, rc = wanted_engine(ctx, &kind);
     if (rc)
         return rc;
-    pf_state *st = calloc(1, sizeof *st);
+    pf_state *st = core_calloc(ctx, 1, sizeof *st);
     if (!st)
         return core_err(ctx, PASSION_ENOMEM, "prefetch engine state");
     if (kind != PASSION_ENGINE_THREAD) {
@@ -104,7 +104,7 @@ int pf_state_get(passion_ctx *ctx, pf_state **out)
         if (e == 0) {
             st->kind = PASSION_ENGINE_URING;
         } else if (kind == PASSION_ENGINE_URING) {
-            free(st);
+            core_free(ctx, st);
             return core_err(ctx, PASSION_ENOTSUP,
                             "io_uring was asked for but cannot be set up: %s",
                             strerror(-e));
@@ -118,7 +118,7 @@ int pf_state_get(passion_ctx *ctx, pf_state **out)
     if (st->kind != PASSION_ENGINE_URING) {
         st->kind = PASSION_ENGINE_THREAD;
         if ((rc = thread_up(ctx, st))) {
-            free(st);
+            core_free(ctx, st);
             return rc;
         }
     }

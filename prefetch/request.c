@@ -68,7 +68,7 @@ static void win_free(pf_win *w)
         r->staged -= w->stage_bytes;
     }
     r->active--;
-    free(w);
+    core_free(r->ctx, w);
 }
 
 static void req_pump(passion_request *r);
@@ -213,7 +213,7 @@ static void req_pump(passion_request *r)
             r->it = save; /* wait until staging comes back */
             break;
         }
-        pf_win *pw = calloc(1, sizeof *pw);
+        pf_win *pw = core_calloc(r->ctx, 1, sizeof *pw);
         if (!pw) {
             r->rc = core_err(r->ctx, PASSION_ENOMEM, "request window");
             break;
@@ -242,7 +242,7 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
-    passion_request *r = calloc(1, sizeof *r);
+    passion_request *r = core_calloc(ctx, 1, sizeof *r);
     if (!r)
         return core_err(ctx, PASSION_ENOMEM, "request");
     int rc = ocad_section_prepare(f, s, buf, mem, method, op_write, &r->x);
@@ -250,7 +250,7 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     if (!rc)
         rc = pf_state_get(ctx, &st);
     if (rc) {
-        free(r);
+        core_free(ctx, r);
         return rc;
     }
     r->ctx = ctx;
@@ -334,6 +334,6 @@ int passion_request_wait(passion_request *r)
         ctx->cnt.prefetch_hits++;
     int rc = r->rc;
     if (r->active == 0)
-        free(r);
+        core_free(ctx, r);
     return rc;
 }
