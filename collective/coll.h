@@ -154,6 +154,9 @@ CORE_HIDDEN int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a,
 /* ---- the rounds (etp.c) ---- */
 
 CORE_HIDDEN int coll_etp_run(coll_plan *p, char *buf);
+/* Bytes of the reservation (coll_plan_init) that coll_etp_run's round
+   descriptors take when they cannot be allocated. */
+CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 
 /* ---- windows of a chunk (etp_window.c) ---- */
 

@@ -385,7 +385,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                 method == PASSION_METHOD_ETP_STATIC ||
                 method == PASSION_METHOD_ETP_DYNAMIC)) {
         p->reserve = reserve_get(ctx, p->cap_stage + 4 * p->cap_xchg +
-                                          5 * 4096);
+                                          5 * 4096 +
+                                          coll_etp_desc_bytes(P));
         if (!p->reserve)
             rc = core_err(ctx, PASSION_ENOMEM,
                           "reserving %lld bytes of address space for the "

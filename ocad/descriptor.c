@@ -264,7 +264,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
 
 int passion_array_free(passion_array *a)
 {
-    core_free(a->ctx, a);
+    core_free(a ? a->ctx : NULL, a);
     return PASSION_OK;
 }
 
