@@ -294,12 +294,9 @@ static void file_calibrate(coll_plan *p)
             close(cfd);
         }
     }
-    double v[2] = {lat, bw > 0 ? -bw : -DBL_MAX}, r[2];
+    double r[2] = {lat, bw > 0 ? -bw : -DBL_MAX};
     ctx->file_tries++;
-    MPI_Request req;
-    if (MPI_Iallreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) !=
-            MPI_SUCCESS ||
-        coll_waitall(1, &req))
+    if (core_agree_max(ctx, PASSION_OK, r, 2))
         return;
     if (r[0] > 0)
         ctx->file_lat = r[0];
