@@ -47,17 +47,23 @@ int64_t bench_memlimit_min_bytes(const bench_args *a)
     return strcmp(a->regime, "memlimit") ? 0 : 8 * a->memlimit;
 }
 
-int bench_ctx_init(MPI_Comm comm, const char *keyvals, passion_ctx **ctx)
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
 {
+    char kv[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(kv, sizeof kv, fmt, ap);
+    va_end(ap);
+    *ctx = NULL;
     passion_options o;
     passion_options_init(&o);
-    char kv[512];
-    snprintf(kv, sizeof kv, "%s", keyvals ? keyvals : "");
     for (char *save = NULL, *t = strtok_r(kv, ",", &save); t;
          t = strtok_r(NULL, ",", &save))
-        if (passion_options_set(&o, t))
+        if (passion_options_set(&o, t)) {
+            fprintf(stderr, "options '%s': bad\n", t);
             return PASSION_EINVAL;
-    return passion_init(comm, &o, ctx);
+        }
+    return passion_init(MPI_COMM_WORLD, &o, ctx);
 }
 
 FILE *bench_csv_open(const bench_args *a, const char *header)

@@ -39,11 +39,12 @@ int bench_args_parse(bench_args *a, int argc, char **argv);
 int64_t bench_memlimit_min_bytes(const bench_args *a);
 
 /*
- * Create the suite's context with options given as "key=value" text,
- * comma-separated (NULL or "" for the defaults). Every suite sets its
- * options here, one place for the options API. Collective.
+ * A context on MPI_COMM_WORLD with the options of a printf-formatted
+ * "key=value,..." list ("" = defaults): every suite sets its options
+ * here, one place for the options API. Collective; 0 or the code.
  */
-int bench_ctx_init(MPI_Comm comm, const char *keyvals, passion_ctx **ctx);
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Open the CSV (rank 0) and write the header if the file is new. */
 FILE *bench_csv_open(const bench_args *a, const char *header);
