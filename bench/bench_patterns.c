@@ -699,12 +699,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--case"))
             only_case = argv[i + 1];
     }
+    int list = 0; /* --list: print the cases and stop */
+    for (int i = 1; i < argc; i++)
+        list |= !strcmp(argv[i], "--list");
     if (bad_args || ncases < 1) {
         if (ba.rank == 0)
             fprintf(stderr, "usage: bench-patterns --csv F --regime "
                             "warm|cold|memlimit [--memlimit BYTES] "
                             "[--seed S] [--cases N] [--case cNNN] "
-                            "[--reps N] [--scratch DIR]\n");
+                            "[--reps N] [--scratch DIR] [--list]\n");
         MPI_Finalize();
         return 2;
     }
@@ -760,6 +763,33 @@ int main(int argc, char **argv)
                 seed, ncases, narr, P, ba.regime,
                 memlim ? " (arrays >= 8x the memory limit)" : "",
                 bench_h5_version());
+    if (list) {
+        for (int i = 0; i < ncases && ba.rank == 0; i++) {
+            const pcase *c = &cases[i];
+            const parr *a = &arrs[c->arr];
+            char shp[96];
+            shape_str(a, shp, sizeof shp);
+            int64_t runs = 0, ext = 0, by = 0;
+            for (int q = 0; q < P * c->ntiles; q++) {
+                if (!sec_elems(a, &c->sec[q]))
+                    continue;
+                int64_t l, h;
+                sec_extent(a, &c->sec[q], &l, &h);
+                runs += sec_runs(a, &c->sec[q]);
+                ext += h - l;
+                by += sec_elems(a, &c->sec[q]) * a->esize;
+            }
+            printf("c%03d %-8s %-5s %d-D %s %-24s x%-2" PRId64 " %11" PRId64
+                   " B  tiles %d  section %" PRId64 " B  runs %" PRId64
+                   "  extent %" PRId64 " B\n",
+                   i, c->kind, c->write ? "write" : "read", a->nd,
+                   a->col ? "col" : "row", shp, a->esize, a->bytes,
+                   c->ntiles, by, runs, ext);
+        }
+        passion_finalize(ctx);
+        MPI_Finalize();
+        return 0;
+    }
     FILE *csv = bench_csv_open(&ba,
         "case,kind,op,procs,ranks,regime,method,seconds,min_seconds,reps,"
         "nd,order,esize,shape,array_bytes,tiles,elems,runs,extent_bytes,"
