@@ -901,7 +901,7 @@ int main(int argc, char **argv)
         /* direct and HDF5's independent transfer make one request per
            contiguous run: skipped beyond 2^18 runs on a rank (2^16 cold) */
         int skip[NMODES] = {0};
-        if (maxruns > (ba.cold ? (1 << 16) : (1 << 18)) && !ba.reps)
+        if (maxruns > (ba.cold ? (1 << 16) : (1 << 18)))
             skip[M_DIRECT] = skip[M_H5INDEP] = 1;
         if (!have_h5)
             skip[M_H5COLL] = skip[M_H5INDEP] = 1;
