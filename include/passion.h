@@ -462,14 +462,14 @@ PASSION_API int passion_file_write_local(passion_file *f, const void *buf);
  * filled part of buf; a write may have written part of the section.
  */
 PASSION_API int passion_file_read(passion_file *f,
-                                     const passion_section *s, void *buf,
-                                     const passion_memspec *mem,
+                                  const passion_section *s, void *buf,
+                                  const passion_memspec *mem,
                                   passion_method method);
 PASSION_API int passion_file_write(passion_file *f,
-                                      const passion_section *s,
-                                      const void *buf,
-                                      const passion_memspec *mem,
-                                  passion_method method);
+                                   const passion_section *s,
+                                   const void *buf,
+                                   const passion_memspec *mem,
+                                   passion_method method);
 
 /*
  * The method `auto` would use for this section, and the predicted requests
@@ -538,7 +538,7 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
                                   const int64_t *rdispls, MPI_Datatype type,
                                   passion_xchg alg, int radix);
 
-/* ------------------------------------------- global placement (collective/) */
+/* --------------------------------------- global placement (collective/) */
 
 /*
  * Read / write a section of a global array file, every rank its own
@@ -557,14 +557,14 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
  * On error, a read may have filled part of buf, a write part of the file.
  */
 PASSION_API int passion_file_read_all(passion_file *f,
-                                         const passion_section *s, void *buf,
-                                         const passion_memspec *mem,
-                                         passion_method method);
+                                      const passion_section *s, void *buf,
+                                      const passion_memspec *mem,
+                                      passion_method method);
 PASSION_API int passion_file_write_all(passion_file *f,
-                                          const passion_section *s,
-                                          const void *buf,
-                                          const passion_memspec *mem,
-                                          passion_method method);
+                                       const passion_section *s,
+                                       const void *buf,
+                                       const passion_memspec *mem,
+                                       passion_method method);
 
 /* ------------------------------------------------------------ prefetch/ */
 
@@ -598,17 +598,17 @@ PASSION_API const char *passion_engine_name(passion_engine engine);
  * (NULL on error). Independent.
  */
 PASSION_API int passion_file_read_begin(passion_file *f,
-                                           const passion_section *s,
-                                           void *buf,
-                                           const passion_memspec *mem,
-                                           passion_method method,
-                                           passion_request **req /* out */);
+                                        const passion_section *s,
+                                        void *buf,
+                                        const passion_memspec *mem,
+                                        passion_method method,
+                                        passion_request **req /* out */);
 PASSION_API int passion_file_write_begin(passion_file *f,
-                                            const passion_section *s,
-                                            const void *buf,
-                                            const passion_memspec *mem,
-                                            passion_method method,
-                                            passion_request **req /* out */);
+                                         const passion_section *s,
+                                         const void *buf,
+                                         const passion_memspec *mem,
+                                         passion_method method,
+                                         passion_request **req /* out */);
 /*
  * Wait for a request, free it, return its outcome. The time spent blocked
  * (and, at begin, issuing) counts in t_io; a read that was complete before
@@ -616,7 +616,8 @@ PASSION_API int passion_file_write_begin(passion_file *f,
  */
 PASSION_API int passion_request_wait(passion_request *req);
 /* Make progress without blocking; *done = 1 when wait would not block. */
-PASSION_API int passion_request_test(passion_request *req, int *done /* out */);
+PASSION_API int passion_request_test(passion_request *req,
+                                     int *done /* out */);
 
 /*
  * Slab iteration over this rank's local array file (LPM, thesis 5.4 and
@@ -675,8 +676,8 @@ typedef struct passion_slab_iter passion_slab_iter;
  * passion_slab_close. Independent.
  */
 PASSION_API int passion_slab_open(passion_file *f,
-                                   const passion_slab_opts *opts,
-                                   passion_slab_iter **it /* out */);
+                                  const passion_slab_opts *opts,
+                                  passion_slab_iter **it /* out */);
 /*
  * Next slab: returns 1 with *slab filled, 0 after the last (and on every
  * later call), or a negative code (and the same code on later calls).
@@ -742,20 +743,20 @@ typedef struct passion_part_iter passion_part_iter;
  * Collective (every rank passes the same options).
  */
 PASSION_API int passion_part_open(passion_file *f,
-                                   const passion_part_opts *opts,
-                                   passion_part_iter **it /* out */);
+                                  const passion_part_opts *opts,
+                                  passion_part_iter **it /* out */);
 /*
  * Write the previous partition's output, read the next partition: 1 with
  * *part filled, 0 after the last, or a negative code (kept for later
  * calls). Collective.
  */
 PASSION_API int passion_part_next_all(passion_part_iter *it,
-                                  passion_part *part /* out */);
+                                      passion_part *part /* out */);
 /* Write the last output if the caller stopped early, free the iterator;
    returns the first error. NULL is a no-op. Collective. */
 PASSION_API int passion_part_close_all(passion_part_iter *it);
 
-/* ------------------------------------- out-of-core communication (collective/) */
+/* ------------------------------ out-of-core communication (collective/) */
 
 /*
  * Out-of-core shift (thesis table 5.1, PASSION_oc_shift): ghost exchange
@@ -770,7 +771,7 @@ PASSION_API int passion_part_close_all(passion_part_iter *it);
  * budget. Collective; the file must be open read-write.
  */
 PASSION_API int passion_file_shift_all(passion_file *f, int dim, int dir,
-                                     int periodic, int64_t width);
+                                       int periodic, int64_t width);
 
 /*
  * Out-of-core multicast (PASSION_oc_multicast): rank `root` reads section
@@ -781,11 +782,11 @@ PASSION_API int passion_file_shift_all(passion_file *f, int dim, int dir,
  * context; ranks outside the group pass through.
  */
 PASSION_API int passion_file_multicast_all(passion_file *f, int root,
-                                         const passion_section *src,
-                                         const int *group, int ngroup,
-                                         const passion_section *dst,
-                                         void *buf,
-                                         const passion_memspec *mem);
+                                           const passion_section *src,
+                                           const int *group, int ngroup,
+                                           const passion_section *dst,
+                                           void *buf,
+                                           const passion_memspec *mem);
 
 #ifdef __cplusplus
 }
