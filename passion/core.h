@@ -72,6 +72,7 @@ struct passion_ctx {
     core_options opt;
     passion_counters cnt;
     int64_t staging_now;
+    struct core_stage_pool *stage; /* staging blocks kept between calls */
     char detail[CORE_DETAIL_MAX];
     /* message cost model, filled by the exchange layer's calibration */
     int msg_calibrated;
@@ -132,6 +133,8 @@ static inline bool core_zero(const void *p, size_t n)
 
 CORE_HIDDEN void *core_stage_alloc(passion_ctx *ctx, int64_t bytes);
 CORE_HIDDEN void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes);
+/* Free the blocks the context keeps for reuse (at finalize). */
+CORE_HIDDEN void core_stage_release(passion_ctx *ctx);
 
 /* ---- time ---- */
 CORE_HIDDEN double core_now(void);
