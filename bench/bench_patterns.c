@@ -588,9 +588,9 @@ static int call_mode(run *R, int m, const pcase *c, uint8_t *buf,
         else if (mids[m] == -2)
             e = R->h5 ? hdf5_access(R->h5, m, R->a, &t[i], b, op_write) : -1;
         else if (op_write)
-            e = passion_write_section_all(R->f, &t[i], b, NULL, mids[m]);
+            e = passion_file_write_all(R->f, &t[i], b, NULL, mids[m]);
         else
-            e = passion_read_section_all(R->f, &t[i], b, NULL, mids[m]);
+            e = passion_file_read_all(R->f, &t[i], b, NULL, mids[m]);
         err |= e != 0;
     }
     return err;
@@ -848,7 +848,7 @@ int main(int argc, char **argv)
             if (rc) {
                 if (ba.rank == 0)
                     fprintf(stderr, "patterns: array %d: %s %s\n", cur,
-                            passion_strerror(rc), passion_errdetail(ctx));
+                            passion_strerror(rc), passion_ctx_errdetail(ctx));
                 break;
             }
             fill_file(&R);
@@ -863,7 +863,7 @@ int main(int argc, char **argv)
                 int64_t one[MAXD] = {1, 1, 1, 1};
                 passion_section_set(&s1, a->nd, NULL, one, NULL);
                 uint8_t v[16];
-                passion_read_section_all(R.f, &s1, v, NULL,
+                passion_file_read_all(R.f, &s1, v, NULL,
                                          PASSION_METHOD_AUTO);
                 calibrated = 1;
             }

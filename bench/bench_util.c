@@ -47,25 +47,6 @@ int64_t bench_memlimit_min_bytes(const bench_args *a)
     return strcmp(a->regime, "memlimit") ? 0 : 8 * a->memlimit;
 }
 
-int bench_init(passion_ctx **ctx, const char *fmt, ...)
-{
-    char kv[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(kv, sizeof kv, fmt, ap);
-    va_end(ap);
-    *ctx = NULL;
-    passion_options o;
-    passion_options_init(&o);
-    for (char *save = NULL, *t = strtok_r(kv, ",", &save); t;
-         t = strtok_r(NULL, ",", &save))
-        if (passion_options_set(&o, t)) {
-            fprintf(stderr, "options '%s': bad\n", t);
-            return PASSION_EINVAL;
-        }
-    return passion_init(MPI_COMM_WORLD, &o, ctx);
-}
-
 FILE *bench_csv_open(const bench_args *a, const char *header)
 {
     if (a->rank != 0)
@@ -138,6 +119,25 @@ double bench_median(double *v, int n)
         return 0;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
+{
+    char list[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list, sizeof list, fmt, ap);
+    va_end(ap);
+    *ctx = NULL;
+    passion_options *o;
+    int rc = passion_options_create(&o);
+    if (!rc && list[0] && (rc = passion_options_parse(o, list)))
+        fprintf(stderr, "options '%s': %s\n", list,
+                passion_options_errdetail(o));
+    if (!rc)
+        rc = passion_init(MPI_COMM_WORLD, o, ctx);
+    passion_options_free(o);
+    return rc;
 }
 
 double bench_max_time(double t)

@@ -38,13 +38,6 @@ int bench_args_parse(bench_args *a, int argc, char **argv);
  */
 int64_t bench_memlimit_min_bytes(const bench_args *a);
 
-/*
- * A context on MPI_COMM_WORLD with the options of a printf-formatted
- * "key=value,..." list ("" = defaults): every suite sets its options
- * here, one place for the options API. Collective; 0 or the code.
- */
-int bench_init(passion_ctx **ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* Open the CSV (rank 0) and write the header if the file is new. */
 FILE *bench_csv_open(const bench_args *a, const char *header);
@@ -63,6 +56,13 @@ int bench_drop_cache_path(const char *path);
 
 /* Median of n doubles (sorts in place). */
 double bench_median(double *v, int n);
+
+/*
+ * A context on MPI_COMM_WORLD with the options of a printf-formatted
+ * "key=value,..." list ("" = defaults). Collective; 0 or the code.
+ */
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Maximum over ranks of a local time. Collective. */
 double bench_max_time(double t);
