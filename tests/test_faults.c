@@ -183,27 +183,32 @@ typedef struct env {
 } env;
 
 /* The case's options (the only place that sets options); alloc_at > 0
-   arms an allocation fault on rank victim from passion_init on. */
-static int opts_of(const fcase *c, int fault_driver, int64_t alloc_at,
-                   int victim, passion_options *o)
+   arms an allocation fault on rank victim from passion_init on. Free the
+   handle with passion_options_free. */
+static passion_options *opts_of(const fcase *c, int fault_driver,
+                                int64_t alloc_at, int victim)
 {
-    passion_options_init(o);
-    o->memory_budget = c->budget;
-    o->driver = fault_driver ? PASSION_DRIVER_FAULT : PASSION_DRIVER_POSIX;
-    o->exchange = c->xchg;
-    o->fault_alloc_at = alloc_at;
-    o->fault_ranks = alloc_at > 0 ? victim : -1;
-    return 0;
+    static const char *const xname[7] = {"auto", "mpi", "pairwise", "a1",
+                                         "index", "fourstage",
+                                         "fourstage-nb"};
+    passion_options *o = NULL;
+    passion_options_create(&o);
+    passion_options_set_int(o, "memory_budget", c->budget);
+    passion_options_set(o, "driver", fault_driver ? "fault" : "posix");
+    passion_options_set(o, "exchange", xname[c->xchg]);
+    passion_options_set_int(o, "fault_alloc_at", alloc_at);
+    passion_options_set_int(o, "fault_ranks", alloc_at > 0 ? victim : -1);
+    return o;
 }
 
 static int env_up(const fcase *c, int fault_driver, env *e)
 {
     memset(e, 0, sizeof *e);
-    passion_options o;
-    opts_of(c, fault_driver, 0, -1, &o);
+    passion_options *o = opts_of(c, fault_driver, 0, -1);
     if (c->kind == K_INIT)
         return PASSION_OK; /* the call makes the context */
-    int rc = passion_init(MPI_COMM_WORLD, &o, &e->ctx);
+    int rc = passion_init(MPI_COMM_WORLD, o, &e->ctx);
+    passion_options_free(o);
     if (rc || c->kind == K_CREATE || c->kind == K_A2A)
         return rc;
     passion_array_spec s;
@@ -310,14 +315,14 @@ static int call_part(const fcase *c, env *e)
     o.halo = 1;
     o.method = c->method;
     passion_part_iter *it = NULL;
-    int rc = passion_part_begin(e->f, &o, &it), got = 0;
+    int rc = passion_part_open(e->f, &o, &it), got = 0;
     passion_part p;
     int n = 0;
-    while (!rc && (got = passion_part_next(it, &p)) == 1 && n++ < 100)
+    while (!rc && (got = passion_part_next_all(it, &p)) == 1 && n++ < 100)
         piece_copy(&p);
     if (!rc && got < 0)
         rc = got;
-    int erc = passion_part_end(it);
+    int erc = passion_part_close_all(it);
     return rc ? rc : erc;
 }
 
@@ -326,9 +331,10 @@ static int call(const fcase *c, env *e, int64_t alloc_at, int victim)
 {
     switch (c->kind) {
     case K_INIT: {
-        passion_options o;
-        opts_of(c, 0, alloc_at, victim, &o);
-        return passion_init(MPI_COMM_WORLD, &o, &e->ctx);
+        passion_options *o = opts_of(c, 0, alloc_at, victim);
+        int rc = passion_init(MPI_COMM_WORLD, o, &e->ctx);
+        passion_options_free(o);
+        return rc;
     }
     case K_CREATE: {
         passion_array_spec s;
@@ -359,15 +365,15 @@ static int call(const fcase *c, env *e, int64_t alloc_at, int victim)
             else
                 memset(e->buf, 0, (size_t)n + 1);
         }
-        return c->write ? passion_write_section_all(e->f, &s, e->buf, NULL,
+        return c->write ? passion_file_write_all(e->f, &s, e->buf, NULL,
                                                     c->method)
-                        : passion_read_section_all(e->f, &s, e->buf, NULL,
+                        : passion_file_read_all(e->f, &s, e->buf, NULL,
                                                    c->method);
     }
     case K_A2A:
         return call_a2a(c, e);
     case K_SHIFT:
-        return passion_oc_shift_all(e->f, 1, 0, 1, 0);
+        return passion_file_shift_all(e->f, 1, 0, 1, 0);
     case K_MCAST: {
         passion_section src, dst;
         int64_t s0[2] = {0, 0}, d0[2] = {8, 0}, cn[2] = {4, 3};
@@ -377,7 +383,7 @@ static int call(const fcase *c, env *e, int64_t alloc_at, int victim)
             e->nbuf = 4 * 3 * ESZ;
             e->buf = calloc(1, (size_t)e->nbuf);
         }
-        return passion_oc_multicast_all(e->f, 0, &src, NULL, 0,
+        return passion_file_multicast_all(e->f, 0, &src, NULL, 0,
                                         c->tobuf ? NULL : &dst, e->buf,
                                         NULL);
     }
@@ -528,7 +534,7 @@ static void case_prepare(const fcase *c)
         if (!rc)
             rc = call(c, &e, 0, -1);
         TH_CHECK(th_all(rc == 0), "%s: fault-free run: %s (%s)", c->name,
-                 passion_strerror(rc), e.ctx ? passion_errdetail(e.ctx) : "");
+                 passion_strerror(rc), e.ctx ? passion_ctx_errdetail(e.ctx) : "");
         if (!rc && e.buf) {
             ref_nbuf = e.nbuf;
             ref_buf = malloc((size_t)ref_nbuf);
@@ -585,7 +591,7 @@ static void case_prepare(const fcase *c)
     if (!rc)
         rc = call(c, &e, 0, -1);
     TH_CHECK(th_all(rc == 0), "%s: fault-free run: %s (%s)", c->name,
-             passion_strerror(rc), e.ctx ? passion_errdetail(e.ctx) : "");
+             passion_strerror(rc), e.ctx ? passion_ctx_errdetail(e.ctx) : "");
     if (!rc && e.buf) {
         ref_nbuf = e.nbuf;
         ref_buf = malloc((size_t)ref_nbuf);
@@ -638,7 +644,7 @@ static void case_faults(const fcase *c, int kind, int victim)
         /* every rank's outcome in one gather: code, fault, detail, the
            files and buffers it checked (the agreement that ends every
            collective call means the peers' I/O is over) */
-        const char *det = e.ctx ? passion_errdetail(e.ctx) : "";
+        const char *det = e.ctx ? passion_ctx_errdetail(e.ctx) : "";
         int skip_files = c->kind == K_OPEN && c->mode == PASSION_MODE_CREATE &&
                          rc != 0;
         int fok = skip_files || files_ok(rc == 0, what);
@@ -677,7 +683,7 @@ static void case_faults(const fcase *c, int kind, int victim)
         int ok2 = rc2 == 0 && (c->kind == K_CLOSE || files_ok(1, what)) &&
                   buf_ok(&e, 1, what);
         TH_CHECK(ok2, "%s: the next call: %s (%s)", what,
-                 passion_strerror(rc2), e.ctx ? passion_errdetail(e.ctx) : "");
+                 passion_strerror(rc2), e.ctx ? passion_ctx_errdetail(e.ctx) : "");
         watch("%s (teardown)", what);
         int rc3 = env_down(&e);
         TH_CHECK(rc3 == 0, "%s: teardown: %s", what,
@@ -791,7 +797,7 @@ static void test_sections(void)
                     c.budget = 1 << 20;
                 c.npy = (m + x + w) % 2;
                 snprintf(c.name, sizeof c.name,
-                         "passion_%s_section_all %s exchange=%s%s",
+                         "passion_file_%s_all %s exchange=%s%s",
                          w ? "write" : "read", method_name[m], xchg_name[x],
                          c.npy ? " npy" : "");
                 run_case(&c);
@@ -813,12 +819,12 @@ static void test_occomm(void)
 {
     fcase c = {.kind = K_SHIFT, .placement = PASSION_PLACE_LOCAL, .io = 1,
                .budget = 1024};
-    snprintf(c.name, sizeof c.name, "passion_oc_shift_all");
+    snprintf(c.name, sizeof c.name, "passion_file_shift_all");
     run_case(&c);
     for (int b = 0; b < 2; b++) {
         fcase d = {.kind = K_MCAST, .placement = PASSION_PLACE_LOCAL,
                    .tobuf = b, .io = 1, .budget = 64};
-        snprintf(d.name, sizeof d.name, "passion_oc_multicast_all %s",
+        snprintf(d.name, sizeof d.name, "passion_file_multicast_all %s",
                  b ? "into a buffer" : "into the files");
         run_case(&d);
     }
@@ -830,7 +836,7 @@ static void test_part(void)
     for (int m = 0; m < 2; m++) {
         fcase c = {.kind = K_PART, .placement = PASSION_PLACE_PARTITIONED,
                    .method = methods[ms[m]], .io = 1, .budget = 1 << 16};
-        snprintf(c.name, sizeof c.name, "passion_part_begin/next/end %s",
+        snprintf(c.name, sizeof c.name, "passion_part_open/next_all/close_all %s",
                  method_name[ms[m]]);
         run_case(&c);
     }
