@@ -14,22 +14,53 @@
  */
 #include "ocad.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Expand "%d" or "%r" in pattern with the rank; append ".rank" if absent. */
+int ocad_local_path(const char *pat, int rank, char **out)
+{
+    char num[16];
+    int nl = snprintf(num, sizeof num, "%d", rank);
+    size_t len = 0, conv = 0;
+    for (const char *c = pat; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'd' || c[1] == 'r')) {
+            conv++;
+            len += (size_t)nl;
+            c++;
+        } else {
+            if (c[0] == '%' && c[1] == '%')
+                c++;
+            len++;
+        }
+    }
+    if (!conv)
+        len += 1 + (size_t)nl;
+    char *o = malloc(len + 1), *w = o;
+    *out = o;
+    if (!o)
+        return -ENOMEM;
+    for (const char *c = pat; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'd' || c[1] == 'r')) {
+            memcpy(w, num, (size_t)nl);
+            w += nl;
+            c++;
+        } else {
+            if (c[0] == '%' && c[1] == '%')
+                c++;
+            *w++ = *c;
+        }
+    }
+    if (!conv)
+        w += sprintf(w, ".%s", num);
+    *w = '\0';
+    return 0;
+}
+
 static int local_name(passion_ctx *ctx, const char *pat, char **out)
 {
-    const char *p = strstr(pat, "%d");
-    if (!p)
-        p = strstr(pat, "%r");
-    int n = p ? asprintf(out, "%.*s%d%s", (int)(p - pat), pat, ctx->rank,
-                         p + 2)
-              : asprintf(out, "%s.%d", pat, ctx->rank);
-    if (n < 0) {
-        *out = NULL;
+    if (ocad_local_path(pat, ctx->rank, out))
         return core_err(ctx, PASSION_ENOMEM, "file name");
-    }
     return PASSION_OK;
 }
 

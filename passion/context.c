@@ -8,6 +8,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -200,7 +201,7 @@ static int parse_double(const char *v, double *out)
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (errno || end == v || *end != '\0' || x < 0)
+    if (errno || end == v || *end != '\0' || !isfinite(x) || x < 0)
         return PASSION_EINVAL;
     *out = x;
     return PASSION_OK;
@@ -287,12 +288,11 @@ int passion_options_set(passion_options *o, const char *kv)
     return PASSION_OK;
 }
 
-static int apply_env(passion_options *o)
+int core_options_parse_list(passion_options *o, const char *list)
 {
-    const char *env = getenv("PASSION_OPTIONS");
-    if (!env || !*env)
-        return PASSION_OK;
-    char *copy = strdup(env);
+    if (!o || !list)
+        return PASSION_EINVAL;
+    char *copy = strdup(list);
     if (!copy)
         return PASSION_ENOMEM;
     int rc = PASSION_OK;
@@ -302,6 +302,14 @@ static int apply_env(passion_options *o)
         rc = passion_options_set(o, t);
     free(copy);
     return rc;
+}
+
+static int apply_env(passion_options *o)
+{
+    const char *env = getenv("PASSION_OPTIONS");
+    if (!env || !*env)
+        return PASSION_OK;
+    return core_options_parse_list(o, env);
 }
 
 /* ---------------------------------------------------------------- context */

@@ -61,6 +61,13 @@ CORE_HIDDEN int core_agree(passion_ctx *ctx, int rc);
 CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
                           const char *what);
 
+/* ---- options ---- */
+
+/* Apply "key=value,key=value,..." in order (empty items skipped) through
+   passion_options_set; stops at the first bad item and returns its code.
+   Pure: no context, no MPI (the fuzz target tests/fuzz/fuzz_options.c). */
+CORE_HIDDEN int core_options_parse_list(passion_options *o, const char *list);
+
 /* ---- 64-bit arithmetic with overflow check ---- */
 
 static inline bool core_mul(int64_t a, int64_t b, int64_t *r)
