@@ -135,7 +135,8 @@ static int run_path(const char *path, long count)
         snprintf(names[n++], l, "%s/%s", path, e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp);
+    if (n)
+        qsort(names, n, sizeof *names, cmp);
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         if (!stat(names[i], &st) && S_ISREG(st.st_mode))
