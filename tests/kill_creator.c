@@ -23,7 +23,7 @@
 static int fail(passion_ctx *ctx, int rc, const char *what)
 {
     fprintf(stderr, "kill_creator: %s: %s (%s)\n", what,
-            passion_strerror(rc), passion_errdetail(ctx));
+            passion_strerror(rc), passion_ctx_errdetail(ctx));
     return 1;
 }
 
@@ -92,21 +92,21 @@ int main(int argc, char **argv)
         passion_file *f;
         snprintf(path, sizeof path, "%s/g.raw", dir);
         if ((rc = passion_file_open(ga, path, PASSION_MODE_CREATE, &f)) ||
-            (rc = passion_write_section_all(f, &s, buf, NULL,
+            (rc = passion_file_write_all(f, &s, buf, NULL,
                                             PASSION_METHOD_AUTO)) ||
             (rc = passion_file_close(f)))
             status = fail(ctx, rc, path);
         snprintf(path, sizeof path, "%s/g.npy", dir);
         if (!status &&
             ((rc = passion_file_open(gna, path, PASSION_MODE_CREATE, &f)) ||
-             (rc = passion_write_section_all(f, &s, buf, NULL,
+             (rc = passion_file_write_all(f, &s, buf, NULL,
                                              PASSION_METHOD_AUTO)) ||
              (rc = passion_file_close(f))))
             status = fail(ctx, rc, path);
         snprintf(path, sizeof path, "%s/l.%%d.laf", dir);
         if (!status &&
             ((rc = passion_file_open(la, path, PASSION_MODE_CREATE, &f)) ||
-             (rc = passion_write_local(f, buf)) ||
+             (rc = passion_file_write_local(f, buf)) ||
              (rc = passion_file_close(f))))
             status = fail(ctx, rc, path);
     }
