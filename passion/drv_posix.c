@@ -263,10 +263,11 @@ int core_posix_unlink(passion_ctx *ctx, const char *path)
 
 int core_posix_sync_dir(passion_ctx *ctx, const char *path)
 {
-    (void)ctx;
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-                      : strdup(".");
+    char *dir = core_alloc_fault(ctx) ? NULL
+                : slash ? strndup(path, slash == path ? 1
+                                                      : (size_t)(slash - path))
+                        : strdup(".");
     if (!dir)
         return -ENOMEM;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -211,20 +211,20 @@ int core_io_publish(core_fh *fh, const char *path, int noreplace)
 {
     passion_ctx *ctx = fh->ctx;
     const core_driver_ops *ops = fh->ops;
-    char *np = strdup(path);
+    char *np = core_strdup(ctx, path);
     if (!np)
         return core_err(ctx, PASSION_ENOMEM, "file name");
     /* the data and size first, then the name, then the name's directory */
     int rc = ops->sync(fh);
     if (rc < 0) {
-        free(np);
+        core_free(ctx, np);
         return core_err(ctx, core_errno_code(-rc), "sync %s: %s", fh->path,
                         strerror(-rc));
     }
     rc = ops->rename ? ops->rename(ctx, fh->path, path, noreplace)
                      : -ENOTSUP;
     if (rc < 0) {
-        free(np);
+        core_free(ctx, np);
         return core_err(ctx, core_errno_code(-rc), "rename %s to %s: %s",
                         fh->path, path, strerror(-rc));
     }
