@@ -277,6 +277,9 @@ CORE_HIDDEN int core_aio_submit(core_fh *fh, core_op *op);
 CORE_HIDDEN int core_aio_progress(passion_ctx *ctx, int block);
 /* Ops in flight on the context. */
 CORE_HIDDEN int64_t core_aio_inflight(passion_ctx *ctx);
+/* Ops run synchronously at submit because their driver calls MPI and MPI
+   does not provide MPI_THREAD_MULTIPLE (the fallback of engine.c). */
+CORE_HIDDEN int64_t core_aio_ran_inline(const passion_ctx *ctx);
 /* Tests: make io_uring setup fail with errno e (0 = normal). */
 CORE_HIDDEN void core_test_uring_fail(int e);
 CORE_HIDDEN int core_test_uring_errno(void);

@@ -53,6 +53,7 @@ typedef struct engine_state {
     int thread_up;
     core_op *sync_h, *sync_t; /* run at submit, not yet completed */
     int64_t sync_n;
+    int64_t ran_inline; /* ops run at submit (no MPI_THREAD_MULTIPLE) */
 } engine_state;
 
 const char *passion_engine_name(int engine)
@@ -253,6 +254,7 @@ int core_aio_submit(core_fh *fh, core_op *op)
             st->sync_h = op;
         st->sync_t = op;
         st->sync_n++;
+        st->ran_inline++;
         return PASSION_OK;
     }
     if ((rc = thread_up(ctx, st)))
@@ -261,6 +263,12 @@ int core_aio_submit(core_fh *fh, core_op *op)
     st->thread.inflight++;
     st->thread.ops->submit(&st->thread, op);
     return PASSION_OK;
+}
+
+int64_t core_aio_ran_inline(const passion_ctx *ctx)
+{
+    const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    return st ? st->ran_inline : 0;
 }
 
 int64_t core_aio_inflight(passion_ctx *ctx)

@@ -108,9 +108,16 @@ int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
     void *b;
     if (posix_memalign(&b, (size_t)fh->align, (size_t)alen))
         return -ENOMEM;
-    int64_t n = fh->ops->pread(fh, b, alen, a0);
-    if (n >= 0) {
-        n -= off - a0;
+    /* a short count that stops before the wanted bytes is not the end of
+       the file: read on into the bounce */
+    int64_t n, got = 0;
+    do {
+        n = fh->ops->pread(fh, (char *)b + got, alen - got, a0 + got);
+        if (n > 0)
+            got += n;
+    } while ((n > 0 || n == -EINTR) && got > 0 && got <= off - a0);
+    if (n >= 0 || got > off - a0) {
+        n = got - (off - a0);
         if (n < 0)
             n = 0;
         if (n > len)
