@@ -445,7 +445,9 @@ PASSION_API int passion_write_section_all(passion_file *f,
 /*
  * Asynchronous section access (thesis 5.5.2, PASSION_read_prefetch /
  * PASSION_prefetch_wait). Requests run on an engine: io_uring where it can
- * be set up, else a worker thread with pread/pwrite. The option `engine`
+ * be set up, else a worker thread that calls the file's driver (the mpiio
+ * driver only with MPI_THREAD_MULTIPLE; below that level its requests run
+ * synchronously when begun). The option `engine`
  * (0 auto, 1 uring, 2 thread) or the environment variable PASSION_ENGINE
  * (auto|uring|thread, it wins over the option) chooses; auto falls back to
  * the thread when io_uring setup fails (ENOSYS, EPERM, ENOMEM...), a forced

@@ -1,9 +1,16 @@
 /*
- * io.c - the I/O driver table and the loops every layer uses on top of it.
+ * io.c - the I/O driver table and the calls every layer uses on top of it.
  *
  * Drivers do single requests and may return short counts; here we loop on
  * short counts and EINTR, count each request in the context's counters,
- * turn errno into passion codes, and write the detail (path, offset).
+ * turn errno into passion codes and write the detail (path, offset): the
+ * one place that does so for synchronous, batched and asynchronous
+ * requests (the engine hands completed ops to core_io_op_done on the
+ * calling thread). O_DIRECT alignment is also done once, here: unaligned
+ * reads on an aligned handle go through an aligned bounce buffer
+ * (core_io_once; the engine's ring uses the same core_io_bounce_span).
+ * Batched reads go to the context's engine, so that one io_uring ring
+ * serves them and the asynchronous requests.
  */
 #include "core.h"
 
