@@ -275,6 +275,10 @@ CORE_HIDDEN int core_engine_kind(passion_ctx *ctx, int *kind);
 CORE_HIDDEN int core_engine_wanted(passion_ctx *ctx, int *kind);
 /* Hand an op to the context's engine; 0, or a code (op not taken). */
 CORE_HIDDEN int core_aio_submit(core_fh *fh, core_op *op);
+/* Between plug and unplug, submitted ops are queued and go to the kernel
+   together at unplug (one system call for a batch); calls nest. */
+CORE_HIDDEN void core_aio_plug(passion_ctx *ctx);
+CORE_HIDDEN void core_aio_unplug(passion_ctx *ctx);
 /* Complete ops (count them, run their fn); block = wait for one when none
    is ready and some are in flight. Ops completed, or < 0. */
 CORE_HIDDEN int core_aio_progress(passion_ctx *ctx, int block);
@@ -295,11 +299,13 @@ typedef struct core_engine_ops {
     void (*submit)(core_engine *e, core_op *op); /* never fails */
     core_op *(*reap)(core_engine *e, int block); /* one done op or NULL */
     void (*stop)(core_engine *e);  /* every op reaped before */
+    void (*flush)(core_engine *e); /* optional: issue what plugged held */
 } core_engine_ops;
 struct core_engine {
     const core_engine_ops *ops;
     void *impl;
     int64_t inflight;
+    int plugged; /* > 0: submit queues, flush issues (one system call) */
 };
 extern CORE_HIDDEN const core_engine_ops core_engine_uring;
 extern CORE_HIDDEN const core_engine_ops core_engine_thread;

@@ -107,7 +107,13 @@ static void uring_submit(core_engine *e, core_op *op)
 {
     uring_impl *u = e->impl;
     push(&u->wait_h, &u->wait_t, op);
-    flush(u);
+    if (!e->plugged)
+        flush(u);
+}
+
+static void uring_flush(core_engine *e)
+{
+    flush(e->impl);
 }
 
 /* A bounced read is over: copy the wanted part out, free the bounce. */
@@ -216,6 +222,10 @@ static void uring_stop(core_engine *e)
 {
     (void)e;
 }
+static void uring_flush(core_engine *e)
+{
+    (void)e;
+}
 #endif
 
 const core_engine_ops core_engine_uring = {
@@ -224,4 +234,5 @@ const core_engine_ops core_engine_uring = {
     .submit = uring_submit,
     .reap = uring_reap,
     .stop = uring_stop,
+    .flush = uring_flush,
 };

@@ -265,6 +265,21 @@ int core_aio_submit(core_fh *fh, core_op *op)
     return PASSION_OK;
 }
 
+void core_aio_plug(passion_ctx *ctx)
+{
+    engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    if (st && st->kind == PASSION_ENGINE_URING)
+        st->uring.plugged++;
+}
+
+void core_aio_unplug(passion_ctx *ctx)
+{
+    engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    if (st && st->kind == PASSION_ENGINE_URING && st->uring.plugged > 0 &&
+        --st->uring.plugged == 0)
+        st->uring.ops->flush(&st->uring);
+}
+
 int64_t core_aio_ran_inline(const passion_ctx *ctx)
 {
     const engine_state *st = ctx->ext[CORE_EXT_ENGINE];

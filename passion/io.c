@@ -284,6 +284,7 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
     double t0 = core_now();
     batch_wait bw = {0};
     int rc = PASSION_OK;
+    core_aio_plug(ctx); /* the whole batch in one system call */
     for (int i = 0; i < n && !rc; i++) {
         core_op *op = &ops[i];
         op->buf = v[i].buf;
@@ -295,6 +296,7 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
         if (!(rc = core_aio_submit(fh, op)))
             bw.left++;
     }
+    core_aio_unplug(ctx);
     while (bw.left > 0)
         if (core_aio_progress(ctx, 1) <= 0) {
             rc = core_err(ctx, PASSION_EIO, "batched read of %s: the "

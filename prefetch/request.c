@@ -132,6 +132,7 @@ static int win_issue(passion_request *r, pf_win *w)
 static void req_pump(passion_request *r)
 {
     int64_t budget = r->ctx->opt.memory_budget;
+    core_aio_plug(r->ctx); /* the windows go to the kernel together */
     while (!r->rc && r->it.left > 0 && r->active < PF_QDEPTH) {
         ocad_iter save = r->it;
         ocad_window w;
@@ -164,6 +165,7 @@ static void req_pump(passion_request *r)
             break;
         }
     }
+    core_aio_unplug(r->ctx);
 }
 
 static int begin(passion_file *f, const passion_section *s, void *buf,
