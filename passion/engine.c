@@ -56,7 +56,7 @@ typedef struct engine_state {
     int64_t ran_inline; /* ops run at submit (no MPI_THREAD_MULTIPLE) */
 } engine_state;
 
-const char *passion_engine_name(int engine)
+const char *passion_engine_name(passion_engine engine)
 {
     switch (engine) {
     case PASSION_ENGINE_URING: return "uring";
@@ -185,11 +185,15 @@ int core_engine_kind(passion_ctx *ctx, int *kind)
     return rc;
 }
 
-int passion_engine_get(passion_ctx *ctx, int *engine)
+int passion_engine_get(passion_ctx *ctx, passion_engine *engine)
 {
     if (!ctx || !engine)
         return PASSION_EINVAL;
-    return core_engine_kind(ctx, engine);
+    int kind = PASSION_ENGINE_AUTO;
+    int rc = core_engine_kind(ctx, &kind);
+    if (!rc)
+        *engine = (passion_engine)kind;
+    return rc;
 }
 
 /* Give a ring op its descriptor and, for an unaligned O_DIRECT read, its

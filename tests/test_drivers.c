@@ -36,22 +36,30 @@ static const cfg cfgs[] = {
 #define NCFG (int)(sizeof cfgs / sizeof cfgs[0])
 static const int engines[2] = {PASSION_ENGINE_URING, PASSION_ENGINE_THREAD};
 
-/* The one place that sets options (ported when the options become an
-   opaque handle). */
+/* The one place that sets options. */
 static passion_ctx *mkctx(int driver, int direct, int engine, int fshort,
                           int64_t fail_at, int64_t budget)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.driver = driver;
-    o.direct_io = direct;
-    o.engine = engine;
-    o.fault_short = fshort;
-    o.fault_fail_at = fail_at;
-    if (budget)
-        o.memory_budget = budget;
+    static const char *const drv[] = {"posix", "mpiio", "fault"};
+    static const char *const eng[] = {"auto", "uring", "thread"};
+    passion_options *o = NULL;
+    int rc = passion_options_create(&o);
+    if (!rc)
+        rc = passion_options_set(o, "driver", drv[driver]);
+    if (!rc)
+        rc = passion_options_set(o, "engine", eng[engine]);
+    if (!rc)
+        rc = passion_options_set_int(o, "direct_io", direct);
+    if (!rc)
+        rc = passion_options_set_int(o, "fault_short", fshort);
+    if (!rc)
+        rc = passion_options_set_int(o, "fault_fail_at", fail_at);
+    if (!rc && budget)
+        rc = passion_options_set_int(o, "memory_budget", budget);
     passion_ctx *ctx = NULL;
-    int rc = passion_init(MPI_COMM_SELF, &o, &ctx);
+    if (!rc)
+        rc = passion_init(MPI_COMM_SELF, o, &ctx);
+    passion_options_free(o);
     TH_CHECK(rc == 0, "passion_init: %s", passion_strerror(rc));
     return ctx;
 }
@@ -142,7 +150,7 @@ static res run_seq(const cfg *c, int engine, uint64_t seed, int idx)
     core_fh *fh = NULL;
     int rc = core_io_open(ctx, path, CORE_O_RDWR | CORE_O_CREATE |
                                          CORE_O_TRUNC, &fh);
-    TH_CHECK(rc == 0, "%s: open: %s", c->name, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "%s: open: %s", c->name, passion_ctx_errdetail(ctx));
     if (rc) {
         free(model);
         passion_finalize(ctx);
@@ -151,7 +159,7 @@ static res run_seq(const cfg *c, int engine, uint64_t seed, int idx)
     rc = core_io_write(fh, model, FSIZE, 0);
     TH_CHECK(rc == 0 && file_is(path, model, FSIZE),
              "%s: synchronous write: %d %s", c->name, rc,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
 
     /* asynchronous writes, all in flight together */
     core_op ops[NOPS];
@@ -223,7 +231,7 @@ static res run_seq(const cfg *c, int engine, uint64_t seed, int idx)
         v[k] = (core_iov){bufs[k], len, off, 0};
     }
     rc = core_io_read_batch(fh, v, 16);
-    TH_CHECK(rc == 0, "%s: batch: %s", c->name, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "%s: batch: %s", c->name, passion_ctx_errdetail(ctx));
     for (int k = 0; k < 16; k++) {
         TH_CHECK(!memcmp(bufs[k], model + v[k].off, (size_t)v[k].len),
                  "%s/%s: batched piece %d", c->name,
@@ -239,10 +247,10 @@ static res run_seq(const cfg *c, int engine, uint64_t seed, int idx)
     TH_CHECK(left == 1 && drain(ctx, &left) && ops[0].rc == PASSION_ESHORT &&
                  ops[0].done == 100 &&
                  !memcmp(tail, model + FSIZE - 100, 100) &&
-                 strstr(passion_errdetail(ctx), "end of file"),
+                 strstr(passion_ctx_errdetail(ctx), "end of file"),
              "%s/%s: read past the end: rc %d done %lld (%s)", c->name,
              passion_engine_name(engine), ops[0].rc, (long long)ops[0].done,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     rc = core_io_read(fh, tail, 300, FSIZE - 100);
     TH_CHECK(rc == PASSION_ESHORT, "%s: sync read past the end: %d", c->name,
              rc);
@@ -318,10 +326,10 @@ static void test_fault_failures(void)
             fill(model, FSIZE, &s);
             if (!rc)
                 rc = core_io_write(fh, model, FSIZE, 0);
-            TH_CHECK(rc == 0, "setup: %s", passion_errdetail(ctx));
+            TH_CHECK(rc == 0, "setup: %s", passion_ctx_errdetail(ctx));
             /* arm: the at-th request from now fails */
-            passion_options *mo = (passion_options *)passion_ctx_options(ctx);
-            mo->fault_fail_at = at;
+            /* (the test reaches into the context: internals) */
+            ctx->opt.fault_fail_at = at;
             core_fault_rearm(ctx);
             core_op ops[10];
             unsigned char buf[10][1000];
@@ -348,8 +356,8 @@ static void test_fault_failures(void)
             }
             TH_CHECK(failed == 1, "fault at %d (%s): %d failed", at,
                      passion_engine_name(engines[e]), failed);
-            TH_CHECK(strstr(passion_errdetail(ctx), "asynchronous") != NULL,
-                     "detail: %s", passion_errdetail(ctx));
+            TH_CHECK(strstr(passion_ctx_errdetail(ctx), "asynchronous") != NULL,
+                     "detail: %s", passion_ctx_errdetail(ctx));
             /* batch and synchronous */
             core_fault_rearm(ctx);
             core_iov v[4];
@@ -359,12 +367,12 @@ static void test_fault_failures(void)
             TH_CHECK(at > 4 ? rc == 0 : rc == PASSION_EIO,
                      "batch, fault at %d: %d", at, rc);
             core_fault_rearm(ctx);
-            mo->fault_fail_at = 1;
+            ctx->opt.fault_fail_at = 1;
             rc = core_io_read(fh, buf[0], 1000, 0);
             TH_CHECK(rc == PASSION_EIO &&
-                         strstr(passion_errdetail(ctx), "fault-"),
-                     "sync read, fault: %d %s", rc, passion_errdetail(ctx));
-            mo->fault_fail_at = 0;
+                         strstr(passion_ctx_errdetail(ctx), "fault-"),
+                     "sync read, fault: %d %s", rc, passion_ctx_errdetail(ctx));
+            ctx->opt.fault_fail_at = 0;
             core_io_close(fh);
             unlink(path);
             free(model);
@@ -395,7 +403,7 @@ static int rings_open(void)
 
 /* Batched independent reads (direct and sieved), then an
    asynchronous read; count the rings while the file is open. */
-static int rings_during_reads(passion_ctx *ctx, int *engine)
+static int rings_during_reads(passion_ctx *ctx, passion_engine *engine)
 {
     int64_t shape[1] = {64 * 1024};
     passion_array_spec sp;
@@ -408,20 +416,20 @@ static int rings_during_reads(passion_ctx *ctx, int *engine)
     snprintf(path, sizeof path, "%s/rings-%d.%%d", th_dir(), th_rank);
     if (!rc)
         rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "setup: %s", passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "setup: %s", passion_ctx_errdetail(ctx));
     static unsigned char buf[64 * 1024];
     passion_section s = {.start = {0}, .count = {4096}, .stride = {16}};
     /* direct: one request per element, read in batches of many */
-    rc = passion_read_section(f, &s, buf, NULL, PASSION_METHOD_DIRECT);
-    TH_CHECK(rc == 0, "direct read: %s", passion_errdetail(ctx));
-    rc = passion_read_section(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
-    TH_CHECK(rc == 0, "sieve read: %s", passion_errdetail(ctx));
+    rc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0, "direct read: %s", passion_ctx_errdetail(ctx));
+    rc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
+    TH_CHECK(rc == 0, "sieve read: %s", passion_ctx_errdetail(ctx));
     passion_request *r = NULL;
-    rc = passion_read_section_begin(f, &s, buf, NULL, PASSION_METHOD_DIRECT,
+    rc = passion_file_read_begin(f, &s, buf, NULL, PASSION_METHOD_DIRECT,
                                     &r);
     if (!rc)
         rc = passion_request_wait(r);
-    TH_CHECK(rc == 0, "async read: %s", passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "async read: %s", passion_ctx_errdetail(ctx));
     int n = rings_open();
     passion_engine_get(ctx, engine);
     passion_file_close(f);
@@ -433,7 +441,8 @@ static int rings_during_reads(passion_ctx *ctx, int *engine)
    batched independent reads included. */
 static void test_thread_keeps_uring_out(void)
 {
-    int base = rings_open(), eng = -1;
+    int base = rings_open();
+    passion_engine eng = PASSION_ENGINE_AUTO;
     TH_CHECK(base >= 0, "cannot read /proc/self/fd");
     /* the option */
     passion_ctx *ctx = mkctx(PASSION_DRIVER_POSIX, 0, PASSION_ENGINE_THREAD,
