@@ -132,4 +132,8 @@ const core_driver_ops core_drv_fault = {
     .drop_cache = fault_drop_cache,
     .close = fault_close,
     .cached = fault_cached,
+    /* the files live on a posix file system: the same path operations */
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

@@ -174,4 +174,8 @@ const core_driver_ops core_drv_mpiio = {
     .cached = mpiio_cached,
     .advise = mpiio_advise,
     .needs_mpi_thread = 1,
+    /* the files live on a posix file system: the same path operations */
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };
