@@ -46,7 +46,7 @@ void core_fault_arm(passion_ctx *ctx, int64_t alloc_at, int64_t io_at,
     ctx->opt.fault_fail_at = io_at > 0 ? io_at : 0;
     ctx->opt.fault_ranks = ranks;
     __atomic_store_n(&ctx->fault_allocs, 0, __ATOMIC_RELAXED);
-    ctx->fault_calls = 0;
+    core_fault_rearm(ctx);
 }
 
 void *core_malloc(passion_ctx *ctx, size_t n)

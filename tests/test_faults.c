@@ -634,7 +634,7 @@ static void case_faults(const fcase *c, int kind, int victim)
         int me_fired = 0;
         if (th_rank == victim)
             me_fired = !e.ctx ? rc != 0
-                       : kind ? e.ctx->fault_calls >= N
+                       : kind ? core_fault_calls(e.ctx) >= N
                               : e.ctx->fault_allocs >= N;
         if (e.ctx)
             core_fault_arm(e.ctx, 0, 0, -1);
