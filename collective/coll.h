@@ -153,6 +153,19 @@ CORE_HIDDEN int coll_cached_permille(int fd, const char *path, int64_t lo,
 /* Static (whole array) or dynamic (bounding extent, 4 KiB aligned). */
 CORE_HIDDEN void coll_domains(coll_plan *p, int dynamic);
 
+/*
+ * The smallest memory budget with which the extended two-phase method can
+ * run every round within the budget: 5 x max(P-1, 1) x element size. A
+ * round's exchange buffers hold at most budget/5 bytes and one element of
+ * each of the P-1 other ranks (a fair share, budget/5/(P-1) bytes, must
+ * hold one element); the stage, 2/5 of the budget, then holds two
+ * elements at least. Same on every rank (the budget is agreed in the FAD).
+ */
+CORE_HIDDEN int64_t coll_etp_min_budget(const coll_plan *p);
+/* Fails with PASSION_ENOMEM, stating that minimum, when the budget is
+   below it and some rank has data. */
+CORE_HIDDEN int coll_etp_budget_check(coll_plan *p);
+
 /* Chunk of aggregator i starting at or after *pos: [*a, *b), advancing
    *pos; 0 if the domain is exhausted; negative code if the budget cannot
    hold one element per rank. */

@@ -197,7 +197,10 @@ static int setup(passion_slab_iter *it, passion_file *f,
     int nbuf = it->nin + it->nout;
     it->width = o->width;
     if (it->width <= 0) {
-        it->width = budget / nbuf / slice - 2 * it->halo;
+        /* slice 0: this rank owns nothing in another dimension, its
+           slabs are empty whatever their width */
+        it->width = slice > 0 ? budget / nbuf / slice - 2 * it->halo
+                              : (it->n > 0 ? it->n : 1);
         if (it->width < 1)
             return core_err(ctx, PASSION_ENOMEM,
                             "memory budget %lld too small for %d slab "

@@ -175,6 +175,48 @@ static void test_tiny_budget(void)
     th_case_seed = th_seed;
 }
 
+/* ---- 1b. the other divisions by budget-derived quantities ----
+ * Before the fix: a slab iterator on a rank that owns nothing in another
+ * dimension divided the budget by a zero slice size (SIGFPE at P > 1). */
+
+static void test_slab_empty_rank(void)
+{
+    passion_ctx *ctx = mkctx(0);
+    const int64_t shape[2] = {1, 8};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, 8);
+    sp.grid[0] = th_size; /* ranks 1.. own no row */
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "array: %d", rc);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/slab%%d.laf", th_dir());
+    passion_file *f = NULL;
+    rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "open: %d", rc);
+    for (int pf = 0; pf < 2; pf++) {
+        passion_slab_opts o;
+        passion_slab_opts_init(&o);
+        o.dim = 1;
+        o.prefetch = pf;
+        passion_slab_iter *it = NULL;
+        rc = passion_slab_begin(f, &o, &it);
+        TH_CHECK(rc == 0, "slab_begin (rank %d): %d %s", th_rank, rc,
+                 passion_errdetail(ctx));
+        passion_slab sl;
+        int64_t cells = 0;
+        while (it && passion_slab_next(it, &sl) == 1)
+            cells += sl.count;
+        if (it)
+            TH_CHECK(passion_slab_end(it) == 0, "slab_end");
+        TH_CHECK(cells == (th_rank ? 8 : 8), "slabs cover %lld columns",
+                 (long long)cells);
+    }
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 /* ---- 2. different files or arrays in one collective call ----
  * Before the fix: return code 0 on every rank and rank 0 read elements of
  * the other ranks' file (etp-static, etp-dynamic); different shapes were
@@ -724,6 +766,7 @@ int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
         {"1: budgets of 1 byte and up, every method", test_tiny_budget},
+        {"1b: slabs on a rank that owns nothing", test_slab_empty_rank},
         {"2: different files or arrays in one call", test_mismatched_files},
         {"3: bytes_useful counted once", test_bytes_useful},
         {"4: partitions need a grid of P ranks", test_part_grid},
