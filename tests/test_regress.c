@@ -262,6 +262,11 @@ static void test_mismatched_files(void)
     passion_file *fe = NULL;
     rc = passion_file_open(e4, p1, PASSION_MODE_RDWR, &fe);
     TH_CHECK(rc == 0, "reopen as 4-byte: %d", rc);
+    passion_array *d1 = mkarray(ctx, 1, (const int64_t[]){n}, 8,
+                                PASSION_ROW_MAJOR, PASSION_PLACE_GLOBAL, 0);
+    passion_file *f1d = NULL;
+    rc = passion_file_open(d1, p1, PASSION_MODE_RDWR, &f1d);
+    TH_CHECK(rc == 0, "reopen as 1-D: %d", rc);
     double *buf = malloc(sizeof(double) * (size_t)n);
     passion_section all, small;
     passion_section_set(&all, 2, NULL, shape, NULL);
@@ -293,9 +298,10 @@ static void test_mismatched_files(void)
                  rc, passion_errdetail(ctx));
         /* different arrays: shape, storage order, header offset, element
            size (the same path for the last one) */
-        passion_file *odd[4] = {fb, fc, fh, fe};
-        static const char *what[4] = {"shape", "order", "header", "esize"};
-        for (int k = 0; k < 4 && th_size > 1; k++) {
+        passion_file *odd[5] = {fb, fc, fh, fe, f1d};
+        static const char *what[5] = {"shape", "order", "header", "esize",
+                                      "dimensions"};
+        for (int k = 0; k < 5 && th_size > 1; k++) {
             rc = passion_read_section_all(th_rank == th_size - 1 ? odd[k]
                                                                  : f1,
                                           &small, buf, NULL, meths[m]);
@@ -310,11 +316,11 @@ static void test_mismatched_files(void)
     rc = passion_read_section_all(f1, &all, buf, NULL, PASSION_METHOD_DIRECT);
     TH_CHECK(rc == 0 && count_not(buf, n, 1.0) == 0, "first file changed");
     free(buf);
-    passion_file *fs[7] = {f1, f2, fb, fc, fh, f1b, fe};
-    for (int k = 0; k < 7; k++)
+    passion_file *fs[8] = {f1, f2, fb, fc, fh, f1b, fe, f1d};
+    for (int k = 0; k < 8; k++)
         passion_file_close(fs[k]);
-    passion_array *as[6] = {a, b, c, h, a2, e4};
-    for (int k = 0; k < 6; k++)
+    passion_array *as[7] = {a, b, c, h, a2, e4, d1};
+    for (int k = 0; k < 7; k++)
         passion_array_free(as[k]);
     passion_finalize(ctx);
 }
