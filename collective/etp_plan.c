@@ -525,12 +525,19 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         passion_section sec;
         memset(&sec, 0, sizeof sec);
         int64_t n = 1;
+        int empty = 0;
         for (int d = 0; d < nd; d++) {
             sec.start[d] = e[d];
             sec.count[d] = e[nd + d];
             sec.stride[d] = e[2 * nd + d];
-            n *= sec.count[d];
+            empty |= sec.count[d] == 0;
         }
+        /* validated: the product of a non-empty section's counts fits; an
+           empty one may hold any count elsewhere */
+        for (int d = 0; d < nd && !empty; d++)
+            n *= sec.count[d];
+        if (empty)
+            n = 0;
         p->elems[r] = n;
         ocad_xfer_build(&f->fv, &sec, NULL, &p->x[r]);
         if (n > 0) {

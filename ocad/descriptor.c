@@ -146,8 +146,9 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
     if (!(procs == ctx->size ||
           (procs == 1 && in->placement == PASSION_PLACE_GLOBAL)))
         return core_err(ctx, PASSION_EINVAL,
-                        "processor grid has %lld ranks, communicator %d",
-                        (long long)procs, ctx->size);
+                        "processor grid has %lld ranks, communicator %d: "
+                        "set spec.grid[] so that its product is %d",
+                        (long long)procs, ctx->size, ctx->size);
     return PASSION_OK;
 }
 

@@ -14,22 +14,43 @@
  */
 #include "ocad.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Expand "%d" or "%r" in pattern with the rank; append ".rank" if absent. */
+/*
+ * This rank's file name from a local pattern: every "%d" (or "%r") becomes
+ * the rank, "%%" a single '%', any other '%' stays as it is; a pattern with
+ * no %d or %r gets ".rank" appended.
+ */
 static int local_name(passion_ctx *ctx, const char *pat, char **out)
 {
-    const char *p = strstr(pat, "%d");
-    if (!p)
-        p = strstr(pat, "%r");
-    int n = p ? asprintf(out, "%.*s%d%s", (int)(p - pat), pat, ctx->rank,
-                         p + 2)
-              : asprintf(out, "%s.%d", pat, ctx->rank);
-    if (n < 0) {
-        *out = NULL;
+    char rk[16];
+    size_t rl = (size_t)snprintf(rk, sizeof rk, "%d", ctx->rank);
+    size_t n = strlen(pat);
+    char *o = malloc(n / 2 * rl + n + rl + 2);
+    if (!(*out = o))
         return core_err(ctx, PASSION_ENOMEM, "file name");
+    int any = 0;
+    for (const char *p = pat; *p; p++) {
+        if (p[0] == '%' && (p[1] == 'd' || p[1] == 'r')) {
+            memcpy(o, rk, rl);
+            o += rl;
+            p++;
+            any = 1;
+        } else if (p[0] == '%' && p[1] == '%') {
+            *o++ = '%';
+            p++;
+        } else {
+            *o++ = *p;
+        }
     }
+    if (!any) {
+        *o++ = '.';
+        memcpy(o, rk, rl);
+        o += rl;
+    }
+    *o = '\0';
     return PASSION_OK;
 }
 
@@ -130,6 +151,10 @@ int passion_file_open(passion_array *a, const char *path, int mode,
                                             : core_err(ctx, PASSION_ENOMEM,
                                                        "file name"));
     }
+    if (!rc && strlen(name) >= PATH_MAX)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "path of %zu bytes: longer than PATH_MAX (%d)",
+                      strlen(name), PATH_MAX);
     int create = mode == PASSION_MODE_CREATE;
     int npy = !rc && !local && ocad_npy_name(name);
     char *hdr = NULL;

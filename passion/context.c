@@ -48,7 +48,8 @@ int core_errno_code(int e)
     case EACCES:
     case EPERM:
     case EROFS: return PASSION_EACCES;
-    case EINVAL: return PASSION_EINVAL;
+    case EINVAL:
+    case ENAMETOOLONG: return PASSION_EINVAL;
     default: return PASSION_EIO;
     }
 }

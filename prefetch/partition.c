@@ -176,6 +176,18 @@ static int setup(passion_part_iter *it, const passion_part_opts *o)
     if (sp->placement == PASSION_PLACE_LOCAL)
         return core_err(ctx, PASSION_EINVAL,
                         "partitions need a global array file");
+    /* pieces follow the array's processor grid: a global array on the
+       default one-rank grid at P > 1 would give every rank the whole
+       partition (each element computed P times) */
+    int64_t procs = 1;
+    for (int d = 0; d < a->nd; d++)
+        procs *= sp->grid[d];
+    if (procs != ctx->size)
+        return core_err(ctx, PASSION_EINVAL,
+                        "partitions are split over the array's processor "
+                        "grid, which has %lld rank(s) for a communicator of "
+                        "%d: set spec.grid[] (product = %d) when creating "
+                        "the array", (long long)procs, ctx->size, ctx->size);
     it->nd = a->nd;
     it->esize = a->esize;
     it->dim = o->dim < 0 ? sp->order[0] : o->dim;
