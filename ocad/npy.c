@@ -16,6 +16,7 @@
 #include "ocad.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,39 +177,55 @@ typedef struct npy_info {
     int64_t shape[PASSION_MAX_DIMS + 1];
 } npy_info;
 
-static int parse_dict(const char *p, const char *end, npy_info *in)
+/* Parse the header dict; NULL on success, else what is wrong with it. */
+static const char *parse_dict(const char *p, const char *end, npy_info *in)
 {
     const char *v = find_key(p, end, "descr");
-    if (!v || (*v != '\'' && *v != '"'))
-        return -1; /* structured dtypes (lists) are not supported */
+    if (!v)
+        return "no 'descr' key";
+    if (v >= end || (*v != '\'' && *v != '"'))
+        return "'descr' is not a simple type string (structured dtypes are "
+               "not supported)";
     const char *q = memchr(v + 1, *v, (size_t)(end - v - 1));
-    if (!q || q - v - 1 >= (long)sizeof in->descr)
-        return -1;
+    if (!q)
+        return "'descr' string is not terminated";
+    if (q - v - 1 >= (long)sizeof in->descr)
+        return "'descr' string is too long";
     memcpy(in->descr, v + 1, (size_t)(q - v - 1));
     in->descr[q - v - 1] = '\0';
     v = find_key(p, end, "fortran_order");
-    if (v && end - v >= 4 && !memcmp(v, "True", 4))
+    if (!v)
+        return "no 'fortran_order' key";
+    if (end - v >= 4 && !memcmp(v, "True", 4))
         in->fortran = 1;
-    else if (v && end - v >= 5 && !memcmp(v, "False", 5))
+    else if (end - v >= 5 && !memcmp(v, "False", 5))
         in->fortran = 0;
     else
-        return -1;
+        return "'fortran_order' is neither True nor False";
     v = find_key(p, end, "shape");
-    if (!v || *v != '(')
-        return -1;
+    if (!v)
+        return "no 'shape' key";
+    if (v >= end || *v != '(')
+        return "'shape' is not a tuple";
     v++;
     in->nd = 0;
     for (;;) {
         v = skip_ws(v, end);
         if (v < end && *v == ')')
             break;
-        if (in->nd > PASSION_MAX_DIMS || v >= end ||
-            !isdigit((unsigned char)*v))
-            return -1;
+        if (in->nd >= PASSION_MAX_DIMS)
+            return "'shape' has more than 7 dimensions";
+        if (v < end && *v == '-')
+            return "'shape' has a negative dimension";
+        if (v >= end || !isdigit((unsigned char)*v))
+            return "'shape' holds something other than integers";
         char *e;
+        errno = 0;
         long long x = strtoll(v, &e, 10);
-        if (e > end || x < 0)
-            return -1;
+        if (e > end || errno == ERANGE)
+            return "'shape' has a dimension beyond 64 bits";
+        if (x < 0)
+            return "'shape' has a negative dimension";
         in->shape[in->nd++] = x;
         v = e;
         if (v < end && (*v == 'L' || *v == 'l'))
@@ -219,9 +236,10 @@ static int parse_dict(const char *p, const char *end, npy_info *in)
         else if (v < end && *v == ')')
             break;
         else
-            return -1;
+            return "'shape' tuple is malformed (no ',' or ')' after a "
+                   "dimension)";
     }
-    return 0;
+    return NULL;
 }
 
 int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
@@ -262,12 +280,11 @@ int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
     }
     npy_info in;
     memset(&in, 0, sizeof in);
-    int bad = parse_dict(h, h + hl, &in);
+    const char *bad = parse_dict(h, h + hl, &in);
     free(h);
     if (bad)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: cannot read the .npy header dict (descr must be "
-                        "a simple type string)", path);
+        return core_err(ctx, PASSION_EFORMAT, "%s: .npy header: %s", path,
+                        bad);
     int same = in.nd == a->nd;
     for (int d = 0; same && d < a->nd; d++)
         same = in.shape[d] == a->spec.shape[d];
