@@ -33,6 +33,9 @@
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel
  *    for partly written pages of an uncached file (twice the requests).
+ * The two-phase candidates are left out when the budget is below their
+ * minimum (coll_etp_min_budget), and a round holds at least one element
+ * in the counts above (no division by a zero capacity at tiny budgets).
  * The smallest prediction wins; ties go to the first of independent,
  * dynamic, static. Every input is identical on every rank (the FAD, the
  * options checked equal in it, the calibration reduced with MPI_MAX), so

@@ -51,6 +51,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     int64_t elems = 0;
     int rc = PASSION_OK;
     if (f->a->spec.placement == PASSION_PLACE_LOCAL)

@@ -221,6 +221,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
 {
     if (!ctx || !out)
         return PASSION_EINVAL;
+    core_enter(ctx);
     *out = NULL;
     passion_array *a = calloc(1, sizeof *a);
     passion_array_spec norm;
@@ -265,6 +266,8 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
 
 int passion_array_free(passion_array *a)
 {
+    if (a)
+        core_enter(a->ctx);
     free(a);
     return PASSION_OK;
 }
@@ -278,6 +281,7 @@ static int check_rank(const passion_array *a, int r)
 {
     if (!a)
         return PASSION_EINVAL;
+    core_enter(a->ctx); /* the entry of every query that checks a rank */
     if (r < 0 || r >= a->ctx->size)
         return core_err(a->ctx, PASSION_ERANGE, "rank %d not in 0..%d", r,
                         a->ctx->size - 1);
@@ -341,6 +345,7 @@ int passion_array_owner(const passion_array *a, const int64_t *gidx,
 {
     if (!a || !gidx || !rank || !lidx)
         return PASSION_EINVAL;
+    core_enter(a->ctx);
     int r = 0;
     for (int d = 0; d < a->nd; d++) {
         if (gidx[d] < 0 || gidx[d] >= a->spec.shape[d])

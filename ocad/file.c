@@ -121,6 +121,7 @@ int passion_file_open(passion_array *a, const char *path, int mode,
     if (!a || !out)
         return PASSION_EINVAL;
     passion_ctx *ctx = a->ctx;
+    core_enter(ctx);
     *out = NULL;
     int rc = PASSION_OK;
     char *name = NULL;
@@ -207,6 +208,7 @@ int passion_file_close(passion_file *f)
     if (!f)
         return PASSION_OK;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     int rc = core_io_close(f->fh);
     free(f);
     return core_agree(ctx, rc);
@@ -214,12 +216,18 @@ int passion_file_close(passion_file *f)
 
 int passion_file_sync(passion_file *f)
 {
-    return f ? core_io_sync(f->fh) : PASSION_EINVAL;
+    if (!f)
+        return PASSION_EINVAL;
+    core_enter(f->ctx);
+    return core_io_sync(f->fh);
 }
 
 int passion_file_drop_cache(passion_file *f)
 {
-    return f ? core_io_drop_cache(f->fh) : PASSION_EINVAL;
+    if (!f)
+        return PASSION_EINVAL;
+    core_enter(f->ctx);
+    return core_io_drop_cache(f->fh);
 }
 
 const char *passion_file_path(const passion_file *f)
@@ -232,6 +240,7 @@ static int whole_local(passion_file *f, void *buf, int op_write)
     if (!f || !buf)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     if (f->a->spec.placement != PASSION_PLACE_LOCAL)
         return core_err(ctx, PASSION_EINVAL,
                         "whole-local-array access needs local placement");
@@ -261,6 +270,7 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx); /* the entry of passion_read/write_section(_begin) */
     int64_t elems;
     int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
@@ -300,6 +310,8 @@ int passion_write_section(passion_file *f, const passion_section *s,
 int passion_section_plan(passion_file *f, const passion_section *s,
                          int op_write, int method, passion_plan_info *info)
 {
+    if (f)
+        core_enter(f->ctx);
     if (!info)
         return PASSION_EINVAL;
     ocad_xfer x;

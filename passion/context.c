@@ -397,6 +397,7 @@ int passion_counters_reset(passion_ctx *ctx)
 {
     if (!ctx)
         return PASSION_EINVAL;
+    core_enter(ctx);
     memset(&ctx->cnt, 0, sizeof ctx->cnt);
     ctx->cnt.peak_staging = (uint64_t)ctx->staging_now;
     return PASSION_OK;

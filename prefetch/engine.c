@@ -132,6 +132,7 @@ int passion_engine_get(passion_ctx *ctx, int *engine)
 {
     if (!ctx || !engine)
         return PASSION_EINVAL;
+    core_enter(ctx);
     pf_state *st;
     int rc = pf_state_get(ctx, &st);
     if (rc)

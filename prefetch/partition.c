@@ -262,6 +262,7 @@ int passion_part_begin(passion_file *f, const passion_part_opts *opts,
     *out = NULL;
     if (!f)
         return PASSION_EINVAL;
+    core_enter(f->ctx);
     passion_part_opts def;
     if (!opts) {
         passion_part_opts_init(&def);
@@ -295,6 +296,7 @@ int passion_part_next(passion_part_iter *it, passion_part *p)
         return PASSION_EINVAL;
     if (it->rc)
         return it->rc;
+    core_enter(it->ctx);
     int rc = PASSION_OK;
     if (it->k >= 0 && it->k < it->nparts && it->out)
         rc = part_write(it); /* collective: agreed */
@@ -331,6 +333,8 @@ int passion_part_end(passion_part_iter *it)
     if (!it)
         return PASSION_OK;
     int rc = it->rc;
+    if (!rc)
+        core_enter(it->ctx);
     /* the caller stopped after a partition: its output still goes out */
     if (!rc && it->k >= 0 && it->k < it->nparts && it->out)
         rc = part_write(it);

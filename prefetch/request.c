@@ -242,6 +242,7 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     passion_request *r = calloc(1, sizeof *r);
     if (!r)
         return core_err(ctx, PASSION_ENOMEM, "request");
@@ -301,6 +302,7 @@ int passion_request_test(passion_request *r, int *done)
 {
     if (!r || !done)
         return PASSION_EINVAL;
+    core_enter(r->ctx);
     int rc = pf_progress(r->ctx, 0);
     req_pump(r);
     *done = finished(r);
@@ -312,6 +314,7 @@ int passion_request_wait(passion_request *r)
     if (!r)
         return PASSION_OK;
     passion_ctx *ctx = r->ctx;
+    core_enter(ctx);
     pf_progress(ctx, 0);
     req_pump(r);
     int hit = !r->write && r->x.nblocks > 0 && finished(r);

@@ -247,6 +247,7 @@ int passion_slab_begin(passion_file *f, const passion_slab_opts *opts,
     *out = NULL;
     if (!f)
         return PASSION_EINVAL;
+    core_enter(f->ctx);
     passion_slab_opts def;
     if (!opts) {
         passion_slab_opts_init(&def);
@@ -268,15 +269,22 @@ int passion_slab_begin(passion_file *f, const passion_slab_opts *opts,
     return PASSION_OK;
 }
 
-/* Wait for a request slot (NULL is fine); keep the first error. */
+/* Wait for a request slot (NULL is fine); keep the first error and its
+   detail (the wait, a public call, clears the detail at entry). */
 static void settle(passion_slab_iter *it, passion_request **r)
 {
     if (!*r)
         return;
+    char keep[CORE_DETAIL_MAX];
+    int had = it->rc;
+    if (had)
+        memcpy(keep, it->ctx->detail, sizeof keep);
     int rc = passion_request_wait(*r);
     *r = NULL;
     if (rc && !it->rc)
         it->rc = rc;
+    if (had)
+        memcpy(it->ctx->detail, keep, sizeof keep);
 }
 
 static int fail(passion_slab_iter *it, int rc)
@@ -327,6 +335,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
         return PASSION_EINVAL;
     if (it->rc)
         return it->rc;
+    core_enter(it->ctx);
     int rc;
     if (it->k >= 0 && it->k < it->nslabs && (rc = finish_current(it)))
         return fail(it, rc);
@@ -396,6 +405,7 @@ int passion_slab_dirty(passion_slab_iter *it)
 {
     if (!it)
         return PASSION_EINVAL;
+    core_enter(it->ctx);
     if (!it->o.writeback)
         return core_err(it->ctx, PASSION_ESTATE,
                         "slab marked dirty without write-back");
@@ -407,6 +417,8 @@ int passion_slab_end(passion_slab_iter *it)
 {
     if (!it)
         return PASSION_OK;
+    if (!it->rc)
+        core_enter(it->ctx);
     /* the current slab's output, if the caller stopped after it */
     if (!it->rc && it->k >= 0 && it->k < it->nslabs) {
         int rc = finish_current(it);
