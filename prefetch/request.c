@@ -40,7 +40,19 @@ struct passion_request {
     int64_t active;    /* windows in flight */
     int64_t staged;    /* staging bytes held */
     int rc;            /* first error */
+    char detail[CORE_DETAIL_MAX]; /* its detail, kept for the wait (the
+                                     failure may be seen during another
+                                     call, which the wait's entry clears) */
 };
+
+/* Record the request's first failure (rc, already in ctx->detail). */
+static void req_fail(passion_request *r, int rc)
+{
+    if (r->rc || !rc)
+        return;
+    r->rc = rc;
+    memcpy(r->detail, r->ctx->detail, sizeof r->detail);
+}
 
 typedef struct pf_win {
     pf_op op;
@@ -105,7 +117,7 @@ static void win_done(pf_op *op)
         op->err = 0; /* aligned widening ran into the end of the file */
     if (op->err) {
         if (!r->rc)
-            r->rc = op_error(r, op);
+            req_fail(r, op_error(r, op));
         win_free(w);
         return;
     }
@@ -123,8 +135,7 @@ static void win_done(pf_op *op)
         op->buffered = op->fd >= 0;
         int rc = pf_submit(ctx, op);
         if (rc) {
-            if (!r->rc)
-                r->rc = rc;
+            req_fail(r, rc);
             win_free(w);
         }
         return;
@@ -215,7 +226,7 @@ static void req_pump(passion_request *r)
         }
         pf_win *pw = calloc(1, sizeof *pw);
         if (!pw) {
-            r->rc = core_err(r->ctx, PASSION_ENOMEM, "request window");
+            req_fail(r, core_err(r->ctx, PASSION_ENOMEM, "request window"));
             break;
         }
         pw->req = r;
@@ -224,7 +235,7 @@ static void req_pump(passion_request *r)
         r->active++;
         int rc = win_issue(r, pw);
         if (rc) {
-            r->rc = rc;
+            req_fail(r, rc);
             win_free(pw);
             break;
         }
@@ -327,8 +338,8 @@ int passion_request_wait(passion_request *r)
         if (n <= 0) {
             /* the engine lost track: report rather than spin */
             if (!r->rc)
-                r->rc = core_err(ctx, PASSION_EIO,
-                                 "asynchronous I/O engine stopped answering");
+                req_fail(r, core_err(ctx, PASSION_EIO, "asynchronous I/O "
+                                     "engine stopped answering"));
             break;
         }
     }
@@ -336,6 +347,8 @@ int passion_request_wait(passion_request *r)
     if (hit && !r->rc)
         ctx->cnt.prefetch_hits++;
     int rc = r->rc;
+    if (rc)
+        memcpy(ctx->detail, r->detail, sizeof r->detail);
     if (r->active == 0)
         free(r);
     return rc;
