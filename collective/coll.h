@@ -82,8 +82,9 @@ CORE_HIDDEN int64_t coll_copy(const ocad_xfer *x, int64_t esize, int64_t lo,
 /* Words per rank in the FAD allgather, before the section. FILE is a hash
    of the file's path (the name every rank agreed on at open), LAYOUT a hash
    of the array as the file holds it (dimensions, shape, element size,
-   storage order, data offset): ranks that pass different files or arrays
-   to one call are told so (PASSION_EMISMATCH) at no extra round. */
+   storage order, data offset), both computed at open (f->ident): ranks
+   that pass different files or arrays to one call are told so
+   (PASSION_EMISMATCH) at no extra round. */
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
        COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,

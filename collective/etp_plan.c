@@ -73,35 +73,6 @@ static void *reserve_get(passion_ctx *ctx, int64_t bytes)
     return res;
 }
 
-/* FNV-1a over bytes, continuing from h. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
-/* The file's identity and the array's layout in it, for the FAD. */
-static void file_ident(const passion_file *f, int64_t *file, int64_t *layout)
-{
-    const char *path = f->fh->path;
-    uint64_t h = fnv(1469598103934665603ULL, path, strlen(path));
-    const ocad_fview *v = &f->fv;
-    int64_t w[3 + 2 * PASSION_MAX_DIMS];
-    memset(w, 0, sizeof w);
-    w[0] = v->nd;
-    w[1] = v->esize;
-    w[2] = v->base;
-    for (int d = 0; d < v->nd; d++) {
-        w[3 + d] = v->extent[d];
-        w[3 + PASSION_MAX_DIMS + d] = v->order[d];
-    }
-    uint64_t l = fnv(1469598103934665603ULL, w, sizeof w);
-    memcpy(file, &h, sizeof h);
-    memcpy(layout, &l, sizeof l);
-}
-
 static int64_t gcd64(int64_t a, int64_t b)
 {
     while (b) {
@@ -451,7 +422,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_BW] = dbits(ctx->opt.io_bandwidth);
     mine[COLL_FAD_ALPHA] = dbits(ctx->opt.msg_alpha);
     mine[COLL_FAD_BETA] = dbits(ctx->opt.msg_beta);
-    file_ident(f, &mine[COLL_FAD_FILE], &mine[COLL_FAD_LAYOUT]);
+    mine[COLL_FAD_FILE] = f->ident[0];
+    mine[COLL_FAD_LAYOUT] = f->ident[1];
     mine[COLL_FAD_CACHED] = -1;
     if (!rc && method != PASSION_METHOD_DIRECT &&
         method != PASSION_METHOD_SIEVE && ctx->opt.io_latency <= 0 &&

@@ -54,6 +54,36 @@ static int local_name(passion_ctx *ctx, const char *pat, char **out)
     return PASSION_OK;
 }
 
+/* FNV-1a over bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The file's identity (its path) and the array's layout in it, once per
+   open: a collective call sends both in its FAD. */
+static void file_ident(passion_file *f)
+{
+    const char *path = f->fh->path;
+    uint64_t h = fnv(1469598103934665603ULL, path, strlen(path));
+    const ocad_fview *v = &f->fv;
+    int64_t w[3 + 2 * PASSION_MAX_DIMS];
+    memset(w, 0, sizeof w);
+    w[0] = v->nd;
+    w[1] = v->esize;
+    w[2] = v->base;
+    for (int d = 0; d < v->nd; d++) {
+        w[3 + d] = v->extent[d];
+        w[3 + PASSION_MAX_DIMS + d] = v->order[d];
+    }
+    uint64_t l = fnv(1469598103934665603ULL, w, sizeof w);
+    memcpy(&f->ident[0], &h, sizeof h);
+    memcpy(&f->ident[1], &l, sizeof l);
+}
+
 static void fill_view(passion_file *f)
 {
     passion_array *a = f->a;
@@ -199,6 +229,7 @@ int passion_file_open(passion_array *a, const char *path, int mode,
         free(f);
         return rc;
     }
+    file_ident(f);
     *out = f;
     return PASSION_OK;
 }
