@@ -7,9 +7,9 @@
  *  2. ranks passing different files (or arrays of different shapes,
  *     orders, header offsets) to one collective call: PASSION_EMISMATCH;
  *  3. bytes_useful counted twice by collective calls that end independent;
- *  4. passion_part_* on an array whose grid has one rank at P > 1;
+ *  4. passion_part_open on an array whose grid has one rank at P > 1;
  *  6. path patterns (%% and every %d), over-long paths, empty sections
- *     with huge counts, passion_errdetail cleared by later calls, distinct
+ *     with huge counts, passion_ctx_errdetail cleared by later calls, distinct
  *     .npy header messages, the ETP methods' exact minimum budget, ghost
  *     widths.
  *
@@ -26,16 +26,13 @@
 
 /* ---- helpers ---- */
 
-/* The one place that sets options (ported when the options become an
-   opaque handle). budget 0: the default. */
+/* The one place that sets options. budget 0: the default. */
 static passion_ctx *mkctx(int64_t budget)
 {
-    passion_options o;
-    passion_options_init(&o);
-    if (budget > 0)
-        o.memory_budget = budget;
     passion_ctx *ctx = NULL;
-    int rc = passion_init(MPI_COMM_WORLD, &o, &ctx);
+    int rc = budget > 0 ? th_init(&ctx, "memory_budget=%lld",
+                                  (long long)budget)
+                        : th_init(&ctx, "%s", "");
     TH_CHECK(rc == 0 && ctx, "passion_init (budget %lld): %d",
              (long long)budget, rc);
     return ctx;
@@ -60,7 +57,7 @@ static passion_array *mkarray(passion_ctx *ctx, int nd, const int64_t *shape,
     sp.header_bytes = header;
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
-    TH_CHECK(rc == 0, "array_create: %d %s", rc, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "array_create: %d %s", rc, passion_ctx_errdetail(ctx));
     return a;
 }
 
@@ -73,7 +70,7 @@ static passion_file *mkfile(passion_array *a, passion_ctx *ctx,
     snprintf(path, sizeof path, "%s/%s", th_dir(), name);
     passion_file *f = NULL;
     int rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "create %s: %d %s", path, rc, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "create %s: %d %s", path, rc, passion_ctx_errdetail(ctx));
     const passion_array_spec *sp = passion_array_get_spec(a);
     int64_t n = 1;
     for (int d = 0; d < sp->ndims; d++)
@@ -86,7 +83,7 @@ static passion_file *mkfile(passion_array *a, passion_ctx *ctx,
         passion_section_set(&all, sp->ndims, NULL, sp->shape, NULL);
         /* the file order is the storage order; a packed whole-array
            section in memory has the same order */
-        rc = passion_write_section(f, &all, v, NULL, PASSION_METHOD_DIRECT);
+        rc = passion_file_write(f, &all, v, NULL, PASSION_METHOD_DIRECT);
         TH_CHECK(rc == 0, "fill %s: %d", path, rc);
         free(v);
     }
@@ -142,8 +139,8 @@ static void test_tiny_budget(void)
                     for (int k = 0; k < 35; k++)
                         buf[k] = (double)((start[0] + k / 7 * 3) * n1 +
                                           start[1] + k % 7 * 3);
-                rc = w ? passion_write_section_all(f, &s, buf, NULL, meths[m])
-                       : passion_read_section_all(f, &s, buf, NULL, meths[m]);
+                rc = w ? passion_file_write_all(f, &s, buf, NULL, meths[m])
+                       : passion_file_read_all(f, &s, buf, NULL, meths[m]);
                 TH_CHECK(same_everywhere(rc),
                          "budget %lld %s %s: codes differ over ranks (%d)",
                          (long long)budgets[b], mnames[m],
@@ -151,14 +148,14 @@ static void test_tiny_budget(void)
                 TH_CHECK(rc == 0 || rc == PASSION_ENOMEM,
                          "budget %lld %s %s: %d %s", (long long)budgets[b],
                          mnames[m], w ? "write" : "read", rc,
-                         passion_errdetail(ctx));
+                         passion_ctx_errdetail(ctx));
                 if (rc == 0 && m < NMETH - 1)
                     fixed_ok = 1;
                 if (m == NMETH - 1 && fixed_ok)
                     TH_CHECK(rc == 0, "budget %lld: auto fails (%d %s) where "
                              "a fixed method succeeds",
                              (long long)budgets[b], rc,
-                             passion_errdetail(ctx));
+                             passion_ctx_errdetail(ctx));
                 int bad = 0;
                 if (rc == 0 && !w)
                     for (int k = 0; k < 35; k++)
@@ -200,15 +197,15 @@ static void test_slab_empty_rank(void)
         o.dim = 1;
         o.prefetch = pf;
         passion_slab_iter *it = NULL;
-        rc = passion_slab_begin(f, &o, &it);
+        rc = passion_slab_open(f, &o, &it);
         TH_CHECK(rc == 0, "slab_begin (rank %d): %d %s", th_rank, rc,
-                 passion_errdetail(ctx));
+                 passion_ctx_errdetail(ctx));
         passion_slab sl;
         int64_t cells = 0;
         while (it && passion_slab_next(it, &sl) == 1)
             cells += sl.count;
         if (it)
-            TH_CHECK(passion_slab_end(it) == 0, "slab_end");
+            TH_CHECK(passion_slab_close(it) == 0, "slab_end");
         TH_CHECK(cells == (th_rank ? 8 : 8), "slabs cover %lld columns",
                  (long long)cells);
     }
@@ -274,7 +271,7 @@ static void test_mismatched_files(void)
     for (int m = 0; m < NMETH; m++) {
         /* whole files, rank 0 the first, the others the second */
         memset(buf, 0, sizeof(double) * (size_t)n);
-        rc = passion_read_section_all(th_rank ? f2 : f1, &all, buf, NULL,
+        rc = passion_file_read_all(th_rank ? f2 : f1, &all, buf, NULL,
                                       meths[m]);
         TH_CHECK(same_everywhere(rc), "%s: codes differ over ranks",
                  mnames[m]);
@@ -282,7 +279,7 @@ static void test_mismatched_files(void)
             TH_CHECK(rc == PASSION_EMISMATCH, "%s, two files: rc %d, %d "
                      "elements from the other file", mnames[m], rc,
                      count_not(buf, n, th_rank ? 100000.0 : 1.0));
-            rc = passion_write_section_all(th_rank ? f2 : f1, &all, buf,
+            rc = passion_file_write_all(th_rank ? f2 : f1, &all, buf,
                                            NULL, meths[m]);
             TH_CHECK(rc == PASSION_EMISMATCH, "%s, write two files: rc %d",
                      mnames[m], rc);
@@ -291,18 +288,18 @@ static void test_mismatched_files(void)
                      "%s, one rank: rc %d", mnames[m], rc);
         }
         /* same file, two handles (rank 0 the second): fine */
-        rc = passion_read_section_all(th_rank ? f1 : f1b, &all, buf, NULL,
+        rc = passion_file_read_all(th_rank ? f1 : f1b, &all, buf, NULL,
                                       meths[m]);
         TH_CHECK(rc == 0 && count_not(buf, n, 1.0) == 0,
                  "%s, one file through two handles: rc %d %s", mnames[m],
-                 rc, passion_errdetail(ctx));
+                 rc, passion_ctx_errdetail(ctx));
         /* different arrays: shape, storage order, header offset, element
            size (the same path for the last one) */
         passion_file *odd[5] = {fb, fc, fh, fe, f1d};
         static const char *what[5] = {"shape", "order", "header", "esize",
                                       "dimensions"};
         for (int k = 0; k < 5 && th_size > 1; k++) {
-            rc = passion_read_section_all(th_rank == th_size - 1 ? odd[k]
+            rc = passion_file_read_all(th_rank == th_size - 1 ? odd[k]
                                                                  : f1,
                                           &small, buf, NULL, meths[m]);
             TH_CHECK(same_everywhere(rc) && rc == PASSION_EMISMATCH,
@@ -310,10 +307,10 @@ static void test_mismatched_files(void)
         }
     }
     /* the writes that were refused changed nothing */
-    rc = passion_read_section_all(f2, &all, buf, NULL, PASSION_METHOD_DIRECT);
+    rc = passion_file_read_all(f2, &all, buf, NULL, PASSION_METHOD_DIRECT);
     TH_CHECK(rc == 0 && count_not(buf, n, 100000.0) == 0,
              "second file changed");
-    rc = passion_read_section_all(f1, &all, buf, NULL, PASSION_METHOD_DIRECT);
+    rc = passion_file_read_all(f1, &all, buf, NULL, PASSION_METHOD_DIRECT);
     TH_CHECK(rc == 0 && count_not(buf, n, 1.0) == 0, "first file changed");
     free(buf);
     passion_file *fs[8] = {f1, f2, fb, fc, fh, f1b, fe, f1d};
@@ -349,9 +346,9 @@ static void test_bytes_useful(void)
                 uint64_t want = k ? 8192 : 32768;
                 passion_counters c0, c1;
                 passion_counters_get(ctx, &c0);
-                int rc = w ? passion_write_section_all(f, s, buf, NULL,
+                int rc = w ? passion_file_write_all(f, s, buf, NULL,
                                                        meths[m])
-                           : passion_read_section_all(f, s, buf, NULL,
+                           : passion_file_read_all(f, s, buf, NULL,
                                                       meths[m]);
                 passion_counters_get(ctx, &c1);
                 TH_CHECK(rc == 0, "%s: %d", mnames[m], rc);
@@ -365,7 +362,7 @@ static void test_bytes_useful(void)
     /* independent calls count once as well */
     passion_counters c0, c1;
     passion_counters_get(ctx, &c0);
-    int rc = passion_read_section(f, &all, buf, NULL, PASSION_METHOD_AUTO);
+    int rc = passion_file_read(f, &all, buf, NULL, PASSION_METHOD_AUTO);
     passion_counters_get(ctx, &c1);
     TH_CHECK(rc == 0 && c1.bytes_useful - c0.bytes_useful == 32768,
              "independent read: %llu",
@@ -377,9 +374,9 @@ static void test_bytes_useful(void)
 }
 
 /* ---- 4. partitions need the grid ----
- * Before the fix: passion_part_begin accepted a global array whose grid
+ * Before the fix: passion_part_open accepted a global array whose grid
  * has one rank at P > 1 and gave every rank the whole partition (each
- * element computed P times). Chosen: PASSION_EINVAL at passion_part_begin
+ * element computed P times). Chosen: PASSION_EINVAL at passion_part_open
  * (a PARTITIONED array with such a grid is refused at create already). */
 
 static void test_part_grid(void)
@@ -390,13 +387,13 @@ static void test_part_grid(void)
                                PASSION_PLACE_GLOBAL, 0);
     passion_file *f = mkfile(a, ctx, "part1.raw", 0.0);
     passion_part_iter *it = NULL;
-    int rc = passion_part_begin(f, NULL, &it);
+    int rc = passion_part_open(f, NULL, &it);
     TH_CHECK(same_everywhere(rc), "part_begin codes differ");
     if (th_size > 1) {
         TH_CHECK(rc == PASSION_EINVAL && !it &&
-                     strstr(passion_errdetail(ctx), "grid"),
+                     strstr(passion_ctx_errdetail(ctx), "grid"),
                  "grid of one rank at P = %d: rc %d '%s'", th_size, rc,
-                 passion_errdetail(ctx));
+                 passion_ctx_errdetail(ctx));
         /* a PARTITIONED array on the default grid: refused at create */
         passion_array_spec sp;
         passion_array_spec_init(&sp, 2, shape, 8);
@@ -404,14 +401,14 @@ static void test_part_grid(void)
         passion_array *p = NULL;
         rc = passion_array_create(ctx, &sp, &p);
         TH_CHECK(rc == PASSION_EINVAL && !p &&
-                     strstr(passion_errdetail(ctx), "grid"),
+                     strstr(passion_ctx_errdetail(ctx), "grid"),
                  "partitioned, grid 1: rc %d '%s'", rc,
-                 passion_errdetail(ctx));
+                 passion_ctx_errdetail(ctx));
     } else {
         TH_CHECK(rc == 0, "one rank: %d", rc);
     }
     if (it)
-        passion_part_end(it);
+        passion_part_close_all(it);
     passion_file_close(f);
     passion_array_free(a);
     /* with the grid set, every element is in exactly one rank's piece */
@@ -422,22 +419,22 @@ static void test_part_grid(void)
     passion_array *g = NULL;
     rc = passion_array_create(ctx, &sp, &g);
     TH_CHECK(rc == 0, "partitioned with grid: %d %s", rc,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     passion_file *fg = mkfile(g, ctx, "part2.raw", 0.0);
     passion_part_opts po;
     passion_part_opts_init(&po);
     po.width = 5;
     it = NULL;
-    rc = passion_part_begin(fg, &po, &it);
+    rc = passion_part_open(fg, &po, &it);
     TH_CHECK(rc == 0, "part_begin with grid: %d %s", rc,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     int64_t mine = 0, all = 0;
     passion_part part;
     int got;
-    while (it && (got = passion_part_next(it, &part)) == 1)
+    while (it && (got = passion_part_next_all(it, &part)) == 1)
         mine += part.count[0] * part.count[1];
     if (it)
-        passion_part_end(it);
+        passion_part_close_all(it);
     MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     TH_CHECK(all == 12 * 10, "pieces hold %lld elements, the array 120",
              (long long)all);
@@ -508,7 +505,7 @@ static void test_long_path(void)
             TH_CHECK(same_everywhere(rc) && rc == PASSION_EINVAL && !f,
                      "%s path, mode %d: rc %d %s",
                      k ? "component too long" : "too long", mode, rc,
-                     passion_errdetail(ctx));
+                     passion_ctx_errdetail(ctx));
         }
     }
     free(p);
@@ -534,26 +531,26 @@ static void test_empty_huge(void)
     for (int k = 0; k < 3; k++) {
         passion_section s;
         passion_section_set(&s, 2, NULL, counts[k], strides[k]);
-        int rc = passion_read_section(f, &s, &x, NULL, PASSION_METHOD_AUTO);
+        int rc = passion_file_read(f, &s, &x, NULL, PASSION_METHOD_AUTO);
         TH_CHECK(rc == 0, "case %d independent: %d %s", k, rc,
-                 passion_errdetail(ctx));
-        rc = passion_write_section(f, &s, &x, NULL, PASSION_METHOD_SIEVE);
+                 passion_ctx_errdetail(ctx));
+        rc = passion_file_write(f, &s, &x, NULL, PASSION_METHOD_SIEVE);
         TH_CHECK(rc == 0, "case %d independent write: %d", k, rc);
         for (int m = 0; m < NMETH; m++) {
-            rc = passion_read_section_all(f, &s, &x, NULL, meths[m]);
+            rc = passion_file_read_all(f, &s, &x, NULL, meths[m]);
             TH_CHECK(rc == 0, "case %d %s: %d %s", k, mnames[m], rc,
-                     passion_errdetail(ctx));
+                     passion_ctx_errdetail(ctx));
         }
         TH_CHECK(passion_section_elems(&s, 2) == 0, "elems");
     }
     /* still refused: a negative count, a zero stride, a real overflow */
     passion_section s;
     passion_section_set(&s, 2, NULL, (const int64_t[]){-1, 0}, NULL);
-    TH_CHECK(passion_read_section(f, &s, &x, NULL, 0) == PASSION_EINVAL,
+    TH_CHECK(passion_file_read(f, &s, &x, NULL, 0) == PASSION_EINVAL,
              "negative count");
     passion_section_set(&s, 2, NULL, (const int64_t[]){INT64_MAX, 1},
                         (const int64_t[]){2, 1});
-    TH_CHECK(passion_read_section(f, &s, &x, NULL, 0) == PASSION_EOVERFLOW,
+    TH_CHECK(passion_file_read(f, &s, &x, NULL, 0) == PASSION_EOVERFLOW,
              "overflow");
     passion_file_close(f);
     passion_array_free(a);
@@ -574,35 +571,35 @@ static void test_errdetail_cleared(void)
     passion_section bad, good;
     passion_section_set(&bad, 2, NULL, shape, (const int64_t[]){0, 1});
     passion_section_set(&good, 2, NULL, shape, NULL);
-    int rc = passion_read_section(f, &bad, buf, NULL, 0);
-    TH_CHECK(rc == PASSION_EINVAL && *passion_errdetail(ctx),
+    int rc = passion_file_read(f, &bad, buf, NULL, 0);
+    TH_CHECK(rc == PASSION_EINVAL && *passion_ctx_errdetail(ctx),
              "bad section: %d", rc);
-    rc = passion_read_section(f, &good, buf, NULL, 0);
-    TH_CHECK(rc == 0 && !*passion_errdetail(ctx),
-             "after a good independent read: '%s'", passion_errdetail(ctx));
-    rc = passion_read_section_all(f, &bad, buf, NULL, 0);
-    TH_CHECK(rc == PASSION_EINVAL && *passion_errdetail(ctx),
+    rc = passion_file_read(f, &good, buf, NULL, 0);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx),
+             "after a good independent read: '%s'", passion_ctx_errdetail(ctx));
+    rc = passion_file_read_all(f, &bad, buf, NULL, 0);
+    TH_CHECK(rc == PASSION_EINVAL && *passion_ctx_errdetail(ctx),
              "bad collective: %d", rc);
-    rc = passion_read_section_all(f, &good, buf, NULL, 0);
-    TH_CHECK(rc == 0 && !*passion_errdetail(ctx),
-             "after a good collective read: '%s'", passion_errdetail(ctx));
+    rc = passion_file_read_all(f, &good, buf, NULL, 0);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx),
+             "after a good collective read: '%s'", passion_ctx_errdetail(ctx));
     /* array calls, file calls, counters */
     passion_array_spec sp;
     passion_array_spec_init(&sp, 2, shape, 0);
     passion_array *x = NULL;
     rc = passion_array_create(ctx, &sp, &x);
-    TH_CHECK(rc == PASSION_EINVAL && *passion_errdetail(ctx), "bad spec");
+    TH_CHECK(rc == PASSION_EINVAL && *passion_ctx_errdetail(ctx), "bad spec");
     rc = passion_file_sync(f);
-    TH_CHECK(rc == 0 && !*passion_errdetail(ctx), "after sync: '%s'",
-             passion_errdetail(ctx));
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx), "after sync: '%s'",
+             passion_ctx_errdetail(ctx));
     rc = passion_array_create(ctx, &sp, &x);
     int64_t lo[2], hi[2];
     rc = passion_array_local_bounds(a, 0, 0, lo, hi);
-    TH_CHECK(rc == 0 && !*passion_errdetail(ctx), "after local_bounds: '%s'",
-             passion_errdetail(ctx));
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx), "after local_bounds: '%s'",
+             passion_ctx_errdetail(ctx));
     rc = passion_array_create(ctx, &sp, &x);
     rc = passion_counters_reset(ctx);
-    TH_CHECK(rc == 0 && !*passion_errdetail(ctx), "after counters_reset");
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx), "after counters_reset");
     passion_file_close(f);
     passion_array_free(a);
     passion_finalize(ctx);
@@ -665,7 +662,7 @@ static void test_npy_messages(void)
         MPI_Barrier(MPI_COMM_WORLD);
         passion_file *f = NULL;
         int rc = passion_file_open(a, path, PASSION_MODE_RDONLY, &f);
-        const char *d = passion_errdetail(ctx);
+        const char *d = passion_ctx_errdetail(ctx);
         snprintf(msgs[k], sizeof msgs[k], "%s", strstr(d, ": ") ? d : "");
         TH_CHECK(rc == PASSION_EFORMAT && strstr(d, cases[k].word),
                  "npy case %d (%s): rc %d '%s'", k, cases[k].dict, rc, d);
@@ -723,23 +720,23 @@ static void test_etp_min_budget(void)
                 if (w)
                     for (int i = 0; i < 256; i++)
                         buf[i] = (double)i;
-                int rc = w ? passion_write_section_all(f, &all, buf, NULL,
+                int rc = w ? passion_file_write_all(f, &all, buf, NULL,
                                                        meths[m])
-                           : passion_read_section_all(f, &all, buf, NULL,
+                           : passion_file_read_all(f, &all, buf, NULL,
                                                       meths[m]);
                 if (k) {
                     TH_CHECK(rc == 0 && count_not(buf, 256, 0.0) == 0,
                              "%s at the minimum %lld: rc %d %s", mnames[m],
-                             (long long)min, rc, passion_errdetail(ctx));
+                             (long long)min, rc, passion_ctx_errdetail(ctx));
                 } else {
                     char want[64];
                     snprintf(want, sizeof want, "at least %lld bytes",
                              (long long)min);
                     TH_CHECK(rc == PASSION_ENOMEM &&
-                                 strstr(passion_errdetail(ctx), want),
+                                 strstr(passion_ctx_errdetail(ctx), want),
                              "%s below the minimum %lld: rc %d '%s'",
                              mnames[m], (long long)min, rc,
-                             passion_errdetail(ctx));
+                             passion_ctx_errdetail(ctx));
                 }
             }
         passion_file_close(f);
