@@ -52,6 +52,7 @@ int core_errno_code(int e)
     case EROFS: return PASSION_EACCES;
     case EINVAL:
     case ENAMETOOLONG: return PASSION_EINVAL;
+    case ENOTSUP: return PASSION_ENOTSUP;
     default: return PASSION_EIO;
     }
 }
