@@ -94,7 +94,14 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
     for (int r = 0; r < P; r++)
         base[r] = p->elems[r] ? coll_count_lt(&p->x[r], es, A) : 0;
     /* the stage holds [A, B) plus the tail of an element cut at B */
-    int64_t B = p->cap_stage - es > 0 ? A + p->cap_stage - es : A + 1;
+    if (p->cap_stage - es <= 0)
+        return core_err(p->ctx, PASSION_ENOMEM,
+                        "memory budget %lld bytes cannot hold the "
+                        "descriptors of %d ranks and one element of %lld "
+                        "bytes in a round",
+                        (long long)p->ctx->opt.memory_budget, P,
+                        (long long)es);
+    int64_t B = A + p->cap_stage - es;
     if (B > end)
         B = end;
     if (!chunk_fits(p, i, B, base)) {

@@ -344,8 +344,6 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
              ctx->opt.radix < 0 || ctx->opt.engine < 0 ||
              ctx->opt.engine > 2)
         rc = core_err(ctx, PASSION_EINVAL, "invalid options");
-    ctx->msg_alpha = ctx->opt.msg_alpha;
-    ctx->msg_beta = ctx->opt.msg_beta;
     rc = core_agree(ctx, rc);
     if (rc) {
         MPI_Comm_free(&ctx->comm);

@@ -20,7 +20,8 @@
 
 /* Slots for state that upper layers hang on a context (no upward calls:
    passion_finalize only runs the destructor the owner registered). */
-enum { CORE_EXT_PF = 0, CORE_EXT_COLL = 1, CORE_EXT_MAX = 4 };
+enum { CORE_EXT_PF = 0, CORE_EXT_COLL = 1, CORE_EXT_XCHG = 2,
+       CORE_EXT_MAX = 4 };
 
 struct passion_ctx {
     MPI_Comm comm;
@@ -29,14 +30,6 @@ struct passion_ctx {
     passion_counters cnt;
     int64_t staging_now;
     char detail[CORE_DETAIL_MAX];
-    /* message cost model, filled by the exchange layer's calibration */
-    int msg_calibrated;
-    double msg_alpha, msg_beta;
-    /* file cost model, measured by the collective layer on the first
-       uncached extent it meets (coll_file_calibrate): tries made, and the
-       latency / bandwidth agreed over ranks (0 = not measured) */
-    int file_tries;
-    double file_lat, file_bw;
     int64_t fault_calls; /* requests seen by the fault driver */
     /* state owned by upper layers (prefetch engine...), freed by
        passion_finalize through the destructor they registered */

@@ -12,7 +12,7 @@
  * Sizes shrink with the number of ranks: with more ranks than cores every
  * round costs milliseconds.
  */
-#include "../collective/exchange.h"
+#include "../collective/exchange/exchange.h"
 #include "harness.h"
 
 #include <math.h>

@@ -112,7 +112,7 @@ static int mpi_run(coll_xchg_plan *pl)
             pl->st.bytes_sent += coll_sc(pl, j);
         }
     if (P > 1)
-        pl->st.rounds = 1;
+        pl->st.rounds++;
     return PASSION_OK;
 }
 
@@ -122,7 +122,6 @@ const coll_xchg_ops coll_xchg_mpi = {
     .regular_only = 0,
     .agree_after = 0,
     .model = mpi_model,
-    .reserve = NULL,
     .scratch = mpi_scratch,
     .run = mpi_run,
 };
