@@ -6,15 +6,16 @@
  * Invariants: every rank holds the same File Access Descriptor (FAD) and
  * derives the same file domains and the same round schedule from it, by
  * arithmetic on section descriptions alone (never lists of offsets), so no
- * counts are ever exchanged; memory beyond the caller's buffers is the
- * budget's staging plus O(ranks x dimensions) bytes of descriptors, all
- * counted by core_stage_alloc.
+ * counts are ever exchanged; memory beyond the caller's buffers (the
+ * O(ranks x dimensions) descriptors, the round buffers and the exchange's
+ * staging) is counted by core_stage_alloc and stays within the memory
+ * budget for the whole call.
  */
 #ifndef PASSION_COLL_H
 #define PASSION_COLL_H
 
 #include "../ocad/ocad.h"
-#include "exchange/exchange.h"
+#include "exchange/exchange.h" /* the exchange subsystem, one layer down */
 
 /* ---- section cursors (etp_walk.c) ---- */
 
@@ -111,6 +112,7 @@ typedef struct coll_plan {
                            in the context */
     int warm;           /* the requested data is in the page cache */
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
+    int desc_uncounted; /* they did not fit the budget (the call fails) */
     char *reserve;      /* address space for the round buffers, reserved
                            before the FAD (never touched unless an
                            allocation fails later); the context's, kept

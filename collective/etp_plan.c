@@ -444,7 +444,22 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     int64_t words = (int64_t)P * W + 4 * (int64_t)P;
     p->bytes_desc = words * 8 + (int64_t)P * (int64_t)sizeof(ocad_xfer);
     /* (coll_plan_desc_bytes adds the rounds' descriptors to these) */
-    char *mem = core_stage_alloc(ctx, p->bytes_desc);
+    /* a budget that cannot hold the descriptors: this rank still takes
+       part in the FAD allgather (with memory outside the budget, held
+       only for this failing call) and every rank returns ENOMEM */
+    char *mem;
+    if (p->bytes_desc > ctx->opt.memory_budget) {
+        if (!rc)
+            rc = core_err(ctx, PASSION_ENOMEM,
+                          "memory budget %lld bytes cannot hold the %lld "
+                          "bytes of access descriptors of %d ranks",
+                          (long long)ctx->opt.memory_budget,
+                          (long long)p->bytes_desc, P);
+        mem = malloc((size_t)p->bytes_desc);
+        p->desc_uncounted = 1;
+    } else {
+        mem = core_stage_alloc(ctx, p->bytes_desc);
+    }
     int64_t mine[COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS];
     memset(mine, 0, sizeof mine);
     if (!mem && !rc)
@@ -638,7 +653,9 @@ int coll_write_ordered(coll_plan *p, int method)
 
 void coll_plan_free(coll_plan *p)
 {
-    if (p->fad)
+    if (p->fad && p->desc_uncounted)
+        free(p->fad);
+    else if (p->fad)
         core_stage_free(p->ctx, p->fad, p->bytes_desc);
     p->fad = NULL;
     p->reserve = NULL; /* the context's, kept for the next call */
