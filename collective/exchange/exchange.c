@@ -784,6 +784,7 @@ static int call_run(xchg_call *c)
             return rc;
     }
     for (;;) {
+        pl->st.steps = c->steps;
         rc = run_steps(c, ops);
         if (!ops->agree_after)
             return rc;

@@ -8,7 +8,8 @@
  *
  * Files: exchange.c the dispatcher (one call) and the public calls;
  * xchg_table.c the ops table; xchg_state.c all per-context state;
- * xchg_model.c the model, the choice and the staging bound;
+ * xchg_model.c the model, the choice and the staging bound; xchg_cost.c
+ * the shapes and the agreement cost the algorithms use themselves;
  * xchg_calib.c the calibration; xchg_p2p.c messages, waits, staging
  * accounting; xchg_<algorithm>.c one algorithm each.
  *
@@ -167,6 +168,7 @@ typedef struct coll_xchg_stats {
     int64_t bytes_sent;    /* bytes sent to other ranks (framing included) */
     int64_t peak_staging;  /* staging bytes held at once */
     int64_t peak_payload;  /* of which data bytes (no descriptors) */
+    int64_t steps;         /* steps the budget asked for (1: none) */
     double seconds;        /* wall time of the call on this rank */
     double predicted;      /* model's seconds for what ran */
 } coll_xchg_stats;
