@@ -122,30 +122,6 @@ int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
     return PASSION_OK;
 }
 
-void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)
-{
-    if (bytes <= 0)
-        bytes = 1;
-    void *p = NULL;
-    /* aligned, so that O_DIRECT can use staging buffers as they are */
-    if (posix_memalign(&p, 4096, (size_t)bytes))
-        return NULL;
-    ctx->staging_now += bytes;
-    if ((uint64_t)ctx->staging_now > ctx->cnt.peak_staging)
-        ctx->cnt.peak_staging = (uint64_t)ctx->staging_now;
-    return p;
-}
-
-void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
-{
-    if (!p)
-        return;
-    if (bytes <= 0)
-        bytes = 1;
-    free(p);
-    ctx->staging_now -= bytes;
-}
-
 double core_now(void)
 {
     struct timespec ts;
@@ -362,6 +338,7 @@ int passion_finalize(passion_ctx *ctx)
     for (int i = CORE_EXT_MAX - 1; i >= 0; i--)
         if (ctx->ext[i] && ctx->ext_free[i])
             ctx->ext_free[i](ctx, ctx->ext[i]);
+    core_stage_release(ctx);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     return rc;

@@ -29,6 +29,7 @@ struct passion_ctx {
     passion_options opt;
     passion_counters cnt;
     int64_t staging_now;
+    struct core_stage_pool *stage; /* staging blocks kept between calls */
     char detail[CORE_DETAIL_MAX];
     int64_t fault_calls; /* requests seen by the fault driver */
     /* state owned by upper layers (prefetch engine...), freed by
@@ -69,6 +70,8 @@ static inline bool core_add(int64_t a, int64_t b, int64_t *r)
 
 CORE_HIDDEN void *core_stage_alloc(passion_ctx *ctx, int64_t bytes);
 CORE_HIDDEN void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes);
+/* Free the blocks the context keeps for reuse (at finalize). */
+CORE_HIDDEN void core_stage_release(passion_ctx *ctx);
 
 /* ---- time ---- */
 CORE_HIDDEN double core_now(void);
