@@ -422,6 +422,7 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
     c->budget = a->budget > 0 ? a->budget : left > 0 ? left : 0;
     pl->limit = c->budget;
+    pl->base = ctx->staging_now;
     int rmax = pl->P > 2 ? pl->P : 2;
     if (pl->comm == MPI_COMM_NULL) {
         /* no communicator of our own: agree on the context's */

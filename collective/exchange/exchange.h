@@ -314,6 +314,8 @@ struct coll_xchg_plan {
     MPI_Request *req;        /* request pool allocated before agreement */
     int nreq;
     int64_t limit;           /* staging bytes this call may hold */
+    int64_t base;            /* the context's staging at entry (the
+                                limit counts blocks at their real size) */
     int limit_hit;           /* an allocation was refused by the limit */
     int64_t stage_now, payload_now;
     coll_xchg_stats st;
