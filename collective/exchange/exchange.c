@@ -298,6 +298,7 @@ typedef struct xchg_call {
     int run, run_radix;      /* what runs */
     int64_t steps;           /* in how many steps */
     int64_t *step_arr;       /* 4 P words of one step's counts */
+    int retries;             /* runs refused by the budget so far */
 } xchg_call;
 
 /* auto decides: asked, or the option names an algorithm that needs equal
@@ -717,7 +718,9 @@ static int run_steps(xchg_call *c, const coll_xchg_ops *ops)
 
 /* The outcome of a run that may fail locally. *retry: every failing rank
    failed only because the budget refused an allocation, and more steps
-   are possible. */
+   are possible (at most XCHG_RETRIES times: the staging() bound is meant
+   to hold, the retries only cover where it is short). */
+#define XCHG_RETRIES 3
 static int agree_outcome(xchg_call *c, int rc, int *retry)
 {
     coll_xchg_plan *pl = &c->pl;
@@ -730,7 +733,8 @@ static int agree_outcome(xchg_call *c, int rc, int *retry)
         return core_err(c->ctx, arc, "exchange: agreement failed");
     if (!f[0])
         return PASSION_OK;
-    if (!f[1] && c->steps < kmax) {
+    if (!f[1] && c->steps < kmax && c->retries < XCHG_RETRIES) {
+        c->retries++;
         *retry = 1;
         return PASSION_OK;
     }
