@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +28,23 @@ int bench_args_parse(bench_args *a, int argc, char **argv)
             a->reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             a->quick = 1;
+        else if (!strcmp(argv[i], "--memlimit") && i + 1 < argc)
+            a->memlimit = strtoll(argv[++i], NULL, 10);
     }
-    if (strcmp(a->regime, "warm") && strcmp(a->regime, "cold"))
+    if (strcmp(a->regime, "warm") && strcmp(a->regime, "cold") &&
+        strcmp(a->regime, "memlimit"))
         return -1;
-    a->cold = !strcmp(a->regime, "cold");
+    if (!strcmp(a->regime, "memlimit") && a->memlimit <= 0)
+        return -1;
+    a->cold = strcmp(a->regime, "warm") != 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->ranks_note = a->size > cpus ? "oversubscribed" : "dedicated";
     return 0;
+}
+
+int64_t bench_memlimit_min_bytes(const bench_args *a)
+{
+    return strcmp(a->regime, "memlimit") ? 0 : 8 * a->memlimit;
 }
 
 FILE *bench_csv_open(const bench_args *a, const char *header)
@@ -60,6 +71,31 @@ long bench_peak_rss_kib(void)
     return ru.ru_maxrss;
 }
 
+void bench_rss_reset(void)
+{
+    malloc_trim(0); /* freed heap back to the system: a fair baseline */
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    if (fd >= 0) {
+        if (write(fd, "5", 1) < 0) {
+            /* older kernels: the peak stays cumulative */
+        }
+        close(fd);
+    }
+}
+
+long bench_rss_peak_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib >= 0 ? kib : bench_peak_rss_kib();
+}
+
 int bench_drop_cache_path(const char *path)
 {
     int fd = open(path, O_RDONLY);
@@ -83,6 +119,25 @@ double bench_median(double *v, int n)
         return 0;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
+{
+    char list[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list, sizeof list, fmt, ap);
+    va_end(ap);
+    *ctx = NULL;
+    passion_options *o;
+    int rc = passion_options_create(&o);
+    if (!rc && list[0] && (rc = passion_options_parse(o, list)))
+        fprintf(stderr, "options '%s': %s\n", list,
+                passion_options_errdetail(o));
+    if (!rc)
+        rc = passion_init(MPI_COMM_WORLD, o, ctx);
+    passion_options_free(o);
+    return rc;
 }
 
 double bench_max_time(double t)

@@ -40,18 +40,11 @@ static const int64_t budgets[] = {4 << 10, 12 << 10, 64 << 10, 256 << 10};
 #define NBUDGET 4
 #define MUST_SUCCEED (64 << 10)
 
-/* The one place that sets options (easy to port to the options handle). */
+/* The one place that sets options. */
 static int ctx_open(const char *xchg, int64_t budget, passion_ctx **ctx)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.memory_budget = budget;
-    char kv[64];
-    snprintf(kv, sizeof kv, "exchange=%s", xchg);
-    int rc = passion_options_set(&o, kv);
-    if (rc)
-        return rc;
-    return passion_init(MPI_COMM_WORLD, &o, ctx);
+    return th_init(ctx, "exchange=%s,memory_budget=%lld", xchg,
+                   (long long)budget);
 }
 
 static uint32_t value_of(int64_t idx, uint32_t salt)
@@ -116,7 +109,7 @@ static void one_case(const char *path, int xi, int mi, int bi,
     uint32_t *buf = malloc((size_t)n * 4 + 4);
     passion_counters_reset(ctx);
     /* read, checked against the model */
-    int rr = rc ? rc : passion_read_section_all(f, s, buf, NULL, methods[mi]);
+    int rr = rc ? rc : passion_file_read_all(f, s, buf, NULL, methods[mi]);
     int bad = 0;
     for (int64_t i = 0; i < s->count[0] && !rr; i++)
         for (int64_t j = 0; j < s->count[1]; j++)
@@ -130,7 +123,7 @@ static void one_case(const char *path, int xi, int mi, int bi,
             buf[i * s->count[1] + j] = value_of(fidx(s, i, j), salt) ^
                                        (uint32_t)th_rank;
     int wr = rc ? rc
-                : passion_write_section_all(f, s, buf, NULL, methods[mi]);
+                : passion_file_write_all(f, s, buf, NULL, methods[mi]);
     if (!wr)
         for (int r = 0; r < th_size; r++)
             for (int64_t i = 0; i < secs[r].count[0]; i++)
@@ -148,7 +141,7 @@ static void one_case(const char *path, int xi, int mi, int bi,
                  th_all(wr == 0 || wr == PASSION_ENOMEM),
              "%s %s %lld: read %d, write %d (%s)", xchg_names[xi],
              method_names[mi], (long long)budgets[bi], rr, wr,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     int codes[2] = {rr, wr}, mn[2], mx[2];
     MPI_Allreduce(codes, mn, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(codes, mx, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -156,7 +149,7 @@ static void one_case(const char *path, int xi, int mi, int bi,
     if (budgets[bi] >= MUST_SUCCEED)
         TH_CHECK(rr == 0 && wr == 0, "%s %s %lld: read %d, write %d: %s",
                  xchg_names[xi], method_names[mi], (long long)budgets[bi],
-                 rr, wr, passion_errdetail(ctx));
+                 rr, wr, passion_ctx_errdetail(ctx));
     if (rr == 0 && wr == 0)
         c->ok = 1;
     else if (rr == PASSION_ENOMEM || wr == PASSION_ENOMEM)
@@ -168,7 +161,7 @@ static void one_case(const char *path, int xi, int mi, int bi,
     c->peak = gpk;
     if (c->enomem && th_rank == 0 && getenv("TEST_VERBOSE"))
         printf("  %s %s %lld: %s\n", xchg_names[xi], method_names[mi],
-               (long long)budgets[bi], passion_errdetail(ctx));
+               (long long)budgets[bi], passion_ctx_errdetail(ctx));
     free(buf);
     passion_file_close(f);
     passion_array_free(a);
@@ -198,7 +191,7 @@ static void test_budget_matrix(void)
     passion_section all;
     passion_section_set(&all, 2, NULL, shape, NULL);
     if (!rc && th_rank == 0)
-        rc = passion_write_section(f, &all, model, NULL,
+        rc = passion_file_write(f, &all, model, NULL,
                                    PASSION_METHOD_DIRECT);
     TH_CHECK(th_all(rc == 0), "setup: %s", passion_strerror(rc));
     passion_file_close(f);
