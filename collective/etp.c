@@ -309,17 +309,9 @@ int coll_etp_run(coll_plan *p, char *buf)
     memset(&u, 0, sizeof u);
     u.p = p;
     u.buf = buf;
-    /* the same test on every rank (the limits are a function of agreed
-       values): a budget without room for the rounds' descriptors and one
-       element fails before they are allocated */
-    if (p->cap_stage <= p->esize || p->cap_xchg < p->esize)
-        return core_err(ctx, PASSION_ENOMEM,
-                        "memory budget %lld bytes cannot hold the "
-                        "descriptors of %d ranks (%lld bytes) and one "
-                        "element per rank in a round",
-                        (long long)ctx->opt.memory_budget, p->P,
-                        (long long)coll_plan_desc_bytes(p->P, p->nd));
-    int rc = run_alloc(&u);
+    int rc = coll_etp_budget_check(p);
+    if (!rc)
+        rc = run_alloc(&u);
     if (!rc)
         rc = size_pass(&u);
     if (rc || u.rounds == 0) {

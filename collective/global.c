@@ -55,6 +55,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     int64_t elems = 0;
     int rc = PASSION_OK;
     if (f->a->spec.placement == PASSION_PLACE_LOCAL)
@@ -88,8 +89,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
+        ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
         rc = coll_etp_run(&p, buf);
     } else {
+        /* the independent engine counts bytes_useful itself */
         rc = independent(&p, buf, chosen);
     }
     coll_plan_free(&p);
