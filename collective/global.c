@@ -78,7 +78,6 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         coll_plan_free(&p);
         return rc;
     }
-    ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
     /* this call's costs travel in the plan (p.env), passed as arguments
        to the independent engine: nothing in the context is rewritten */
     int chosen = method;
