@@ -434,8 +434,11 @@ typedef struct passion_file passion_file;
 typedef enum passion_mode {
     PASSION_MODE_RDONLY = 0,
     PASSION_MODE_RDWR = 1,
-    PASSION_MODE_CREATE = 2,     /* create or truncate, sized to the array,
-                                    zero-filled; implies read-write */
+    PASSION_MODE_CREATE = 2,     /* a new file, sized to the array,
+                                    zero-filled, replacing any old one in
+                                    one step (made complete under
+                                    .NAME.passion-tmp, synced, renamed);
+                                    implies read-write */
     PASSION_MODE_CREATE_EXCL = 3 /* as CREATE, but PASSION_EEXIST (on every
                                     rank, nothing created) if a file exists */
 } passion_mode;
