@@ -312,6 +312,12 @@ def patterns_tables(rows, path):
         bp = min(peers, key=peers.get)
         t = float(a["seconds"])
         bf = min(fixed, key=fixed.get) if fixed else ""
+        # the same with each mode's fastest repetition (less scheduler
+        # noise on a loaded machine)
+        pmin = [float(g[m]["min_seconds"]) for m in peers
+                if g[m].get("min_seconds")]
+        rmin = float(a["min_seconds"]) / min(pmin) \
+            if a.get("min_seconds") and pmin and min(pmin) > 0 else None
         per.setdefault((procs, regime), []).append({
             "case": case, "kind": a["kind"], "op": a["op"],
             "array": f"{a['nd']}-D {a['order']} {a['shape']} x{a['esize']}B",
@@ -320,28 +326,36 @@ def patterns_tables(rows, path):
             "passion s": a["seconds"], "best peer": bp,
             "peer s": f"{peers[bp]:.6g}",
             "ratio": t / peers[bp] if peers[bp] > 0 else float("inf"),
+            "ratio_min": rmin,
             "auto chose": a.get("chosen", ""),
             "auto io": f"{a['io_calls']} calls, {a['bytes_read']} B read, "
                        f"{a['bytes_written']} B written, {a['messages']} msgs",
             "best fixed": bf, "fixed s": f"{fixed[bf]:.6g}" if bf else "",
             "auto/best fixed": f"{t / fixed[bf]:.3f}"
             if bf and fixed[bf] > 0 else ""})
-    dh = ["procs", "regime", "cases", "median", "p90", "worst",
+    dh = ["procs", "regime", "times", "cases", "median", "p90", "worst",
           "above 1.0", "above 1.5", "at most 0.5", "goal met"]
     dr = []
     for (procs, regime), cs in per.items():
-        v = sorted(c["ratio"] for c in cs)
-        med, p90, worst = pct(v, 0.5), pct(v, 0.9), v[-1]
-        ok = med <= 0.5 and p90 <= 1.0 and worst <= 1.5
-        dr.append({"procs": procs, "regime": regime, "cases": str(len(v)),
-                   "median": f"{med:.3f}", "p90": f"{p90:.3f}",
-                   "worst": f"{worst:.3f}",
-                   "above 1.0": str(sum(x > 1.0 for x in v)),
-                   "above 1.5": str(sum(x > 1.5 for x in v)),
-                   "at most 0.5": str(sum(x <= 0.5 for x in v)),
-                   "goal met": "yes" if ok else "NO"})
+        for kind, key in (("median of reps", "ratio"),
+                          ("fastest rep", "ratio_min")):
+            v = sorted(c[key] for c in cs if c[key] is not None)
+            if not v:
+                continue
+            med, p90, worst = pct(v, 0.5), pct(v, 0.9), v[-1]
+            ok = med <= 0.5 and p90 <= 1.0 and worst <= 1.5
+            dr.append({"procs": procs, "regime": regime, "times": kind,
+                       "cases": str(len(v)), "median": f"{med:.3f}",
+                       "p90": f"{p90:.3f}", "worst": f"{worst:.3f}",
+                       "above 1.0": str(sum(x > 1.0 for x in v)),
+                       "above 1.5": str(sum(x > 1.5 for x in v)),
+                       "at most 0.5": str(sum(x <= 0.5 for x in v)),
+                       "goal met": "yes" if ok else "NO"})
     out += ["## Distribution of passion / best peer (goal: median <= 0.5, "
-            "90th percentile <= 1.0, worst <= 1.5)\n", table(dh, dr), ""]
+            "90th percentile <= 1.0, worst <= 1.5); the goal is on the "
+            "median of repetitions, the fastest repetition shows what "
+            "remains without the machine's scheduling noise\n",
+            table(dh, dr), ""]
     wh = ["case", "kind", "op", "array", "tiles", "runs", "extent_bytes",
           "passion s", "best peer", "peer s", "ratio", "auto chose",
           "auto io", "best fixed", "fixed s", "auto/best fixed"]
