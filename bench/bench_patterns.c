@@ -47,7 +47,9 @@
  * every call), memlimit (cold, inside a memory control group of
  * --memlimit bytes that bench/run makes: every array is 8-10 times the
  * limit, two arrays of 100 cases each; a rank's section at most limit/16,
- * its extent at most limit/2, 2^17 runs; passion's memory budget limit/8).
+ * its extent at most limit/2, 2^17 runs, a write's union of sections
+ * limit/16 (the check holds three bytes per byte of it); passion's memory
+ * budget limit/8).
  *
  * CSV: one row per case and mode; `chosen` is what auto did, from its
  * counters (etp: messages between ranks; sieve: more bytes moved than
@@ -1043,7 +1045,7 @@ int main(int argc, char **argv)
         cap_bytes = ba.memlimit / 16;
         cap_ext = ba.memlimit / 2;
         cap_runs = 1 << 17;
-        cap_region = ba.memlimit / 4;
+        cap_region = ba.memlimit / 16; /* the check holds 3 bytes per byte of a rank's share */
         per_array = 100;
         snprintf(opts, sizeof opts, "memory_budget=%" PRId64,
                  ba.memlimit / 8);
