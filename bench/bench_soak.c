@@ -695,7 +695,10 @@ static void recover(int c)
         unsigned char *b = rbuf(f, &s, NULL);
         int rc = passion_read_section_all(gf[c][gi], &s, b, NULL,
                                           methods[mi]);
-        if (rc)
+        if (rc == PASSION_ENOMEM && strstr(passion_errdetail(ctx[c]),
+                                           "budget"))
+            st.refusals++; /* this method never fits this budget */
+        else if (rc)
             violation(1, "the next call failed: %s read of %s: %s (%s)",
                       method_names[mi], f->path, passion_strerror(rc),
                       passion_errdetail(ctx[c]));
@@ -890,7 +893,8 @@ static void op_ind(call *k, int write)
     passion_memspec *m = use[rank] ? &M[rank] : NULL;
     char sd[200];
     print_sec(sd, sizeof sd, f, &S[rank]);
-    snprintf(cur_desc, sizeof cur_desc, "%s %s %s ctx %s, rank %d section %s",
+    snprintf(cur_desc, sizeof cur_desc,
+             "%s %.300s %s ctx %s, rank %d section %.150s",
              whole ? (write ? "write_local" : "read_local")
                    : (write ? "write_section" : "read_section"),
              f->path, method_names[mi], ctx_names[k->c], rank, sd);
@@ -1405,7 +1409,7 @@ static int make_ctx(const char *list, passion_ctx **c)
     passion_options o;
     passion_options_init(&o);
     char buf[512];
-    snprintf(buf, sizeof buf, "%s", list);
+    snprintf(buf, sizeof buf, "%.511s", list);
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int rc = passion_options_set(&o, t);
@@ -1569,7 +1573,7 @@ static int epoch_begin(void)
         mfile *f = &G[gi];
         memset(f, 0, sizeof *f);
         const passion_array_spec *n = passion_array_get_spec(ga[CF][gi]);
-        snprintf(f->path, sizeof f->path, "%s", gpath[gi]);
+        snprintf(f->path, sizeof f->path, "%.639s", gpath[gi]);
         f->nd = n->ndims;
         f->global = 1;
         f->npy = gi == 1;
