@@ -196,11 +196,7 @@ static int setup(passion_slab_iter *it, passion_file *f,
     int64_t budget = o->budget > 0 ? o->budget : ctx->opt.memory_budget;
     int nbuf = it->nin + it->nout;
     it->width = o->width;
-    if (it->width <= 0 && slice == 0) {
-        /* nothing of this rank's array along another dimension: a slab
-           holds no bytes, one slab covers everything */
-        it->width = it->n;
-    } else if (it->width <= 0) {
+    if (it->width <= 0) {
         it->width = budget / nbuf / slice - 2 * it->halo;
         if (it->width < 1)
             return core_err(ctx, PASSION_ENOMEM,

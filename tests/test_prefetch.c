@@ -524,43 +524,6 @@ static void test_slab_budget(void)
     passion_finalize(ctx);
 }
 
-/*
- * A rank that owns nothing along another dimension: its slabs hold no
- * bytes, and the width from the budget must not divide by that (the soak,
- * bench-soak --seed 2 at P=5, died of SIGFPE in the slab set-up).
- */
-static void test_slab_empty_rank(void)
-{
-    if (th_size < 2)
-        return;
-    passion_ctx *ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
-    int64_t shape[2] = {10, th_size - 1}; /* the last rank: no column */
-    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 0);
-    char pat[512];
-    snprintf(pat, sizeof pat, "%s/empty.%%d", th_dir());
-    passion_file *f = NULL;
-    int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "open: %s", passion_strerror(rc));
-    passion_slab_opts o;
-    passion_slab_opts_init(&o);
-    o.dim = 0; /* along the rows; the columns are distributed */
-    passion_slab_iter *it = NULL;
-    rc = passion_slab_begin(f, &o, &it);
-    int64_t rows = 0;
-    passion_slab sl;
-    int got = 0;
-    while (!rc && (got = passion_slab_next(it, &sl)) == 1)
-        rows += sl.count;
-    int erc = passion_slab_end(it);
-    TH_CHECK(rc == 0 && got == 0 && erc == 0, "sweep: begin %d next %d end "
-             "%d (%s)", rc, got, erc, passion_errdetail(ctx));
-    TH_CHECK(th_rank == th_size - 1 || rows == 10, "rows swept: %lld",
-             (long long)rows);
-    passion_file_close(f);
-    passion_array_free(a);
-    passion_finalize(ctx);
-}
-
 static CU_TestInfo async_tests[] = {
     {"engine choice and fallback", test_engine_choice},
     {"async = sync, io_uring", test_async_uring},
@@ -621,7 +584,6 @@ static CU_TestInfo slab_tests[] = {
     {"slab iteration, io_uring", test_slab_uring},
     {"slab iteration, thread", test_slab_thread},
     {"slab width from the budget", test_slab_budget},
-    {"slab width from the budget, a rank with nothing", test_slab_empty_rank},
     {"slab sweep with failing I/O, both engines", test_slab_faults},
     CU_TEST_INFO_NULL,
 };
