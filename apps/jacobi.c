@@ -124,7 +124,7 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
     for (int it = 0; it < opt->max_iter; it++) {
         for (int d = 0; d < 2 && !rc; d++)
             if (sp->grid[d] > 1 && sp->ghost[d] > 0)
-                rc = passion_oc_shift_all(B, d, 0, 0, 1);
+                rc = passion_file_shift_all(B, d, 0, 0, 1);
         if (rc)
             break; /* shift is collective: all ranks got the same rc */
         passion_slab_opts so;
@@ -138,7 +138,7 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         passion_slab_iter *si = NULL;
         passion_counters c0, c1;
         passion_counters_get(ctx, &c0);
-        int lrc = passion_slab_begin(B, &so, &si);
+        int lrc = passion_slab_open(B, &so, &si);
         double dmax = 0;
         passion_slab s;
         int got;
@@ -161,7 +161,7 @@ int app_jacobi_local(passion_ctx *ctx, passion_array *arr, passion_file *B,
         }
         if (!lrc && got < 0)
             lrc = got;
-        int erc = passion_slab_end(si);
+        int erc = passion_slab_close(si);
         if (!lrc)
             lrc = erc;
         passion_counters_get(ctx, &c1);
@@ -215,11 +215,11 @@ int app_jacobi_global(passion_ctx *ctx, passion_array *arr, passion_file *B,
         po.budget = opt->budget;
         po.out = A;
         passion_part_iter *pi = NULL;
-        rc = passion_part_begin(B, &po, &pi); /* collective */
+        rc = passion_part_open(B, &po, &pi); /* collective */
         double dmax = 0;
         passion_part p;
         int got = 0;
-        while (!rc && (got = passion_part_next(pi, &p)) == 1) {
+        while (!rc && (got = passion_part_next_all(pi, &p)) == 1) {
             if (!opt->io_only && p.count[0] > 0 && p.count[1] > 0) {
                 double ch = block_update(p.in, p.out, &p.mem, p.count, p.lo,
                                          sp, &tcomp);
@@ -233,8 +233,8 @@ int app_jacobi_global(passion_ctx *ctx, passion_array *arr, passion_file *B,
                                   opt->max_iter);
         }
         if (!rc && got < 0)
-            rc = got; /* passion_part_next is collective: agreed */
-        int erc = pi ? passion_part_end(pi) : PASSION_OK;
+            rc = got; /* passion_part_next_all is collective: agreed */
+        int erc = pi ? passion_part_close_all(pi) : PASSION_OK;
         if (!rc)
             rc = erc;
         if (rc)

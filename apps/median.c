@@ -215,7 +215,7 @@ int app_median_local(passion_ctx *ctx, passion_array *arr, passion_file *in,
     passion_counters_get(ctx, &before);
     double t0 = MPI_Wtime(), tcomp = 0;
     if (!rc && r > 0 && sp->grid[1] > 1)
-        rc = passion_oc_shift_all(in, 1, 0, 0, r);
+        rc = passion_file_shift_all(in, 1, 0, 0, r);
     if (!rc) {
         mgeom g;
         g.h = sp->shape[0];
@@ -234,7 +234,7 @@ int app_median_local(passion_ctx *ctx, passion_array *arr, passion_file *in,
         so.budget = opt->budget;
         so.out = out;
         passion_slab_iter *si = NULL;
-        int lrc = passion_slab_begin(in, &so, &si), got = 0;
+        int lrc = passion_slab_open(in, &so, &si), got = 0;
         passion_slab s;
         while (!lrc && (got = passion_slab_next(si, &s)) == 1) {
             int col_major = sp->order[0] == 1;
@@ -257,7 +257,7 @@ int app_median_local(passion_ctx *ctx, passion_array *arr, passion_file *in,
         }
         if (!lrc && got < 0)
             lrc = got;
-        int erc = passion_slab_end(si);
+        int erc = passion_slab_close(si);
         if (!lrc)
             lrc = erc;
         MPI_Allreduce(&lrc, &rc, 1, MPI_INT, MPI_MIN, comm);

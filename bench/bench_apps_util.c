@@ -63,7 +63,7 @@ static int chunks(passion_ctx *ctx, passion_array *a, passion_file *f,
         int64_t st[2] = {0, c}, cnt[2] = {nl[0], k};
         passion_section_set(&sec, 2, st, cnt, NULL);
         if (!fill)
-            rc = passion_read_section(f, &sec, buf, NULL, 0);
+            rc = passion_file_read(f, &sec, buf, NULL, 0);
         for (int64_t j = 0; j < k && !rc; j++)
             for (int64_t i = 0; i < nl[0]; i++) {
                 char *p = buf + (j * nl[0] + i) * es;
@@ -76,7 +76,7 @@ static int chunks(passion_ctx *ctx, passion_array *a, passion_file *f,
                 }
             }
         if (fill && !rc)
-            rc = passion_write_section(f, &sec, buf, NULL, 0);
+            rc = passion_file_write(f, &sec, buf, NULL, 0);
     }
     free(buf);
     int all;

@@ -340,7 +340,7 @@ int main(int argc, char **argv)
     if (rc) {
         if (a.rank == 0)
             fprintf(stderr, "setup: %s: %s\n", passion_strerror(rc),
-                    passion_errdetail(ctx));
+                    passion_ctx_errdetail(ctx));
         MPI_Finalize();
         return 1;
     }
@@ -356,7 +356,7 @@ int main(int argc, char **argv)
             passion_section s;
             int64_t st[2] = {0, c}, ct[2] = {N, nc};
             passion_section_set(&s, 2, st, ct, NULL);
-            passion_write_section(f, &s, b, NULL, PASSION_METHOD_DIRECT);
+            passion_file_write(f, &s, b, NULL, PASSION_METHOD_DIRECT);
         }
         free(b);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -378,7 +378,7 @@ int main(int argc, char **argv)
         int64_t ct[2] = {1, 1};
         passion_section_set(&s, 2, NULL, ct, NULL);
         uint32_t v;
-        passion_read_section_all(f, &s, &v, NULL, PASSION_METHOD_AUTO);
+        passion_file_read_all(f, &s, &v, NULL, PASSION_METHOD_AUTO);
     }
     for (int ci = 0; ci < NCASES; ci++) {
         const struct tcase *c = &cases[ci];
@@ -459,9 +459,9 @@ int main(int argc, char **argv)
                 if (mids[m] < 0)
                     e = romio_access(fh, m, s, buf, op_write);
                 else if (op_write)
-                    e = passion_write_section_all(f, s, buf, NULL, mids[m]);
+                    e = passion_file_write_all(f, s, buf, NULL, mids[m]);
                 else
-                    e = passion_read_section_all(f, s, buf, NULL, mids[m]);
+                    e = passion_file_read_all(f, s, buf, NULL, mids[m]);
                 if (op_write && a.cold) {
                     MPI_Barrier(MPI_COMM_WORLD);
                     if (a.rank == 0)
@@ -493,7 +493,7 @@ int main(int argc, char **argv)
                     int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
                     buf[i] = orig(r, col);
                 }
-                passion_write_section_all(f, s, buf, NULL,
+                passion_file_write_all(f, s, buf, NULL,
                                           PASSION_METHOD_AUTO);
             }
             int allbad = 0;

@@ -133,16 +133,12 @@ int main(int argc, char **argv)
         if (only && !strstr(im->name, only))
             continue;
         for (int od = 0; od < (ba.cold ? 2 : 1); od++) {
-            passion_options opt;
-            passion_options_init(&opt);
-            opt.memory_budget = 64LL << 20;
-            opt.direct_io = od;
             passion_ctx *ctx;
-            if (passion_init(MPI_COMM_WORLD, &opt, &ctx)) {
+            if (bench_init(&ctx, "memory_budget=64M,direct_io=%d", od)) {
                 MPI_Finalize();
                 return 1;
             }
-            int eng = 0;
+            passion_engine eng = PASSION_ENGINE_AUTO;
             passion_engine_get(ctx, &eng);
             passion_array *a;
             passion_file *in = NULL, *out = NULL;
@@ -162,7 +158,7 @@ int main(int argc, char **argv)
             if (rc) {
                 if (ba.rank == 0)
                     fprintf(stderr, "setup: %s %s\n", passion_strerror(rc),
-                            passion_errdetail(ctx));
+                            passion_ctx_errdetail(ctx));
                 MPI_Finalize();
                 return 1;
             }
@@ -224,7 +220,7 @@ int main(int argc, char **argv)
                               nrep, rr);
                     if (rc && ba.rank == 0)
                         fprintf(stderr, "run: %s %s\n", passion_strerror(rc),
-                                passion_errdetail(ctx));
+                                passion_ctx_errdetail(ctx));
                     double tio = rr[0].seconds, tcomp = rr[1].t_compute;
                     double eff = rr[2].eff;
                     const char *chk;

@@ -40,14 +40,12 @@ int main(int argc, char **argv)
         "bytes_saved,engine,load,check");
     static const int64_t sizes[2] = {2048, 4096};
     int nsz = ba.quick ? 1 : 2;
-    passion_options opt;
-    passion_options_init(&opt);
     passion_ctx *ctx;
-    if (passion_init(MPI_COMM_WORLD, &opt, &ctx)) {
+    if (bench_init(&ctx, "%s", "")) {
         MPI_Finalize();
         return 1;
     }
-    int eng = 0;
+    passion_engine eng = PASSION_ENGINE_AUTO;
     passion_engine_get(ctx, &eng);
     for (int si = 0; si < nsz; si++) {
         int64_t n = sizes[si];
@@ -65,7 +63,7 @@ int main(int argc, char **argv)
             rc = passion_file_open(a, p2, PASSION_MODE_CREATE, &A);
         if (rc) {
             if (ba.rank == 0)
-                fprintf(stderr, "setup: %s\n", passion_errdetail(ctx));
+                fprintf(stderr, "setup: %s\n", passion_ctx_errdetail(ctx));
             MPI_Finalize();
             return 1;
         }
@@ -129,7 +127,7 @@ int main(int argc, char **argv)
             }
             if (rc && ba.rank == 0)
                 fprintf(stderr, "run: %s %s\n", passion_strerror(rc),
-                        passion_errdetail(ctx));
+                        passion_ctx_errdetail(ctx));
             sums[reuse] = rc ? 0 : bench_checksum(ctx, a, res);
             int64_t expect = (int64_t)rep.iterations * fbsum;
             double reread = (double)((int64_t)rep.sweep_bytes_read - expect) /

@@ -90,11 +90,8 @@ int main(int argc, char **argv)
     if (a.quick)
         reps = 2;
 
-    passion_options opt;
-    passion_options_init(&opt);
-    opt.memory_budget = 16 * ROWS * 4; /* slab: 16 columns */
-    passion_ctx *ctx;
-    if (passion_init(MPI_COMM_WORLD, &opt, &ctx)) {
+    passion_ctx *ctx; /* budget: a slab of 16 columns */
+    if (bench_init(&ctx, "memory_budget=%d", 16 * ROWS * 4)) {
         MPI_Finalize();
         return 1;
     }
@@ -115,7 +112,7 @@ int main(int argc, char **argv)
     if (rc) {
         if (a.rank == 0)
             fprintf(stderr, "setup: %s: %s\n", passion_strerror(rc),
-                    passion_errdetail(ctx));
+                    passion_ctx_errdetail(ctx));
         MPI_Finalize();
         return 1;
     }
@@ -124,7 +121,7 @@ int main(int argc, char **argv)
              *buf = malloc(n * 4);
     for (int64_t i = 0; i < n; i++)
         orig[i] = val(a.rank, i, 0);
-    passion_write_local(f, orig);
+    passion_file_write_local(f, orig);
     passion_file_sync(f);
     char path[600];
     snprintf(path, sizeof path, "%s", passion_file_path(f));
@@ -161,10 +158,10 @@ int main(int argc, char **argv)
                     if (method_ids[mi] < 0)
                         e = romio_rw(path, &s, buf, op);
                     else if (op)
-                        e = passion_write_section(f, &s, buf, NULL,
+                        e = passion_file_write(f, &s, buf, NULL,
                                                   method_ids[mi]);
                     else
-                        e = passion_read_section(f, &s, buf, NULL,
+                        e = passion_file_read(f, &s, buf, NULL,
                                                  method_ids[mi]);
                     if (op)
                         passion_file_sync(f);
@@ -175,7 +172,7 @@ int main(int argc, char **argv)
                 /* check: reads against the values, writes by reading back */
                 int bad = err;
                 if (op)
-                    passion_read_local(f, whole);
+                    passion_file_read_local(f, whole);
                 for (int64_t i = 0; i < ne && !bad; i++) {
                     int64_t r = s.start[0] + (i % s.count[0]) * s.stride[0];
                     int64_t col = s.start[1] + (i / s.count[0]) * s.stride[1];
@@ -186,7 +183,7 @@ int main(int argc, char **argv)
                 }
                 if (op) {
                     bad |= memcmp(whole, orig, n * 4) != 0; /* rest intact */
-                    passion_write_local(f, orig);
+                    passion_file_write_local(f, orig);
                     passion_file_sync(f);
                 }
                 int allbad = 0;

@@ -85,6 +85,25 @@ double bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
+{
+    char list[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list, sizeof list, fmt, ap);
+    va_end(ap);
+    *ctx = NULL;
+    passion_options *o;
+    int rc = passion_options_create(&o);
+    if (!rc && list[0] && (rc = passion_options_parse(o, list)))
+        fprintf(stderr, "options '%s': %s\n", list,
+                passion_options_errdetail(o));
+    if (!rc)
+        rc = passion_init(MPI_COMM_WORLD, o, ctx);
+    passion_options_free(o);
+    return rc;
+}
+
 double bench_max_time(double t)
 {
     double m = t;

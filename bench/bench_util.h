@@ -39,6 +39,13 @@ int bench_drop_cache_path(const char *path);
 /* Median of n doubles (sorts in place). */
 double bench_median(double *v, int n);
 
+/*
+ * A context on MPI_COMM_WORLD with the options of a printf-formatted
+ * "key=value,..." list ("" = defaults). Collective; 0 or the code.
+ */
+int bench_init(passion_ctx **ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Maximum over ranks of a local time. Collective. */
 double bench_max_time(double t);
 

@@ -771,7 +771,8 @@ static int type_bytes(passion_ctx *ctx, MPI_Datatype t, int64_t *es)
 }
 
 int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
-                     int64_t count, MPI_Datatype type, int alg, int radix)
+                     int64_t count, MPI_Datatype type, passion_xchg alg,
+                     int radix)
 {
     if (!ctx)
         return PASSION_EINVAL;
@@ -794,8 +795,8 @@ int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
 int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
                       const int64_t *sendcounts, const int64_t *sdispls,
                       void *recvbuf, const int64_t *recvcounts,
-                      const int64_t *rdispls, MPI_Datatype type, int alg,
-                      int radix)
+                      const int64_t *rdispls, MPI_Datatype type,
+                      passion_xchg alg, int radix)
 {
     if (!ctx)
         return PASSION_EINVAL;

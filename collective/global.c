@@ -1,6 +1,6 @@
 /*
  * global.c - collective section access to a global array file:
- * passion_read_section_all / passion_write_section_all (thesis 6.1:
+ * passion_file_read_all / passion_file_write_all (thesis 6.1:
  * PASSION_global_read / PASSION_global_write).
  *
  * Every rank passes its own section (empty, overlapping or identical
@@ -96,16 +96,16 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     return coll_agree(ctx, rc);
 }
 
-int passion_read_section_all(passion_file *f, const passion_section *s,
-                             void *buf, const passion_memspec *mem,
-                             int method)
+int passion_file_read_all(passion_file *f, const passion_section *s,
+                          void *buf, const passion_memspec *mem,
+                          passion_method method)
 {
     return section_all(f, s, buf, mem, method, 0);
 }
 
-int passion_write_section_all(passion_file *f, const passion_section *s,
-                              const void *buf, const passion_memspec *mem,
-                              int method)
+int passion_file_write_all(passion_file *f, const passion_section *s,
+                           const void *buf, const passion_memspec *mem,
+                           passion_method method)
 {
     return section_all(f, s, (void *)buf, mem, method, 1);
 }

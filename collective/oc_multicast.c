@@ -45,7 +45,7 @@ static void unpack_box(const passion_array *a, const int64_t *count,
     }
 }
 
-int passion_oc_multicast_all(passion_file *f, int root,
+int passion_file_multicast_all(passion_file *f, int root,
                              const passion_section *src, const int *group,
                              int ngroup, const passion_section *dst,
                              void *buf, const passion_memspec *mem)
@@ -147,7 +147,7 @@ int passion_oc_multicast_all(passion_file *f, int root,
             s1.start[cd] += i * src->stride[cd];
             s1.count[cd] = c;
             if (!rc && ctx->rank == root)
-                rc = passion_read_section(f, &s1, pb, NULL,
+                rc = passion_file_read(f, &s1, pb, NULL,
                                           PASSION_METHOD_AUTO);
             static char dummy[1];
             double t0 = core_now();
@@ -166,7 +166,7 @@ int passion_oc_multicast_all(passion_file *f, int root,
                 passion_section d1 = *dst;
                 d1.start[cd] += i * dst->stride[cd];
                 d1.count[cd] = c;
-                rc = passion_write_section(f, &d1, pb, NULL,
+                rc = passion_file_write(f, &d1, pb, NULL,
                                            PASSION_METHOD_AUTO);
             } else {
                 passion_memspec m1;

@@ -94,7 +94,7 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
         }
         int bytes = (int)(per * c);
         if (!rc && to != MPI_PROC_NULL && sb)
-            rc = passion_read_section(f, &s1, sb, NULL, PASSION_METHOD_AUTO);
+            rc = passion_file_read(f, &s1, sb, NULL, PASSION_METHOD_AUTO);
         double t0 = core_now();
         /* after a failure keep the pairing: move the same byte counts */
         static char dummy[1];
@@ -110,14 +110,14 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
         }
         ctx->cnt.rounds++;
         if (!rc && from != MPI_PROC_NULL)
-            rc = passion_write_section(f, &r1, rb, NULL, PASSION_METHOD_AUTO);
+            rc = passion_file_write(f, &r1, rb, NULL, PASSION_METHOD_AUTO);
     }
     core_stage_free(ctx, rb, total);
     core_stage_free(ctx, sb, total);
     return rc;
 }
 
-int passion_oc_shift_all(passion_file *f, int dim, int dir, int periodic,
+int passion_file_shift_all(passion_file *f, int dim, int dir, int periodic,
                          int64_t width)
 {
     if (!f)

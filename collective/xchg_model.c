@@ -104,7 +104,7 @@ coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
 
 int coll_xchg_costs_ready(passion_ctx *ctx, coll_xchg_costs *out)
 {
-    const passion_options *o = &ctx->opt;
+    const core_options *o = &ctx->opt;
     if (o->msg_alpha > 0 || o->msg_beta > 0) {
         /* the paper's model: every message pays the whole start-up */
         coll_xchg_costs c = {0};

@@ -1,18 +1,62 @@
 /*
  * passion.h - the one public header of passion, a runtime library for
- * out-of-core arrays in parallel (MPI, SPMD) programs.
+ * out-of-core arrays in parallel (MPI, SPMD) programs. API version 1.0;
+ * man passion(3) for the overview, one man page per group of calls.
  *
- * Conventions (every function below follows them):
- *  - returns int: 0 on success, a negative PASSION_E* code on failure;
- *    passion_strerror() gives the message, passion_errdetail() what failed,
- *    where (file, offset) and on which rank;
+ * Naming rule (every public name follows it):
+ *  - functions are passion_<object>_<action>: the object is the type the
+ *    call acts on (options, ctx, counters, array, section, file, request,
+ *    engine, slab, part) and the action a verb (create/free, open/close,
+ *    set/get, read/write, next...) or, for a query without side effects,
+ *    the property it returns (passion_file_path). Objects are created and
+ *    destroyed in matched pairs: _create/_free, _open/_close. The only
+ *    names without an object are the library-level calls passion_init,
+ *    passion_finalize, passion_version and passion_strerror, and the
+ *    all-to-all calls passion_alltoall / passion_alltoallv, which keep
+ *    MPI's names and argument shape;
+ *  - a collective call that reads or writes array data ends in _all
+ *    (passion_file_read_all, passion_part_next_all, passion_file_shift_all);
+ *  - a non-blocking call ends in _begin and returns a passion_request,
+ *    finished by passion_request_wait (or polled by passion_request_test);
+ *  - types are passion_<object>, enumerations passion_<kind> with values
+ *    PASSION_<KIND>_<NAME>; macros and error codes are PASSION_*.
+ *
+ * Return conventions:
+ *  - every function returning int returns 0 (PASSION_OK) on success or a
+ *    negative PASSION_E* code on failure, except the iterators
+ *    passion_slab_next and passion_part_next_all, which return 1 when they
+ *    hand out an item, 0 at the end and a negative code on error;
+ *    passion_strerror() gives a code's message and passion_ctx_errdetail()
+ *    what failed, where (file, offset) and on which rank;
+ *  - functions returning a pointer or a count (passion_version,
+ *    passion_strerror, passion_ctx_errdetail, passion_options_errdetail,
+ *    passion_file_path, passion_array_get_spec, passion_engine_name,
+ *    passion_section_elems, passion_ctx_comm) never fail on valid handles;
  *  - "collective" calls must be made by every rank of the context's
  *    communicator; they return the same code on every rank and never hang
- *    because one rank failed;
- *  - "/ * out * /" marks output parameters; the caller owns every buffer it
- *    passes, passion owns the objects it creates until the matching _free or
- *    _close;
- *  - indices, sizes and offsets are 64-bit and 0-based.
+ *    because one rank failed. Calls not marked collective are independent;
+ *  - "/ * out * /" marks output parameters; on failure an output handle is
+ *    set to NULL.
+ *
+ * Lifetimes: the caller owns every buffer it passes (and must not touch a
+ * buffer given to a _begin call until the request is waited for); passion
+ * owns the objects it creates until the matching _free or _close. A child
+ * must go before its parent: passion_finalize with arrays left,
+ * passion_array_free with files of the array open, passion_file_close with
+ * requests in flight or a slab or partition iterator open on the file
+ * return PASSION_ESTATE and change nothing (the handle stays valid). A
+ * NULL handle is a no-op (returns 0) for every _free, _close and
+ * passion_finalize.
+ *
+ * ABI: the public structs that may grow (array spec, slab and partition
+ * options, the slab and partition items, plan info, counters) end in
+ * reserved space; later 1.x versions add fields only there, with zero
+ * meaning "as before". Fill input structs with their _init function (which
+ * zeroes the reserved space); passion rejects a nonzero reserved field
+ * with PASSION_EINVAL. Enumeration values never change. Options are an
+ * opaque handle set by key, so new options need no new symbol.
+ *
+ * Indices, sizes and offsets are 64-bit and 0-based.
  */
 #ifndef PASSION_H
 #define PASSION_H
@@ -32,14 +76,29 @@ extern "C" {
 #endif
 
 #define PASSION_MAX_DIMS 7
-#define PASSION_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- version */
+
+#define PASSION_VERSION_MAJOR 1
+#define PASSION_VERSION_MINOR 0
+#define PASSION_VERSION_PATCH 0
+#define PASSION_VERSION_STRING "1.0.0"
+
+/*
+ * The library's version (which may be newer than the header's macros):
+ * fills the non-NULL pointers and returns the version string ("1.0.0");
+ * static storage, never fails.
+ */
+PASSION_API const char *passion_version(int *major, int *minor, int *patch);
 
 /* ---------------------------------------------------------------- errors */
 
-enum passion_error {
+typedef enum passion_error {
     PASSION_OK = 0,
-    PASSION_EINVAL = -1,    /* invalid argument (zero stride, bad size...) */
-    PASSION_ERANGE = -2,    /* section or index outside the array bounds */
+    PASSION_EINVAL = -1,    /* invalid argument (zero stride, bad size,
+                               unknown option key or value...) */
+    PASSION_ERANGE = -2,    /* section or index outside the array bounds,
+                               or an output buffer too small */
     PASSION_EOVERFLOW = -3, /* a size or byte count would overflow 64 bits */
     PASSION_ENOMEM = -4,    /* allocation failed or memory budget too small */
     PASSION_EIO = -5,       /* an I/O call failed (errno in the detail) */
@@ -49,105 +108,152 @@ enum passion_error {
     PASSION_EMPI = -9,      /* an MPI call failed */
     PASSION_EFORMAT = -10,  /* bad file header (.npy) or wrong file size */
     PASSION_ENOTSUP = -11,  /* valid request that this build cannot do */
-    PASSION_ESTATE = -12,   /* call out of order (closed handle, ...) */
+    PASSION_ESTATE = -12,   /* call out of order: an object still has
+                               children (open files, requests in flight,
+                               iterators), or a handle in the wrong state */
     PASSION_ENOENT = -13,   /* file does not exist */
     PASSION_EACCES = -14,   /* permission denied */
-    PASSION_EREMOTE = -15   /* reserved: failure reported by another rank */
-};
+    PASSION_EREMOTE = -15,  /* reserved: failure reported by another rank */
+    PASSION_EEXIST = -16    /* file exists (PASSION_MODE_CREATE_EXCL) */
+} passion_error;
 
 /* Message for a code; never NULL, static storage. */
 PASSION_API const char *passion_strerror(int code);
 
-/* ---------------------------------------------------------------- context */
+/* ------------------------------------------------------ enumerations */
 
-typedef struct passion_ctx passion_ctx;
-
-/* I/O drivers (the ops table in passion/io.c). */
-enum passion_driver {
-    PASSION_DRIVER_POSIX = 0, /* pread/pwrite, optional O_DIRECT */
-    PASSION_DRIVER_MPIIO = 1, /* independent MPI-IO at explicit offsets */
-    PASSION_DRIVER_FAULT = 2  /* test only: posix that fails on purpose */
-};
+/* I/O drivers (option `driver`). */
+typedef enum passion_driver {
+    PASSION_DRIVER_POSIX = 0, /* "posix": pread/pwrite, optional O_DIRECT */
+    PASSION_DRIVER_MPIIO = 1, /* "mpiio": independent MPI-IO at explicit
+                                 offsets */
+    PASSION_DRIVER_FAULT = 2  /* "fault": test only, posix that fails on
+                                 purpose (options fault_*) */
+} passion_driver;
 
 /* Methods for section access (independent and collective). */
-enum passion_method {
+typedef enum passion_method {
     PASSION_METHOD_AUTO = 0,       /* cost model chooses (default) */
     PASSION_METHOD_DIRECT = 1,     /* one request per contiguous run */
     PASSION_METHOD_SIEVE = 2,      /* data sieving in budget-sized chunks */
     PASSION_METHOD_ETP_STATIC = 3, /* extended two-phase, static domains */
     PASSION_METHOD_ETP_DYNAMIC = 4 /* extended two-phase, dynamic domains */
-};
+} passion_method;
 
-/* Exchange (all-to-all) algorithms, collective/. */
-enum passion_xchg {
-    PASSION_XCHG_DEFAULT = -1,  /* the context's option */
-    PASSION_XCHG_AUTO = 0,      /* cost model chooses algorithm and radix */
-    PASSION_XCHG_MPI = 1,       /* MPI_Alltoall / MPI_Alltoallv */
-    PASSION_XCHG_PAIRWISE = 2,  /* Bokhari: XOR / shift schedule */
-    PASSION_XCHG_A1 = 3,        /* one stage, step i: j sends to (i+j)%P */
-    PASSION_XCHG_INDEX = 4,     /* Bruck et al. index, radix r */
-    PASSION_XCHG_FOURSTAGE = 5, /* Liu-Wang-Prasanna, blocking */
-    PASSION_XCHG_FOURSTAGE_NB = 6 /* four-stage, dual-buffer non-blocking */
-};
+/* Exchange (all-to-all) algorithms (option `exchange`, names in quotes). */
+typedef enum passion_xchg {
+    PASSION_XCHG_DEFAULT = -1,  /* the context's option (not an option
+                                   value itself) */
+    PASSION_XCHG_AUTO = 0,      /* "auto": cost model chooses algorithm and
+                                   radix */
+    PASSION_XCHG_MPI = 1,       /* "mpi": MPI_Alltoall / MPI_Alltoallv */
+    PASSION_XCHG_PAIRWISE = 2,  /* "pairwise": Bokhari, XOR / shift */
+    PASSION_XCHG_A1 = 3,        /* "a1": one stage, step i: j sends to
+                                   (i+j)%P */
+    PASSION_XCHG_INDEX = 4,     /* "index": Bruck et al., radix r */
+    PASSION_XCHG_FOURSTAGE = 5, /* "fourstage": Liu-Wang-Prasanna */
+    PASSION_XCHG_FOURSTAGE_NB = 6 /* "fourstage-nb": dual-buffer
+                                     non-blocking four-stage */
+} passion_xchg;
+
+/* Asynchronous I/O engines (option `engine`). */
+typedef enum passion_engine {
+    PASSION_ENGINE_AUTO = 0,   /* "auto": io_uring, else the thread */
+    PASSION_ENGINE_URING = 1,  /* "uring": io_uring (liburing) */
+    PASSION_ENGINE_THREAD = 2  /* "thread": worker thread, pread/pwrite */
+} passion_engine;
+
+/* ---------------------------------------------------------------- options */
 
 /*
- * Options of a context. Fill with passion_options_init() first (it sets the
- * defaults below), then change fields or call passion_options_set().
+ * Options of a context: an opaque set of key = value settings, so that
+ * new options need no new symbol. Keys (value syntax; default):
+ *   memory_budget   bytes for any staging buffer, >= 1, with optional
+ *                   K, M, G suffix (KiB, MiB, GiB); 64M
+ *   driver          posix | mpiio | fault (enum passion_driver); posix
+ *   direct_io       0 | 1: O_DIRECT with the posix driver; 0
+ *   verbosity       0 quiet .. 3; 2 prints every error on stderr; 0
+ *   exchange        auto | mpi | pairwise | a1 | index | fourstage |
+ *                   fourstage-nb (enum passion_xchg); auto
+ *   radix           index radix, 0 = chosen by the model; 0
+ *   engine          auto | uring | thread (enum passion_engine); auto
+ *   io_latency      seconds per file request, >= 0, 0 = measure; 0
+ *   io_bandwidth    file bytes per second, >= 0, 0 = measure; 0
+ *   io_concurrency  reads kept in flight by batched reads, 0 = 8; 0
+ *   msg_alpha       seconds per message start-up, 0 = measure; 0
+ *   msg_beta        seconds per message byte, 0 = measure; 0
+ * Test only (the fault driver; not part of the stable interface):
+ *   fault_fail_at   fail the Nth I/O request (1-based), 0 never; 0
+ *   fault_errno     errno of that failure; EIO
+ *   fault_short     0 | 1: every request moves at most half; 0
+ *   fault_ranks     -1 every rank, else only this rank; -1
+ * Every setter validates: an unknown key, a value of the wrong type or
+ * out of range is PASSION_EINVAL, the options stay as they were, and
+ * passion_options_errdetail() says why. Independent, no communication.
  */
-typedef struct passion_options {
-    int64_t memory_budget;  /* bytes for any staging buffer; default 64 MiB */
-    int driver;             /* enum passion_driver; default posix */
-    int direct_io;          /* 1: O_DIRECT with the posix driver */
-    int verbosity;          /* 0 quiet, 1 progress, 2 debug on stderr */
-    int exchange;           /* enum passion_xchg; default auto */
-    int radix;              /* index radix; 0 = chosen by the model */
-    int engine;             /* prefetch engine: 0 auto, 1 io_uring, 2 thread */
-    /* cost model (0 = calibrate or use the built-in value) */
-    double io_latency;      /* seconds per file request */
-    double io_bandwidth;    /* bytes per second of the file */
-    int io_concurrency;     /* reads kept in flight at once by batched
-                               independent reads (io_uring); 0 = default 8,
-                               1 = one request at a time */
-    double msg_alpha;       /* seconds per message start-up */
-    double msg_beta;        /* seconds per message byte */
-    /* fault driver (tests only) */
-    int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
-    int fault_errno;        /* errno of the failure; default EIO */
-    int fault_short;        /* 1: every call transfers at most half */
-    int fault_ranks;        /* -1 every rank, else only this rank */
-} passion_options;
+typedef struct passion_options passion_options;
 
-/* Fill opt with the defaults. Never fails on a valid pointer. */
-PASSION_API int passion_options_init(passion_options *opt /* out */);
-
+/* A new set holding the defaults. */
+PASSION_API int passion_options_create(passion_options **o /* out */);
+/* Free the set (a context made from it keeps its own copy). */
+PASSION_API int passion_options_free(passion_options *o);
+/* Set from text (enumeration keys take the names above). */
+PASSION_API int passion_options_set(passion_options *o, const char *key,
+                                    const char *value);
+/* Set an integer, size or enumeration key (enum values as numbers). */
+PASSION_API int passion_options_set_int(passion_options *o, const char *key,
+                                        int64_t value);
+/* Set a real-valued key (io_latency, io_bandwidth, msg_alpha, msg_beta). */
+PASSION_API int passion_options_set_double(passion_options *o,
+                                           const char *key, double value);
 /*
- * Set one option from text, "key=value" (keys are the field names above;
- * budgets accept K, M, G suffixes; driver accepts posix|mpiio|fault;
- * exchange accepts auto|mpi|pairwise|a1|index|fourstage|fourstage-nb).
- * Returns PASSION_EINVAL for an unknown key or a bad value.
+ * Apply a comma-separated "key=value,key=value" list (the syntax of the
+ * environment variable PASSION_OPTIONS); all or nothing.
  */
-PASSION_API int passion_options_set(passion_options *opt, const char *keyval);
+PASSION_API int passion_options_parse(passion_options *o, const char *list);
+/*
+ * The value of key as text, as the setters accept it (sizes in bytes,
+ * enumerations by name, reals with 17 significant digits) into buf of len
+ * bytes; PASSION_ERANGE if it does not fit (buf then holds "").
+ */
+PASSION_API int passion_options_get(const passion_options *o, const char *key,
+                                    char *buf /* out */, size_t len);
+/* Why the last setter on o failed ("" if none); valid until the next. */
+PASSION_API const char *passion_options_errdetail(const passion_options *o);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct passion_ctx passion_ctx;
 
 /*
- * Create a context on comm (duplicated inside). opt may be NULL (defaults;
- * the environment variable PASSION_OPTIONS, a comma-separated key=value
- * list, is applied on top in both cases). Collective. *ctx is NULL on error.
+ * Create a context on comm (duplicated inside) with a copy of opt (NULL:
+ * the defaults); the environment variable PASSION_OPTIONS, a "key=value,..."
+ * list, is applied on top in both cases (an error in it fails the call
+ * with PASSION_EINVAL). Collective. *ctx is NULL on error.
  */
 PASSION_API int passion_init(MPI_Comm comm, const passion_options *opt,
                              passion_ctx **ctx /* out */);
 
-/* Free the context and everything it owns. Collective. NULL is a no-op. */
+/*
+ * Free the context and everything it owns. Collective. NULL is a no-op.
+ * PASSION_ESTATE (on every rank; the context stays valid) while any rank
+ * still has an array of the context (and so possibly files open).
+ */
 PASSION_API int passion_finalize(passion_ctx *ctx);
 
-/* The context's options (read-only view) and communicator. */
-PASSION_API const passion_options *passion_ctx_options(const passion_ctx *ctx);
+/* The context's option key (after PASSION_OPTIONS), as
+   passion_options_get; PASSION_EINVAL for an unknown key. */
+PASSION_API int passion_ctx_option_get(const passion_ctx *ctx,
+                                       const char *key, char *buf /* out */,
+                                       size_t len);
+/* The context's private communicator (MPI_COMM_NULL for NULL). */
 PASSION_API MPI_Comm passion_ctx_comm(const passion_ctx *ctx);
 
 /*
  * Detail of the last error on this context: what failed, the file, offset
  * and rank. Empty string if none. Valid until the next call on ctx.
  */
-PASSION_API const char *passion_errdetail(const passion_ctx *ctx);
+PASSION_API const char *passion_ctx_errdetail(const passion_ctx *ctx);
 
 /* Counters, per rank, cumulative since init or the last reset. */
 typedef struct passion_counters {
@@ -164,48 +270,51 @@ typedef struct passion_counters {
     uint64_t prefetch_hits;   /* prefetched requests that were used */
     double   t_io;            /* seconds spent in (or waiting for) I/O */
     double   t_comm;          /* seconds spent in communication */
+    uint64_t reserved[12];    /* zero; room for later counters */
 } passion_counters;
 
+/* Copy the counters into *c. Independent. */
 PASSION_API int passion_counters_get(const passion_ctx *ctx,
                                      passion_counters *c /* out */);
+/* Zero them (peak_staging restarts at the staging held now). */
 PASSION_API int passion_counters_reset(passion_ctx *ctx);
 
 /* ---------------------------------------------------------------- arrays */
 
-enum passion_dist {
+typedef enum passion_dist {
     PASSION_DIST_BLOCK = 0,     /* BLOCK (m = 0) or BLOCK(m) */
     PASSION_DIST_CYCLIC = 1,    /* CYCLIC (m = 0 means 1) or CYCLIC(m) */
     PASSION_DIST_COLLAPSED = 2  /* "*": not distributed */
-};
+} passion_dist;
 
-enum passion_placement {
+typedef enum passion_placement {
     PASSION_PLACE_LOCAL = 0,      /* one local array file per rank (LPM) */
     PASSION_PLACE_GLOBAL = 1,     /* one global array file (GPM) */
     PASSION_PLACE_PARTITIONED = 2 /* global file in in-core partitions (PIM) */
-};
+} passion_placement;
 
-enum passion_storage {
+typedef enum passion_storage {
     PASSION_ROW_MAJOR = 0, /* last dimension fastest (C) */
     PASSION_COL_MAJOR = 1, /* first dimension fastest (Fortran, the thesis) */
     PASSION_ORDER_CUSTOM = 2 /* order[] gives the permutation */
-};
+} passion_storage;
 
 /* What the user fills to describe an array (the thesis's OCAD inputs). */
 typedef struct passion_array_spec {
     int ndims;                           /* 1 .. 7 */
     int64_t shape[PASSION_MAX_DIMS];     /* global size per dimension, > 0 */
     int64_t elem_size;                   /* bytes per element, 1 .. 64 */
-    int storage;                         /* enum passion_storage */
+    passion_storage storage;
     int order[PASSION_MAX_DIMS];         /* CUSTOM: order[0] is the slowest-
                                             varying dimension in the file,
                                             order[ndims-1] the fastest */
     int grid[PASSION_MAX_DIMS];          /* ranks per dimension; product =
                                             communicator size; 0 = 1 */
-    int dist[PASSION_MAX_DIMS];          /* enum passion_dist */
+    passion_dist dist[PASSION_MAX_DIMS];
     int64_t block[PASSION_MAX_DIMS];     /* m of BLOCK(m) / CYCLIC(m); 0 =
                                             default */
     int64_t ghost[PASSION_MAX_DIMS];     /* overlap width per dimension */
-    int placement;                       /* enum passion_placement */
+    passion_placement placement;
     int64_t header_bytes;                /* raw global file: bytes before the
                                             data (0 for .npy: the header
                                             gives it) */
@@ -215,12 +324,13 @@ typedef struct passion_array_spec {
                                             create the default for the size
                                             (4 "<f4", 8 "<f8", 1 "|u1",
                                             2 "<i2", 16 "<c16", else "|Vn") */
+    int64_t reserved[8];                 /* zero (see ABI above) */
 } passion_array_spec;
 
 typedef struct passion_array passion_array;
 
 /* Zero a spec and set ndims, shape, elem_size; the rest defaults (row-major,
-   grid 1, BLOCK, no ghosts, local placement). */
+   grid 1, BLOCK, no ghosts, local placement). Independent. */
 PASSION_API int passion_array_spec_init(passion_array_spec *s /* out */,
                                         int ndims, const int64_t *shape,
                                         int64_t elem_size);
@@ -233,6 +343,10 @@ PASSION_API int passion_array_spec_init(passion_array_spec *s /* out */,
 PASSION_API int passion_array_create(passion_ctx *ctx,
                                      const passion_array_spec *spec,
                                      passion_array **a /* out */);
+/*
+ * Free the descriptor. Independent. PASSION_ESTATE (nothing freed) while
+ * a file of the array is open. NULL is a no-op.
+ */
 PASSION_API int passion_array_free(passion_array *a);
 
 /* The spec the array was built from (normalised: order[] always filled). */
@@ -301,12 +415,14 @@ PASSION_API int64_t passion_section_elems(const passion_section *s,
 
 typedef struct passion_file passion_file;
 
-enum passion_mode {
+typedef enum passion_mode {
     PASSION_MODE_RDONLY = 0,
     PASSION_MODE_RDWR = 1,
-    PASSION_MODE_CREATE = 2 /* create or truncate, sized to the array,
-                               zero-filled; implies read-write */
-};
+    PASSION_MODE_CREATE = 2,     /* create or truncate, sized to the array,
+                                    zero-filled; implies read-write */
+    PASSION_MODE_CREATE_EXCL = 3 /* as CREATE, but PASSION_EEXIST (on every
+                                    rank, nothing created) if a file exists */
+} passion_mode;
 
 /*
  * Open the array's file(s). Local placement: path is a pattern in which
@@ -316,8 +432,13 @@ enum passion_mode {
  * file shorter than the array gives PASSION_ESHORT. Collective.
  */
 PASSION_API int passion_file_open(passion_array *a, const char *path,
-                                  int mode, passion_file **f /* out */);
-/* Close; flushes pending writes. Collective. NULL is a no-op. */
+                                  passion_mode mode,
+                                  passion_file **f /* out */);
+/*
+ * Close. Collective. NULL is a no-op. PASSION_ESTATE (on every rank; the
+ * file stays open) while any rank has a request in flight on the file or
+ * a slab or partition iterator open on it (as input or output).
+ */
 PASSION_API int passion_file_close(passion_file *f);
 /* Flush written data to the device (fdatasync). Independent. */
 PASSION_API int passion_file_sync(passion_file *f);
@@ -331,8 +452,8 @@ PASSION_API const char *passion_file_path(const passion_file *f);
  * from a packed buffer in storage order (thesis PASSION_read/_write).
  * Independent; local placement only.
  */
-PASSION_API int passion_read_local(passion_file *f, void *buf);
-PASSION_API int passion_write_local(passion_file *f, const void *buf);
+PASSION_API int passion_file_read_local(passion_file *f, void *buf);
+PASSION_API int passion_file_write_local(passion_file *f, const void *buf);
 
 /*
  * Read / write a strided section with method (enum passion_method:
@@ -340,27 +461,31 @@ PASSION_API int passion_write_local(passion_file *f, const void *buf);
  * changes no file byte outside the section. On error, a read may have
  * filled part of buf; a write may have written part of the section.
  */
-PASSION_API int passion_read_section(passion_file *f,
-                                     const passion_section *s, void *buf,
-                                     const passion_memspec *mem, int method);
-PASSION_API int passion_write_section(passion_file *f,
-                                      const passion_section *s,
-                                      const void *buf,
-                                      const passion_memspec *mem, int method);
+PASSION_API int passion_file_read(passion_file *f,
+                                  const passion_section *s, void *buf,
+                                  const passion_memspec *mem,
+                                  passion_method method);
+PASSION_API int passion_file_write(passion_file *f,
+                                   const passion_section *s,
+                                   const void *buf,
+                                   const passion_memspec *mem,
+                                   passion_method method);
 
 /*
  * The method `auto` would use for this section, and the predicted requests
  * and bytes moved from/to the file, from the cost model alone (no I/O).
  */
 typedef struct passion_plan_info {
-    int method;          /* DIRECT or SIEVE (or an ETP method) */
+    passion_method method; /* DIRECT or SIEVE (or an ETP method) */
     int64_t requests;    /* file requests predicted */
     int64_t bytes_file;  /* bytes moved from/to the file predicted */
     int64_t runs;        /* contiguous runs in the section */
     double seconds;      /* model's predicted time */
+    int64_t reserved[4]; /* zero */
 } passion_plan_info;
+/* Independent; op_write 0 for a read, 1 for a write. */
 PASSION_API int passion_section_plan(passion_file *f, const passion_section *s,
-                                     int op_write, int method,
+                                     int op_write, passion_method method,
                                      passion_plan_info *info /* out */);
 
 /*
@@ -393,7 +518,8 @@ PASSION_API int passion_section_filetype(const passion_file *f,
  */
 PASSION_API int passion_alltoall(passion_ctx *ctx, const void *sendbuf,
                                  void *recvbuf /* out */, int64_t count,
-                                 MPI_Datatype type, int alg, int radix);
+                                 MPI_Datatype type, passion_xchg alg,
+                                 int radix);
 
 /*
  * Irregular exchange, shaped like MPI_Alltoallv: rank i sends
@@ -410,9 +536,9 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
                                   void *recvbuf /* out */,
                                   const int64_t *recvcounts,
                                   const int64_t *rdispls, MPI_Datatype type,
-                                  int alg, int radix);
+                                  passion_xchg alg, int radix);
 
-/* ------------------------------------------- global placement (collective/) */
+/* --------------------------------------- global placement (collective/) */
 
 /*
  * Read / write a section of a global array file, every rank its own
@@ -430,15 +556,15 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
  * caller's buffers: at most the memory budget plus O(ranks x dims) bytes.
  * On error, a read may have filled part of buf, a write part of the file.
  */
-PASSION_API int passion_read_section_all(passion_file *f,
-                                         const passion_section *s, void *buf,
-                                         const passion_memspec *mem,
-                                         int method);
-PASSION_API int passion_write_section_all(passion_file *f,
-                                          const passion_section *s,
-                                          const void *buf,
-                                          const passion_memspec *mem,
-                                          int method);
+PASSION_API int passion_file_read_all(passion_file *f,
+                                      const passion_section *s, void *buf,
+                                      const passion_memspec *mem,
+                                      passion_method method);
+PASSION_API int passion_file_write_all(passion_file *f,
+                                       const passion_section *s,
+                                       const void *buf,
+                                       const passion_memspec *mem,
+                                       passion_method method);
 
 /* ------------------------------------------------------------ prefetch/ */
 
@@ -446,46 +572,43 @@ PASSION_API int passion_write_section_all(passion_file *f,
  * Asynchronous section access (thesis 5.5.2, PASSION_read_prefetch /
  * PASSION_prefetch_wait). Requests run on an engine: io_uring where it can
  * be set up, else a worker thread with pread/pwrite. The option `engine`
- * (0 auto, 1 uring, 2 thread) or the environment variable PASSION_ENGINE
+ * (auto, uring, thread) or the environment variable PASSION_ENGINE
  * (auto|uring|thread, it wins over the option) chooses; auto falls back to
  * the thread when io_uring setup fails (ENOSYS, EPERM, ENOMEM...), a forced
  * uring that cannot start is PASSION_ENOTSUP. Several requests may be in
  * flight; sieving is applied as each window completes. The caller must not
  * touch the buffer until the request is waited for, and must wait for
- * every request before closing its file. Writes in flight together must
- * not overlap in their file extents (a sieved write rewrites the holes of
- * its extent), nor overlap reads in flight.
+ * every request before closing its file (PASSION_ESTATE otherwise).
+ * Writes in flight together must not overlap in their file extents (a
+ * sieved write rewrites the holes of its extent), nor overlap reads in
+ * flight.
  */
-enum passion_engine {
-    PASSION_ENGINE_AUTO = 0,
-    PASSION_ENGINE_URING = 1,  /* io_uring (liburing) */
-    PASSION_ENGINE_THREAD = 2  /* worker thread with pread/pwrite */
-};
 
 typedef struct passion_request passion_request;
 
 /* The engine this context uses (starts it if needed). Independent. */
-PASSION_API int passion_engine_get(passion_ctx *ctx, int *engine /* out */);
-/* "uring", "thread" or "auto"; static storage. */
-PASSION_API const char *passion_engine_name(int engine);
+PASSION_API int passion_engine_get(passion_ctx *ctx,
+                                   passion_engine *engine /* out */);
+/* "uring", "thread" or "auto" ("?" for another value); static storage. */
+PASSION_API const char *passion_engine_name(passion_engine engine);
 
 /*
  * Begin reading / writing a section (same arguments and checks as
- * passion_read_section / passion_write_section); *req receives the request
+ * passion_file_read / passion_file_write); *req receives the request
  * (NULL on error). Independent.
  */
-PASSION_API int passion_read_section_begin(passion_file *f,
-                                           const passion_section *s,
-                                           void *buf,
-                                           const passion_memspec *mem,
-                                           int method,
-                                           passion_request **req /* out */);
-PASSION_API int passion_write_section_begin(passion_file *f,
-                                            const passion_section *s,
-                                            const void *buf,
-                                            const passion_memspec *mem,
-                                            int method,
-                                            passion_request **req /* out */);
+PASSION_API int passion_file_read_begin(passion_file *f,
+                                        const passion_section *s,
+                                        void *buf,
+                                        const passion_memspec *mem,
+                                        passion_method method,
+                                        passion_request **req /* out */);
+PASSION_API int passion_file_write_begin(passion_file *f,
+                                         const passion_section *s,
+                                         const void *buf,
+                                         const passion_memspec *mem,
+                                         passion_method method,
+                                         passion_request **req /* out */);
 /*
  * Wait for a request, free it, return its outcome. The time spent blocked
  * (and, at begin, issuing) counts in t_io; a read that was complete before
@@ -493,7 +616,8 @@ PASSION_API int passion_write_section_begin(passion_file *f,
  */
 PASSION_API int passion_request_wait(passion_request *req);
 /* Make progress without blocking; *done = 1 when wait would not block. */
-PASSION_API int passion_request_test(passion_request *req, int *done /* out */);
+PASSION_API int passion_request_test(passion_request *req,
+                                     int *done /* out */);
 
 /*
  * Slab iteration over this rank's local array file (LPM, thesis 5.4 and
@@ -523,10 +647,11 @@ typedef struct passion_slab_opts {
     int reuse;        /* 1 (default): move shared cells, do not reread */
     int writeback;    /* 1: write the in buffer back when dirty */
     passion_file *out; /* NULL or the output file (see above) */
-    int method;       /* enum passion_method for the slab sections */
+    passion_method method; /* for the slab sections; default auto */
+    int64_t reserved[8];   /* zero (see ABI above) */
 } passion_slab_opts;
 
-/* Defaults (see the fields). */
+/* Defaults (see the fields), reserved space zeroed. */
 PASSION_API int passion_slab_opts_init(passion_slab_opts *o /* out */);
 
 /* One slab as handed to the caller; valid until the next call. */
@@ -540,21 +665,31 @@ typedef struct passion_slab {
     void *out;            /* same shape as in, or NULL */
     passion_memspec mem;  /* shape of in/out; offset = position of local
                              index (start along dim, 0 elsewhere) */
+    int64_t reserved[4];  /* zero */
 } passion_slab;
 
 typedef struct passion_slab_iter passion_slab_iter;
 
-/* Start iterating; allocates the buffers. Independent. */
-PASSION_API int passion_slab_begin(passion_file *f,
-                                   const passion_slab_opts *opts,
-                                   passion_slab_iter **it /* out */);
-/* Next slab: returns 1 with *slab filled, 0 after the last, or an error. */
+/*
+ * Start iterating over f (opts NULL: the defaults); allocates the buffers.
+ * f and opts->out stay busy (passion_file_close: PASSION_ESTATE) until
+ * passion_slab_close. Independent.
+ */
+PASSION_API int passion_slab_open(passion_file *f,
+                                  const passion_slab_opts *opts,
+                                  passion_slab_iter **it /* out */);
+/*
+ * Next slab: returns 1 with *slab filled, 0 after the last (and on every
+ * later call), or a negative code (and the same code on later calls).
+ * Independent.
+ */
 PASSION_API int passion_slab_next(passion_slab_iter *it,
                                   passion_slab *slab /* out */);
 /* Mark the current slab's in buffer modified (writeback = 1). */
 PASSION_API int passion_slab_dirty(passion_slab_iter *it);
-/* Finish pending writes, free the iterator; returns the first error. */
-PASSION_API int passion_slab_end(passion_slab_iter *it);
+/* Finish pending writes, free the iterator; returns the first error of
+   the iteration. NULL is a no-op. Independent. */
+PASSION_API int passion_slab_close(passion_slab_iter *it);
 
 /*
  * Partitioned In-Core Model (thesis 5.3.2, figure 5.2 III): iterate over
@@ -564,9 +699,9 @@ PASSION_API int passion_slab_end(passion_slab_iter *it);
  * the array (its extent split over the processor grid, BLOCK), and each
  * rank receives its piece plus `halo` cells on every side (clipped at the
  * array's edges) in an in-core buffer. Pieces are read with
- * passion_read_section_all (default: the extended two-phase method); the
+ * passion_file_read_all (default: the extended two-phase method); the
  * out buffer's piece interior is written to `out` (another global array
- * file of the same shape) with passion_write_section_all when the caller
+ * file of the same shape) with passion_file_write_all when the caller
  * moves on. Prefetch: while partition k is computed, the kernel reads
  * partition k+1 into the page cache (each rank a 1/P share; buffered I/O
  * and partitions along the slowest storage dimension only).
@@ -578,10 +713,12 @@ typedef struct passion_part_opts {
     int64_t halo;     /* cells around each piece (default 0) */
     int prefetch;     /* default 1 */
     passion_file *out; /* output global file, or NULL */
-    int method;       /* for the collective calls; default
-                         PASSION_METHOD_ETP_DYNAMIC */
+    passion_method method; /* for the collective calls; default
+                              PASSION_METHOD_ETP_DYNAMIC */
+    int64_t reserved[8];   /* zero (see ABI above) */
 } passion_part_opts;
 
+/* Defaults (see the fields), reserved space zeroed. */
 PASSION_API int passion_part_opts_init(passion_part_opts *o /* out */);
 
 typedef struct passion_part {
@@ -594,21 +731,32 @@ typedef struct passion_part {
     void *out;                       /* same shape, or NULL */
     passion_memspec mem;             /* buffer shape; offset = position of
                                         lo in the buffer */
+    int64_t reserved[4];             /* zero */
 } passion_part;
 
 typedef struct passion_part_iter passion_part_iter;
 
-/* Collective; f must be a global array file (global or partitioned). */
-PASSION_API int passion_part_begin(passion_file *f,
-                                   const passion_part_opts *opts,
-                                   passion_part_iter **it /* out */);
-/* Collective: 1 with *part filled, 0 after the last, or an error. */
-PASSION_API int passion_part_next(passion_part_iter *it,
-                                  passion_part *part /* out */);
-/* Collective: write the last output if the caller stopped early, free. */
-PASSION_API int passion_part_end(passion_part_iter *it);
+/*
+ * Start iterating (opts NULL: the defaults); moves no data yet. f must be
+ * a global array file (global or partitioned); f and opts->out stay busy
+ * (passion_file_close: PASSION_ESTATE) until passion_part_close_all.
+ * Collective (every rank passes the same options).
+ */
+PASSION_API int passion_part_open(passion_file *f,
+                                  const passion_part_opts *opts,
+                                  passion_part_iter **it /* out */);
+/*
+ * Write the previous partition's output, read the next partition: 1 with
+ * *part filled, 0 after the last, or a negative code (kept for later
+ * calls). Collective.
+ */
+PASSION_API int passion_part_next_all(passion_part_iter *it,
+                                      passion_part *part /* out */);
+/* Write the last output if the caller stopped early, free the iterator;
+   returns the first error. NULL is a no-op. Collective. */
+PASSION_API int passion_part_close_all(passion_part_iter *it);
 
-/* ------------------------------------- out-of-core communication (collective/) */
+/* ------------------------------ out-of-core communication (collective/) */
 
 /*
  * Out-of-core shift (thesis table 5.1, PASSION_oc_shift): ghost exchange
@@ -622,8 +770,8 @@ PASSION_API int passion_part_end(passion_part_iter *it);
  * the ends of the grid are neighbours. Staging is bounded by the memory
  * budget. Collective; the file must be open read-write.
  */
-PASSION_API int passion_oc_shift_all(passion_file *f, int dim, int dir,
-                                     int periodic, int64_t width);
+PASSION_API int passion_file_shift_all(passion_file *f, int dim, int dir,
+                                       int periodic, int64_t width);
 
 /*
  * Out-of-core multicast (PASSION_oc_multicast): rank `root` reads section
@@ -633,12 +781,12 @@ PASSION_API int passion_oc_shift_all(passion_file *f, int dim, int dir,
  * data moves in pieces that fit the memory budget. Collective over the
  * context; ranks outside the group pass through.
  */
-PASSION_API int passion_oc_multicast_all(passion_file *f, int root,
-                                         const passion_section *src,
-                                         const int *group, int ngroup,
-                                         const passion_section *dst,
-                                         void *buf,
-                                         const passion_memspec *mem);
+PASSION_API int passion_file_multicast_all(passion_file *f, int root,
+                                           const passion_section *src,
+                                           const int *group, int ngroup,
+                                           const passion_section *dst,
+                                           void *buf,
+                                           const passion_memspec *mem);
 
 #ifdef __cplusplus
 }

@@ -44,10 +44,14 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
         return core_err(ctx, PASSION_EINVAL,
                         "element size %lld not in 1..64 bytes",
                         (long long)in->elem_size);
-    if (in->placement < PASSION_PLACE_LOCAL ||
-        in->placement > PASSION_PLACE_PARTITIONED)
+    if ((int)in->placement < PASSION_PLACE_LOCAL ||
+        (int)in->placement > PASSION_PLACE_PARTITIONED)
         return core_err(ctx, PASSION_EINVAL, "unknown placement %d",
-                        in->placement);
+                        (int)in->placement);
+    if (!core_zero(in->reserved, sizeof in->reserved))
+        return core_err(ctx, PASSION_EINVAL, "passion_array_spec: reserved "
+                        "fields not zero (fill it with "
+                        "passion_array_spec_init)");
     if (in->header_bytes < 0)
         return core_err(ctx, PASSION_EINVAL, "negative header_bytes");
     out->ndims = nd;
@@ -258,12 +262,21 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
         free(a);
         return rc;
     }
+    ctx->live_arrays++;
     *out = a;
     return PASSION_OK;
 }
 
 int passion_array_free(passion_array *a)
 {
+    if (!a)
+        return PASSION_OK;
+    if (a->open_files > 0)
+        return core_err(a->ctx, PASSION_ESTATE,
+                        "passion_array_free: %lld file(s) of the array are "
+                        "still open; close them first",
+                        (long long)a->open_files);
+    a->ctx->live_arrays--;
     free(a);
     return PASSION_OK;
 }

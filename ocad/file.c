@@ -78,14 +78,15 @@ static int open_one_size(passion_file *f, const char *name)
     return PASSION_OK;
 }
 
-/* Open (or create) this rank's file and check its size. */
-static int open_one(passion_file *f, const char *name, int mode, int create,
-                    int check_size)
+/* Open (or create: 1 create or truncate, 2 exclusively) this rank's file
+   and check its size. */
+static int open_one(passion_file *f, const char *name, passion_mode mode,
+                    int create, int check_size)
 {
     passion_ctx *ctx = f->ctx;
     int flags = mode == PASSION_MODE_RDONLY ? CORE_O_RDONLY : CORE_O_RDWR;
     if (create)
-        flags |= CORE_O_CREATE | CORE_O_TRUNC;
+        flags |= CORE_O_CREATE | (create == 2 ? CORE_O_EXCL : CORE_O_TRUNC);
     int rc = core_io_open(ctx, name, flags, &f->fh);
     if (rc)
         return rc;
@@ -94,7 +95,28 @@ static int open_one(passion_file *f, const char *name, int mode, int create,
     return check_size ? open_one_size(f, name) : PASSION_OK;
 }
 
-int passion_file_open(passion_array *a, const char *path, int mode,
+/*
+ * Exclusive create: PASSION_EEXIST if name can be opened. Probing first
+ * (and agreeing) means that no rank creates its file when another rank's
+ * exists; O_EXCL at the create itself still catches a file made between.
+ */
+static int probe_absent(passion_ctx *ctx, const char *name)
+{
+    core_fh *fh = NULL;
+    int rc = core_io_open(ctx, name, CORE_O_RDONLY, &fh);
+    if (rc == PASSION_OK) {
+        core_io_close(fh);
+        return core_err(ctx, PASSION_EEXIST,
+                        "%s exists (PASSION_MODE_CREATE_EXCL)", name);
+    }
+    if (rc == PASSION_ENOENT) {
+        ctx->detail[0] = '\0';
+        return PASSION_OK;
+    }
+    return rc;
+}
+
+int passion_file_open(passion_array *a, const char *path, passion_mode mode,
                       passion_file **out)
 {
     if (!a || !out)
@@ -108,8 +130,9 @@ int passion_file_open(passion_array *a, const char *path, int mode,
         rc = core_err(ctx, PASSION_ENOMEM, "file handle");
     else if (!path || !*path)
         rc = core_err(ctx, PASSION_EINVAL, "empty path");
-    else if (mode < PASSION_MODE_RDONLY || mode > PASSION_MODE_CREATE)
-        rc = core_err(ctx, PASSION_EINVAL, "unknown mode %d", mode);
+    else if ((int)mode < PASSION_MODE_RDONLY ||
+             (int)mode > PASSION_MODE_CREATE_EXCL)
+        rc = core_err(ctx, PASSION_EINVAL, "unknown mode %d", (int)mode);
     /* all ranks must agree on the mode and the path (pattern) */
     uint64_t key[2] = {(uint64_t)mode, 1469598103934665603ULL};
     for (const char *c = path ? path : ""; *c; c++)
@@ -130,7 +153,14 @@ int passion_file_open(passion_array *a, const char *path, int mode,
                                             : core_err(ctx, PASSION_ENOMEM,
                                                        "file name"));
     }
-    int create = mode == PASSION_MODE_CREATE;
+    int create = mode == PASSION_MODE_CREATE       ? 1
+                 : mode == PASSION_MODE_CREATE_EXCL ? 2
+                                                    : 0;
+    if (create == 2) {
+        if (!rc && (local || ctx->rank == 0))
+            rc = probe_absent(ctx, name);
+        rc = core_agree(ctx, rc);
+    }
     int npy = !rc && !local && ocad_npy_name(name);
     char *hdr = NULL;
     int64_t hlen = 0;
@@ -154,7 +184,7 @@ int passion_file_open(passion_array *a, const char *path, int mode,
     } else {
         /* one global file: rank 0 creates and sizes it, then the others */
         if (!rc && ctx->rank == 0) {
-            rc = open_one(f, name, mode, 1, 1);
+            rc = open_one(f, name, mode, create, 1);
             if (!rc && npy)
                 rc = core_io_write(f->fh, hdr, hlen, 0);
         }
@@ -173,6 +203,8 @@ int passion_file_open(passion_array *a, const char *path, int mode,
         free(f);
         return rc;
     }
+    a->open_files++;
+    ctx->live_files++;
     *out = f;
     return PASSION_OK;
 }
@@ -182,7 +214,18 @@ int passion_file_close(passion_file *f)
     if (!f)
         return PASSION_OK;
     passion_ctx *ctx = f->ctx;
-    int rc = core_io_close(f->fh);
+    int rc = PASSION_OK;
+    if (f->busy > 0)
+        rc = core_err(ctx, PASSION_ESTATE,
+                      "passion_file_close: %s has %lld request(s) in flight "
+                      "or iterator(s) open; wait for / close them first",
+                      f->fh->path, (long long)f->busy);
+    rc = core_agree(ctx, rc);
+    if (rc)
+        return rc; /* every rank keeps the file open */
+    rc = core_io_close(f->fh);
+    f->a->open_files--;
+    ctx->live_files--;
     free(f);
     return core_agree(ctx, rc);
 }
@@ -218,12 +261,12 @@ static int whole_local(passion_file *f, void *buf, int op_write)
                     : core_io_read(f->fh, buf, f->data_bytes, 0);
 }
 
-int passion_read_local(passion_file *f, void *buf)
+int passion_file_read_local(passion_file *f, void *buf)
 {
     return whole_local(f, buf, 0);
 }
 
-int passion_write_local(passion_file *f, const void *buf)
+int passion_file_write_local(passion_file *f, const void *buf)
 {
     return whole_local(f, (void *)buf, 1);
 }
@@ -255,17 +298,17 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     return PASSION_OK;
 }
 
-int passion_read_section(passion_file *f, const passion_section *s, void *buf,
-                         const passion_memspec *m, int method)
+int passion_file_read(passion_file *f, const passion_section *s, void *buf,
+                      const passion_memspec *m, passion_method method)
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
     return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method);
 }
 
-int passion_write_section(passion_file *f, const passion_section *s,
-                          const void *buf, const passion_memspec *m,
-                          int method)
+int passion_file_write(passion_file *f, const passion_section *s,
+                       const void *buf, const passion_memspec *m,
+                       passion_method method)
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
@@ -273,7 +316,8 @@ int passion_write_section(passion_file *f, const passion_section *s,
 }
 
 int passion_section_plan(passion_file *f, const passion_section *s,
-                         int op_write, int method, passion_plan_info *info)
+                         int op_write, passion_method method,
+                         passion_plan_info *info)
 {
     if (!info)
         return PASSION_EINVAL;

@@ -19,6 +19,7 @@ struct passion_array {
     int nd;
     int64_t esize;
     int64_t global_bytes;   /* product of shape * esize */
+    int64_t open_files;     /* files of this array open (free refuses) */
 };
 
 /* ---- descriptor (descriptor.c) ---- */
@@ -164,7 +165,22 @@ struct passion_file {
     int64_t lo[PASSION_MAX_DIMS]; /* valid section index range [lo, hi) */
     int64_t hi[PASSION_MAX_DIMS];
     int64_t data_bytes;           /* bytes of array data in the file */
+    int64_t busy;                 /* requests in flight and iterators
+                                     using the file (close refuses) */
 };
+
+/* Lifetimes: an object that uses f (a request, an iterator) holds it from
+   creation to its end; passion_file_close refuses while any is held. */
+static inline void ocad_file_hold(passion_file *f)
+{
+    if (f)
+        f->busy++;
+}
+static inline void ocad_file_release(passion_file *f)
+{
+    if (f)
+        f->busy--;
+}
 
 /*
  * Validate an independent section request on f (bounds, memory side,

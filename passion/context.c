@@ -32,6 +32,7 @@ const char *passion_strerror(int code)
     case PASSION_ENOENT: return "no such file";
     case PASSION_EACCES: return "permission denied";
     case PASSION_EREMOTE: return "another rank failed";
+    case PASSION_EEXIST: return "file exists";
     default: return "unknown passion error code";
     }
 }
@@ -45,6 +46,7 @@ int core_errno_code(int e)
     case EFBIG: return PASSION_ENOSPC;
     case ENOMEM: return PASSION_ENOMEM;
     case ENOENT: return PASSION_ENOENT;
+    case EEXIST: return PASSION_EEXIST;
     case EACCES:
     case EPERM:
     case EROFS: return PASSION_EACCES;
@@ -129,157 +131,6 @@ double core_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---------------------------------------------------------------- options */
-
-int passion_options_init(passion_options *o)
-{
-    if (!o)
-        return PASSION_EINVAL;
-    memset(o, 0, sizeof *o);
-    o->memory_budget = 64LL << 20;
-    o->driver = PASSION_DRIVER_POSIX;
-    o->exchange = PASSION_XCHG_AUTO;
-    o->fault_errno = EIO;
-    o->fault_ranks = -1;
-    return PASSION_OK;
-}
-
-static int parse_i64(const char *v, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v)
-        return PASSION_EINVAL;
-    int64_t mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1LL << 10; end++; break;
-    case 'm': case 'M': mul = 1LL << 20; end++; break;
-    case 'g': case 'G': mul = 1LL << 30; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'I')
-        end++;
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end != '\0')
-        return PASSION_EINVAL;
-    int64_t r;
-    if (!core_mul(x, mul, &r))
-        return PASSION_EOVERFLOW;
-    *out = r;
-    return PASSION_OK;
-}
-
-static int parse_double(const char *v, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end != '\0' || x < 0)
-        return PASSION_EINVAL;
-    *out = x;
-    return PASSION_OK;
-}
-
-static int parse_name(const char *v, const char *const *names, int n,
-                      int *out)
-{
-    for (int i = 0; i < n; i++)
-        if (names[i] && strcasecmp(v, names[i]) == 0) {
-            *out = i;
-            return PASSION_OK;
-        }
-    return PASSION_EINVAL;
-}
-
-int passion_options_set(passion_options *o, const char *kv)
-{
-    if (!o || !kv)
-        return PASSION_EINVAL;
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv)
-        return PASSION_EINVAL;
-    char key[64];
-    size_t kl = (size_t)(eq - kv);
-    if (kl >= sizeof key)
-        return PASSION_EINVAL;
-    memcpy(key, kv, kl);
-    key[kl] = '\0';
-    const char *v = eq + 1;
-    int64_t i;
-    int rc;
-    static const char *const drivers[] = {"posix", "mpiio", "fault"};
-    static const char *const xchg[] = {"auto", "mpi", "pairwise", "a1",
-                                       "index", "fourstage", "fourstage-nb"};
-    static const char *const engines[] = {"auto", "uring", "thread"};
-
-    if (!strcmp(key, "memory_budget")) {
-        if ((rc = parse_i64(v, &i)) || i < 1)
-            return rc ? rc : PASSION_EINVAL;
-        o->memory_budget = i;
-    } else if (!strcmp(key, "driver")) {
-        return parse_name(v, drivers, 3, &o->driver);
-    } else if (!strcmp(key, "exchange")) {
-        return parse_name(v, xchg, 7, &o->exchange);
-    } else if (!strcmp(key, "engine")) {
-        return parse_name(v, engines, 3, &o->engine);
-    } else if (!strcmp(key, "io_latency")) {
-        return parse_double(v, &o->io_latency);
-    } else if (!strcmp(key, "io_bandwidth")) {
-        return parse_double(v, &o->io_bandwidth);
-    } else if (!strcmp(key, "msg_alpha")) {
-        return parse_double(v, &o->msg_alpha);
-    } else if (!strcmp(key, "msg_beta")) {
-        return parse_double(v, &o->msg_beta);
-    } else {
-        struct { const char *k; int *p; int64_t lo, hi; } ints[] = {
-            {"direct_io", &o->direct_io, 0, 1},
-            {"verbosity", &o->verbosity, 0, 3},
-            {"radix", &o->radix, 0, 1 << 30},
-            {"io_concurrency", &o->io_concurrency, 0, 4096},
-            {"fault_errno", &o->fault_errno, 1, 4095},
-            {"fault_short", &o->fault_short, 0, 1},
-            {"fault_ranks", &o->fault_ranks, -1, 1 << 30},
-        };
-        if (!strcmp(key, "fault_fail_at")) {
-            if ((rc = parse_i64(v, &i)) || i < 0)
-                return rc ? rc : PASSION_EINVAL;
-            o->fault_fail_at = i;
-            return PASSION_OK;
-        }
-        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
-            if (strcmp(key, ints[k].k))
-                continue;
-            if ((rc = parse_i64(v, &i)))
-                return rc;
-            if (i < ints[k].lo || i > ints[k].hi)
-                return PASSION_EINVAL;
-            *ints[k].p = (int)i;
-            return PASSION_OK;
-        }
-        return PASSION_EINVAL;
-    }
-    return PASSION_OK;
-}
-
-static int apply_env(passion_options *o)
-{
-    const char *env = getenv("PASSION_OPTIONS");
-    if (!env || !*env)
-        return PASSION_OK;
-    char *copy = strdup(env);
-    if (!copy)
-        return PASSION_ENOMEM;
-    int rc = PASSION_OK;
-    char *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t && !rc;
-         t = strtok_r(NULL, ",", &save))
-        rc = passion_options_set(o, t);
-    free(copy);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- context */
 
 int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
@@ -307,19 +158,18 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     MPI_Comm_rank(dup, &ctx->rank);
     MPI_Comm_size(dup, &ctx->size);
     if (opt)
-        ctx->opt = *opt;
+        ctx->opt = opt->o; /* valid: every setter checks */
     else
-        passion_options_init(&ctx->opt);
-    int rc = apply_env(&ctx->opt);
-    if (rc)
-        core_err(ctx, rc, "bad PASSION_OPTIONS environment variable");
-    else if (ctx->opt.memory_budget < 1 || ctx->opt.driver < 0 ||
-             ctx->opt.driver > PASSION_DRIVER_FAULT ||
-             ctx->opt.exchange < 0 ||
-             ctx->opt.exchange > PASSION_XCHG_FOURSTAGE_NB ||
-             ctx->opt.radix < 0 || ctx->opt.engine < 0 ||
-             ctx->opt.engine > 2)
-        rc = core_err(ctx, PASSION_EINVAL, "invalid options");
+        core_options_default(&ctx->opt);
+    int rc = PASSION_OK;
+    const char *env = getenv("PASSION_OPTIONS");
+    if (env && *env) {
+        char why[256] = "";
+        rc = core_options_parse(&ctx->opt, env, why, sizeof why);
+        if (rc)
+            core_err(ctx, rc, "environment variable PASSION_OPTIONS: %s",
+                     why);
+    }
     ctx->msg_alpha = ctx->opt.msg_alpha;
     ctx->msg_beta = ctx->opt.msg_beta;
     rc = core_agree(ctx, rc);
@@ -336,7 +186,16 @@ int passion_finalize(passion_ctx *ctx)
 {
     if (!ctx)
         return PASSION_OK;
-    int rc = core_agree(ctx, PASSION_OK);
+    int rc = PASSION_OK;
+    if (ctx->live_arrays > 0)
+        rc = core_err(ctx, PASSION_ESTATE,
+                      "passion_finalize: %lld array(s) and %lld open "
+                      "file(s) of this context still exist; free and close "
+                      "them first", (long long)ctx->live_arrays,
+                      (long long)ctx->live_files);
+    rc = core_agree(ctx, rc);
+    if (rc == PASSION_ESTATE)
+        return rc; /* the context stays valid */
     for (int i = CORE_EXT_MAX - 1; i >= 0; i--)
         if (ctx->ext[i] && ctx->ext_free[i])
             ctx->ext_free[i](ctx, ctx->ext[i]);
@@ -346,9 +205,25 @@ int passion_finalize(passion_ctx *ctx)
     return rc;
 }
 
-const passion_options *passion_ctx_options(const passion_ctx *ctx)
+int passion_ctx_option_get(const passion_ctx *ctx, const char *key,
+                           char *buf, size_t len)
 {
-    return ctx ? &ctx->opt : NULL;
+    if (!ctx)
+        return PASSION_EINVAL;
+    char why[256] = "";
+    int rc = core_options_get(&ctx->opt, key, buf, len, why, sizeof why);
+    return rc ? core_err((passion_ctx *)ctx, rc, "%s", why) : PASSION_OK;
+}
+
+const char *passion_version(int *major, int *minor, int *patch)
+{
+    if (major)
+        *major = PASSION_VERSION_MAJOR;
+    if (minor)
+        *minor = PASSION_VERSION_MINOR;
+    if (patch)
+        *patch = PASSION_VERSION_PATCH;
+    return PASSION_VERSION_STRING;
 }
 
 MPI_Comm passion_ctx_comm(const passion_ctx *ctx)
@@ -356,7 +231,7 @@ MPI_Comm passion_ctx_comm(const passion_ctx *ctx)
     return ctx ? ctx->comm : MPI_COMM_NULL;
 }
 
-const char *passion_errdetail(const passion_ctx *ctx)
+const char *passion_ctx_errdetail(const passion_ctx *ctx)
 {
     return ctx ? ctx->detail : "";
 }

@@ -22,10 +22,54 @@
    passion_finalize only runs the destructor the owner registered). */
 enum { CORE_EXT_PF = 0, CORE_EXT_COLL = 1, CORE_EXT_MAX = 4 };
 
+/*
+ * The options of a context (passion/options.c holds the key table that
+ * maps each public key to a field; public keys are the field names).
+ * New options: a field here and a row in that table.
+ */
+typedef struct core_options {
+    int64_t memory_budget;  /* bytes for any staging buffer; default 64 MiB */
+    passion_driver driver;  /* default posix */
+    int direct_io;          /* 1: O_DIRECT with the posix driver */
+    int verbosity;          /* 0 quiet, 1 progress, 2 debug on stderr */
+    passion_xchg exchange;  /* default auto */
+    int radix;              /* index radix; 0 = chosen by the model */
+    passion_engine engine;  /* prefetch engine; default auto */
+    /* cost model (0 = calibrate or use the built-in value) */
+    double io_latency;      /* seconds per file request */
+    double io_bandwidth;    /* bytes per second of the file */
+    int io_concurrency;     /* reads kept in flight at once by batched
+                               independent reads (io_uring); 0 = default 8,
+                               1 = one request at a time */
+    double msg_alpha;       /* seconds per message start-up */
+    double msg_beta;        /* seconds per message byte */
+    /* fault driver (tests only) */
+    int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
+    int fault_errno;        /* errno of the failure; default EIO */
+    int fault_short;        /* 1: every call transfers at most half */
+    int fault_ranks;        /* -1 every rank, else only this rank */
+} core_options;
+
+/* The public handle: the options and the last setter's error. */
+struct passion_options {
+    core_options o;
+    char detail[256];
+};
+
+/* Fill o with the defaults. */
+CORE_HIDDEN void core_options_default(core_options *o);
+/* Apply a "k=v,k=v" list to o, all or nothing; the reason in detail. */
+CORE_HIDDEN int core_options_parse(core_options *o, const char *list,
+                                   char *detail, size_t dlen);
+/* Key's value as text into buf (PASSION_ERANGE if it does not fit). */
+CORE_HIDDEN int core_options_get(const core_options *o, const char *key,
+                                 char *buf, size_t len, char *detail,
+                                 size_t dlen);
+
 struct passion_ctx {
     MPI_Comm comm;
     int rank, size;
-    passion_options opt;
+    core_options opt;
     passion_counters cnt;
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
@@ -43,6 +87,8 @@ struct passion_ctx {
        passion_finalize through the destructor they registered */
     void *ext[CORE_EXT_MAX];
     void (*ext_free[CORE_EXT_MAX])(passion_ctx *ctx, void *p);
+    /* children alive (lifetimes: passion_finalize refuses while > 0) */
+    int64_t live_arrays, live_files;
 };
 
 /* ---- errors ---- */
@@ -73,6 +119,16 @@ static inline bool core_add(int64_t a, int64_t b, int64_t *r)
     return !__builtin_add_overflow(a, b, r);
 }
 
+/* 1 if the n bytes at p are all zero (reserved fields of public structs). */
+static inline bool core_zero(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
 /* ---- staging memory (counted against the budget) ---- */
 
 CORE_HIDDEN void *core_stage_alloc(passion_ctx *ctx, int64_t bytes);
@@ -97,7 +153,7 @@ typedef struct core_iov {
 } core_iov;
 
 enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
-       CORE_O_TRUNC = 4 };
+       CORE_O_TRUNC = 4, CORE_O_EXCL = 8 /* with CREATE: fail if it exists */ };
 
 typedef struct core_driver_ops {
     const char *name;

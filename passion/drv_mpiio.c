@@ -23,6 +23,7 @@ static int mpi_errno(int mrc)
     case MPI_ERR_NO_SPACE:
     case MPI_ERR_QUOTA: return ENOSPC;
     case MPI_ERR_NO_SUCH_FILE: return ENOENT;
+    case MPI_ERR_FILE_EXISTS: return EEXIST;
     case MPI_ERR_ACCESS:
     case MPI_ERR_READ_ONLY: return EACCES;
     case MPI_ERR_NO_MEM: return ENOMEM;
@@ -39,6 +40,8 @@ static int mpiio_open(passion_ctx *ctx, const char *path, int flags,
                                                         : MPI_MODE_RDONLY;
     if (flags & CORE_O_CREATE)
         amode |= MPI_MODE_CREATE;
+    if ((flags & CORE_O_CREATE) && (flags & CORE_O_EXCL))
+        amode |= MPI_MODE_EXCL;
     mpiio_fh *h = calloc(1, sizeof *h);
     if (!h)
         return -ENOMEM;

@@ -53,6 +53,8 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         of |= O_CREAT | O_RDWR;
     if (flags & CORE_O_TRUNC)
         of |= O_TRUNC;
+    if ((flags & CORE_O_CREATE) && (flags & CORE_O_EXCL))
+        of |= O_EXCL;
     posix_fh *h = calloc(1, sizeof *h);
     if (!h)
         return -ENOMEM;
@@ -65,7 +67,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         return -e;
     }
     if (direct) {
-        h->dfd = open(path, (of & ~(O_CREAT | O_TRUNC)) | O_DIRECT | O_CLOEXEC);
+        h->dfd = open(path, (of & ~(O_CREAT | O_TRUNC | O_EXCL)) | O_DIRECT | O_CLOEXEC);
         if (h->dfd < 0) {
             int e = errno;
             close(h->fd);

@@ -28,7 +28,7 @@ int pf_test_uring_errno(void)
     return uring_fail_errno;
 }
 
-const char *passion_engine_name(int engine)
+const char *passion_engine_name(passion_engine engine)
 {
     switch (engine) {
     case PASSION_ENGINE_URING: return "uring";
@@ -128,7 +128,7 @@ int pf_state_get(passion_ctx *ctx, pf_state **out)
     return PASSION_OK;
 }
 
-int passion_engine_get(passion_ctx *ctx, int *engine)
+int passion_engine_get(passion_ctx *ctx, passion_engine *engine)
 {
     if (!ctx || !engine)
         return PASSION_EINVAL;

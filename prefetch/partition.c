@@ -2,7 +2,7 @@
  * partition.c - the Partitioned In-Core Model (thesis 5.3.2): a global
  * array file processed in partitions that fit the aggregate memory of all
  * ranks, each partition read collectively with the extended two-phase
- * method (passion_read_section_all, thesis 6.3), computed in core, written
+ * method (passion_file_read_all, thesis 6.3), computed in core, written
  * back collectively, the next partition prefetched.
  *
  * A partition is a block of global indices along one dimension, split
@@ -131,7 +131,7 @@ static int part_read(passion_part_iter *it, int64_t k)
     passion_section s;
     passion_memspec m;
     read_geom(it, k, &s, &m, NULL);
-    return passion_read_section_all(it->f, &s, it->inb[0], &m, it->o.method);
+    return passion_file_read_all(it->f, &s, it->inb[0], &m, it->o.method);
 }
 
 static int part_write(passion_part_iter *it)
@@ -139,7 +139,7 @@ static int part_write(passion_part_iter *it)
     passion_section s;
     passion_memspec m;
     write_geom(it, &it->cur, &s, &m);
-    return passion_write_section_all(it->out, &s, it->outb[0], &m,
+    return passion_file_write_all(it->out, &s, it->outb[0], &m,
                                      it->o.method);
 }
 
@@ -173,6 +173,10 @@ static int setup(passion_part_iter *it, const passion_part_opts *o)
     passion_ctx *ctx = it->ctx;
     passion_array *a = it->f->a;
     const passion_array_spec *sp = &a->spec;
+    if (!core_zero(o->reserved, sizeof o->reserved))
+        return core_err(ctx, PASSION_EINVAL, "passion_part_opts: reserved "
+                        "fields not zero (fill it with "
+                        "passion_part_opts_init)");
     if (sp->placement == PASSION_PLACE_LOCAL)
         return core_err(ctx, PASSION_EINVAL,
                         "partitions need a global array file");
@@ -242,7 +246,7 @@ static void release(passion_part_iter *it)
     free(it);
 }
 
-int passion_part_begin(passion_file *f, const passion_part_opts *opts,
+int passion_part_open(passion_file *f, const passion_part_opts *opts,
                        passion_part_iter **out)
 {
     if (!out)
@@ -273,11 +277,14 @@ int passion_part_begin(passion_file *f, const passion_part_opts *opts,
             release(it);
         return rc;
     }
+    /* input and output files stay open until passion_part_close_all */
+    ocad_file_hold(it->f);
+    ocad_file_hold(it->out);
     *out = it;
     return PASSION_OK;
 }
 
-int passion_part_next(passion_part_iter *it, passion_part *p)
+int passion_part_next_all(passion_part_iter *it, passion_part *p)
 {
     if (!it || !p)
         return PASSION_EINVAL;
@@ -314,7 +321,7 @@ int passion_part_next(passion_part_iter *it, passion_part *p)
     return 1;
 }
 
-int passion_part_end(passion_part_iter *it)
+int passion_part_close_all(passion_part_iter *it)
 {
     if (!it)
         return PASSION_OK;
@@ -323,6 +330,8 @@ int passion_part_end(passion_part_iter *it)
     if (!rc && it->k >= 0 && it->k < it->nparts && it->out)
         rc = part_write(it);
     rc = core_agree(it->ctx, rc);
+    ocad_file_release(it->f);
+    ocad_file_release(it->out);
     release(it);
     return rc;
 }

@@ -274,20 +274,21 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     double t0 = core_now();
     req_pump(r);
     ctx->cnt.t_io += core_now() - t0;
+    ocad_file_hold(f); /* the file stays open until the wait */
     *out = r;
     return PASSION_OK;
 }
 
-int passion_read_section_begin(passion_file *f, const passion_section *s,
+int passion_file_read_begin(passion_file *f, const passion_section *s,
                                void *buf, const passion_memspec *mem,
-                               int method, passion_request **req)
+                               passion_method method, passion_request **req)
 {
     return begin(f, s, buf, mem, method, 0, req);
 }
 
-int passion_write_section_begin(passion_file *f, const passion_section *s,
+int passion_file_write_begin(passion_file *f, const passion_section *s,
                                 const void *buf, const passion_memspec *mem,
-                                int method, passion_request **req)
+                                passion_method method, passion_request **req)
 {
     return begin(f, s, (void *)buf, mem, method, 1, req);
 }
@@ -333,7 +334,9 @@ int passion_request_wait(passion_request *r)
     if (hit && !r->rc)
         ctx->cnt.prefetch_hits++;
     int rc = r->rc;
-    if (r->active == 0)
+    if (r->active == 0) {
+        ocad_file_release(r->f);
         free(r);
+    }
     return rc;
 }

@@ -129,6 +129,10 @@ static int setup(passion_slab_iter *it, passion_file *f,
     passion_ctx *ctx = f->ctx;
     passion_array *a = f->a;
     const passion_array_spec *sp = &a->spec;
+    if (!core_zero(o->reserved, sizeof o->reserved))
+        return core_err(ctx, PASSION_EINVAL, "passion_slab_opts: reserved "
+                        "fields not zero (fill it with "
+                        "passion_slab_opts_init)");
     if (sp->placement != PASSION_PLACE_LOCAL)
         return core_err(ctx, PASSION_EINVAL,
                         "slab iteration needs a local array file (LPM)");
@@ -236,7 +240,7 @@ static void release(passion_slab_iter *it)
     free(it);
 }
 
-int passion_slab_begin(passion_file *f, const passion_slab_opts *opts,
+int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
                        passion_slab_iter **out)
 {
     if (!out)
@@ -261,6 +265,9 @@ int passion_slab_begin(passion_file *f, const passion_slab_opts *opts,
         release(it);
         return rc;
     }
+    /* input and output files stay open until passion_slab_close */
+    ocad_file_hold(it->f);
+    ocad_file_hold(it->out);
     *out = it;
     return PASSION_OK;
 }
@@ -301,18 +308,18 @@ static int finish_current(passion_slab_iter *it)
     if (it->out) {
         int os = (int)(it->k % it->nout);
         char *b = it->outb[os];
-        rc = it->o.prefetch ? passion_write_section_begin(it->out, &s, b, &m,
+        rc = it->o.prefetch ? passion_file_write_begin(it->out, &s, b, &m,
                                                           it->o.method,
                                                           &it->outreq[os])
-                            : passion_write_section(it->out, &s, b, &m,
+                            : passion_file_write(it->out, &s, b, &m,
                                                     it->o.method);
     }
     if (!rc && it->o.writeback && it->dirty) {
         char *b = it->inb[it->cur];
         rc = it->o.prefetch
-                 ? passion_write_section_begin(it->f, &s, b, &m, it->o.method,
+                 ? passion_file_write_begin(it->f, &s, b, &m, it->o.method,
                                                &it->wbreq[it->cur])
-                 : passion_write_section(it->f, &s, b, &m, it->o.method);
+                 : passion_file_write(it->f, &s, b, &m, it->o.method);
     }
     it->dirty = 0;
     return rc;
@@ -341,7 +348,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
         slab_range(it, k - 1, &pstart, &pcount);
     if (k == 0) {
         read_section(it, 0, 0, &s, &m);
-        if ((rc = passion_read_section(it->f, &s, it->inb[0], &m,
+        if ((rc = passion_file_read(it->f, &s, it->inb[0], &m,
                                        it->o.method)))
             return fail(it, rc);
     } else if (it->o.prefetch) {
@@ -354,7 +361,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
         if (reuse)
             reuse_copy(it, it->inb[0], it->inb[0], pcount);
         read_section(it, k, reuse ? (int)(2 * it->halo) : 0, &s, &m);
-        if ((rc = passion_read_section(it->f, &s, it->inb[0], &m,
+        if ((rc = passion_file_read(it->f, &s, it->inb[0], &m,
                                        it->o.method)))
             return fail(it, rc);
     }
@@ -364,7 +371,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
         if (it->rc)
             return it->rc;
         read_section(it, k + 1, reuse ? (int)(2 * it->halo) : 0, &s, &m);
-        if ((rc = passion_read_section_begin(it->f, &s, it->inb[ns], &m,
+        if ((rc = passion_file_read_begin(it->f, &s, it->inb[ns], &m,
                                              it->o.method, &it->inreq[ns])))
             return fail(it, rc);
     }
@@ -400,7 +407,7 @@ int passion_slab_dirty(passion_slab_iter *it)
     return PASSION_OK;
 }
 
-int passion_slab_end(passion_slab_iter *it)
+int passion_slab_close(passion_slab_iter *it)
 {
     if (!it)
         return PASSION_OK;
@@ -417,6 +424,8 @@ int passion_slab_end(passion_slab_iter *it)
     for (int i = 0; i < SLAB_NOUT; i++)
         settle(it, &it->outreq[i]);
     int rc = it->rc;
+    ocad_file_release(it->f);
+    ocad_file_release(it->out);
     release(it);
     return rc;
 }

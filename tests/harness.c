@@ -1,6 +1,8 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
 
+#include <stdarg.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +16,48 @@ int th_all(int ok)
     int in = ok ? 1 : 0, out = 0;
     MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return out;
+}
+
+static passion_options *options_va(const char *fmt, va_list ap)
+{
+    char list[1024] = "";
+    if (fmt)
+        vsnprintf(list, sizeof list, fmt, ap);
+    passion_options *o;
+    if (passion_options_create(&o))
+        return NULL;
+    if (list[0] && passion_options_parse(o, list)) {
+        fprintf(stderr, "[rank %d] options '%s': %s\n", th_rank, list,
+                passion_options_errdetail(o));
+        passion_options_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+passion_options *th_options(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    passion_options *o = options_va(fmt, ap);
+    va_end(ap);
+    return o;
+}
+
+int th_init(passion_ctx **ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    passion_options *o = options_va(fmt, ap);
+    va_end(ap);
+    /* a bad list is a bug of the test: every rank fails alike, no hang */
+    if (!o) {
+        *ctx = NULL;
+        return PASSION_EINVAL;
+    }
+    int rc = passion_init(MPI_COMM_WORLD, o, ctx);
+    passion_options_free(o);
+    return rc;
 }
 
 const char *th_dir(void)

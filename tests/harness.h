@@ -13,6 +13,7 @@
 
 #include <CUnit/Basic.h>
 #include <mpi.h>
+#include "passion.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,18 @@ static inline int64_t th_range(uint64_t *s, int64_t lo, int64_t hi)
 int th_all(int ok);
 /* A scratch directory for this test program (same path on all ranks). */
 const char *th_dir(void);
+
+/*
+ * Options from a printf-formatted "key=value,..." list (NULL or "": the
+ * defaults); NULL (and a message) if it does not parse. Free with
+ * passion_options_free.
+ */
+passion_options *th_options(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+/* A context on MPI_COMM_WORLD with such options. Collective; 0 or the
+   code (*ctx NULL then). */
+int th_init(passion_ctx **ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Run the suites: MPI_Init, CUnit registry, run, sum failures over ranks,

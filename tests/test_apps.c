@@ -10,14 +10,11 @@
 #include "passion.h"
 #include "../apps/apps.h"
 
-static passion_ctx *mkctx(int engine, int64_t budget)
+static passion_ctx *mkctx(passion_engine engine, int64_t budget)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.engine = engine;
-    o.memory_budget = budget;
     passion_ctx *ctx = NULL;
-    int rc = passion_init(MPI_COMM_WORLD, &o, &ctx);
+    int rc = th_init(&ctx, "engine=%s,memory_budget=%lld",
+                     passion_engine_name(engine), (long long)budget);
     TH_CHECK(rc == 0, "init");
     return ctx;
 }
@@ -42,7 +39,7 @@ static void scatter(passion_array *a, passion_file *f, const char *g,
     passion_section s;
     int64_t z[2] = {0, 0};
     passion_section_set(&s, 2, z, nl, NULL);
-    int rc = passion_write_section(f, &s, b, NULL, 0);
+    int rc = passion_file_write(f, &s, b, NULL, 0);
     TH_CHECK(rc == 0, "scatter write");
     free(b);
 }
@@ -59,7 +56,7 @@ static long compare(passion_array *a, passion_file *f, const char *g,
     passion_section s;
     int64_t z[2] = {0, 0};
     passion_section_set(&s, 2, z, nl, NULL);
-    passion_read_section(f, &s, b, NULL, 0);
+    passion_file_read(f, &s, b, NULL, 0);
     int cm = sp->order[0] == 1;
     long bad = 0;
     for (int64_t i = 0; i < nl[0]; i++)
@@ -87,7 +84,7 @@ static passion_array *mk2d(passion_ctx *ctx, int64_t n0, int64_t n1,
     sp.ghost[1] = gh1;
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
-    TH_CHECK(rc == 0, "array: %s", passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "array: %s", passion_ctx_errdetail(ctx));
     return a;
 }
 
@@ -136,7 +133,7 @@ static void jacobi_case(int engine, int bb, int storage, int prefetch,
     passion_file *res = NULL;
     app_report rep;
     int rc = app_jacobi_local(ctx, a, B, A, &o, &res, &rep);
-    TH_CHECK(rc == 0, "%s: jacobi: %d %s", tag, rc, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "%s: jacobi: %d %s", tag, rc, passion_ctx_errdetail(ctx));
     app_jacobi_reference(g, h, n0, n1, o.max_iter, tol, &iters, &resid, &ref);
     TH_CHECK(iters == rep.iterations && resid == rep.residual,
              "%s: %d sweeps (residual %g), reference %d (%g)", tag,
@@ -200,7 +197,7 @@ static void jacobi_global_case(int engine, int bb, int storage, int prefetch,
     sp.placement = PASSION_PLACE_GLOBAL;
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
-    TH_CHECK(rc == 0, "array: %s", passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "array: %s", passion_ctx_errdetail(ctx));
     char p1[512], p2[512];
     snprintf(p1, sizeof p1, "%s/gb-%s.raw", th_dir(), tag);
     snprintf(p2, sizeof p2, "%s/ga-%s.raw", th_dir(), tag);
@@ -221,8 +218,8 @@ static void jacobi_global_case(int engine, int bb, int storage, int prefetch,
     passion_section all;
     passion_section_set(&all, 2, NULL, shape, NULL);
     if (th_rank == 0) {
-        passion_write_section(B, &all, t, NULL, 0);
-        passion_write_section(A, &all, t, NULL, 0);
+        passion_file_write(B, &all, t, NULL, 0);
+        passion_file_write(A, &all, t, NULL, 0);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     app_jacobi_opts o;
@@ -234,14 +231,14 @@ static void jacobi_global_case(int engine, int bb, int storage, int prefetch,
     app_report rep;
     rc = app_jacobi_global(ctx, a, B, A, &o, &res, &rep);
     TH_CHECK(rc == 0, "%s: jacobi global: %d %s", tag, rc,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     TH_CHECK(rep.slabs > 1, "%s: one partition only", tag);
     int iters;
     double resid, *ref;
     app_jacobi_reference(g, h, n0, n1, o.max_iter, 0, &iters, &resid, &ref);
     TH_CHECK(resid == rep.residual, "%s: residual %g, reference %g", tag,
              rep.residual, resid);
-    passion_read_section(res, &all, t, NULL, 0);
+    passion_file_read(res, &all, t, NULL, 0);
     long bad = 0;
     for (int64_t i = 0; i < n0; i++)
         for (int64_t j = 0; j < n1; j++)
@@ -301,7 +298,7 @@ static void median_case(int engine, int pixel, int window, int prefetch,
     o.slab_width = 2;
     app_report rep;
     int rc = app_median_local(ctx, a, in, out, &o, &rep);
-    TH_CHECK(rc == 0, "%s: median: %d %s", tag, rc, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "%s: median: %d %s", tag, rc, passion_ctx_errdetail(ctx));
     app_median_reference(g, ref, h, w, window, pixel);
     long bad = compare(a, out, ref, pixel);
     TH_CHECK(bad == 0, "%s: %ld pixels differ from the reference", tag, bad);

@@ -23,10 +23,11 @@ static int same_rc(int rc, int want)
     return mn == mx && rc == want;
 }
 
-static passion_ctx *make_ctx(const passion_options *o)
+/* A context with the options of a "key=value,..." list (NULL: defaults). */
+static passion_ctx *make_ctx(const char *o)
 {
     passion_ctx *ctx = NULL;
-    int rc = passion_init(MPI_COMM_WORLD, o, &ctx);
+    int rc = th_init(&ctx, "%s", o ? o : "");
     TH_CHECK(rc == 0, "init %d", rc);
     return ctx;
 }
@@ -43,25 +44,45 @@ static void small_spec(passion_array_spec *sp, int64_t esize)
     sp->ghost[1] = 1;
 }
 
+/* o's value of key equals want */
+static int opt_is(const passion_options *o, const char *key, const char *want)
+{
+    char v[64];
+    return passion_options_get(o, key, v, sizeof v) == 0 && !strcmp(v, want);
+}
+
+static int ctx_opt_is(const passion_ctx *ctx, const char *key,
+                      const char *want)
+{
+    char v[64];
+    return passion_ctx_option_get(ctx, key, v, sizeof v) == 0 &&
+           !strcmp(v, want);
+}
+
 static void test_options(void)
 {
-    passion_options o;
-    passion_options_init(&o);
-    TH_CHECK(passion_options_set(&o, "memory_budget=16M") == 0 &&
-                 o.memory_budget == 16LL << 20, "budget 16M");
-    TH_CHECK(passion_options_set(&o, "memory_budget=4KiB") == 0 &&
-                 o.memory_budget == 4096, "budget 4KiB");
-    TH_CHECK(passion_options_set(&o, "driver=mpiio") == 0 &&
-                 o.driver == PASSION_DRIVER_MPIIO, "driver");
-    TH_CHECK(passion_options_set(&o, "exchange=index") == 0 &&
-                 o.exchange == PASSION_XCHG_INDEX, "exchange");
-    TH_CHECK(passion_options_set(&o, "nosuchkey=1") == PASSION_EINVAL, "key");
-    TH_CHECK(passion_options_set(&o, "driver=bogus") == PASSION_EINVAL, "drv");
-    TH_CHECK(passion_options_set(&o, "memory_budget=0") == PASSION_EINVAL,
+    passion_options *o;
+    TH_CHECK(passion_options_create(&o) == 0, "create");
+    TH_CHECK(passion_options_set(o, "memory_budget", "16M") == 0 &&
+                 opt_is(o, "memory_budget", "16777216"), "budget 16M");
+    TH_CHECK(passion_options_set(o, "memory_budget", "4KiB") == 0 &&
+                 opt_is(o, "memory_budget", "4096"), "budget 4KiB");
+    TH_CHECK(passion_options_set(o, "driver", "mpiio") == 0 &&
+                 opt_is(o, "driver", "mpiio"), "driver");
+    TH_CHECK(passion_options_set(o, "exchange", "index") == 0 &&
+                 opt_is(o, "exchange", "index"), "exchange");
+    TH_CHECK(passion_options_set(o, "nosuchkey", "1") == PASSION_EINVAL,
+             "key");
+    TH_CHECK(passion_options_set(o, "driver", "bogus") == PASSION_EINVAL &&
+                 opt_is(o, "driver", "mpiio"), "drv");
+    TH_CHECK(passion_options_set(o, "memory_budget", "0") == PASSION_EINVAL,
              "zero budget");
-    TH_CHECK(passion_options_set(&o, "memory_budget=99999999999G") ==
-                 PASSION_EOVERFLOW, "budget overflow");
-    TH_CHECK(passion_options_set(&o, "verbosity") == PASSION_EINVAL, "no =");
+    TH_CHECK(passion_options_set(o, "memory_budget", "99999999999G") ==
+                 PASSION_EINVAL && opt_is(o, "memory_budget", "4096"),
+             "budget overflow");
+    TH_CHECK(passion_options_parse(o, "verbosity") == PASSION_EINVAL,
+             "no =");
+    passion_options_free(o);
     TH_CHECK(strcmp(passion_strerror(PASSION_ENOSPC), "no space left on "
                     "device") == 0, "strerror");
     TH_CHECK(passion_strerror(-999) != NULL, "strerror unknown");
@@ -76,8 +97,8 @@ static void test_options(void)
     unsetenv("PASSION_OPTIONS");
     setenv("PASSION_OPTIONS", "memory_budget=2M,driver=mpiio", 1);
     rc = passion_init(MPI_COMM_WORLD, NULL, &ctx);
-    TH_CHECK(rc == 0 && passion_ctx_options(ctx)->memory_budget == 2 << 20 &&
-                 passion_ctx_options(ctx)->driver == PASSION_DRIVER_MPIIO,
+    TH_CHECK(rc == 0 && ctx_opt_is(ctx, "memory_budget", "2097152") &&
+                 ctx_opt_is(ctx, "driver", "mpiio"),
              "PASSION_OPTIONS applied");
     unsetenv("PASSION_OPTIONS");
     passion_finalize(ctx);
@@ -89,10 +110,10 @@ static void expect_create(passion_ctx *ctx, const passion_array_spec *sp,
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, sp, &a);
     TH_CHECK(same_rc(rc, want), "%s: rc %d want %d (%s)", what, rc, want,
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     if (want)
-        TH_CHECK(a == NULL && strstr(passion_errdetail(ctx), "rank") != NULL,
-                 "%s: detail '%s'", what, passion_errdetail(ctx));
+        TH_CHECK(a == NULL && strstr(passion_ctx_errdetail(ctx), "rank") != NULL,
+                 "%s: detail '%s'", what, passion_ctx_errdetail(ctx));
     passion_array_free(a);
 }
 
@@ -164,7 +185,7 @@ typedef struct fx {
     char pat[300];
 } fx;
 
-static int fx_open(fx *x, const passion_options *o, int mode)
+static int fx_open(fx *x, const char *o, passion_mode mode)
 {
     passion_array_spec sp;
     small_spec(&sp, 4);
@@ -221,10 +242,10 @@ static void test_section_errors(void)
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         sec2(&s, t[i].r0, t[i].rc, t[i].rs, t[i].c0, t[i].cc, t[i].cs);
-        rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+        rc = passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
         TH_CHECK(rc == t[i].want, "%s: read rc %d want %d", t[i].what, rc,
                  t[i].want);
-        rc = passion_write_section(x.f, &s, buf, NULL, PASSION_METHOD_SIEVE);
+        rc = passion_file_write(x.f, &s, buf, NULL, PASSION_METHOD_SIEVE);
         TH_CHECK(rc == t[i].want, "%s: write rc %d want %d", t[i].what, rc,
                  t[i].want);
     }
@@ -235,26 +256,26 @@ static void test_section_errors(void)
     m.shape[0] = 4;
     m.shape[1] = 2;
     m.offset[0] = 1;
-    rc = passion_read_section(x.f, &s, buf, &m, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, buf, &m, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_ERANGE, "memory side too small: %d", rc);
     m.offset[0] = -1;
     m.shape[0] = 8;
-    rc = passion_read_section(x.f, &s, buf, &m, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, buf, &m, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_EINVAL, "negative memory offset: %d", rc);
-    rc = passion_read_section(x.f, &s, NULL, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, NULL, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_EINVAL, "NULL buffer: %d", rc);
-    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_ETP_DYNAMIC);
+    rc = passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_ETP_DYNAMIC);
     TH_CHECK(rc == PASSION_EINVAL, "collective method independently: %d", rc);
-    rc = passion_read_section(x.f, NULL, buf, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, NULL, buf, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_EINVAL, "NULL section: %d", rc);
     sec2(&s, 0, 0, 1, 0, 2, 1);
-    rc = passion_read_section(x.f, &s, NULL, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, NULL, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == 0, "empty section with NULL buffer: %d", rc);
     /* counters: useful bytes of one read, reset */
     passion_counters c;
     passion_counters_reset(x.ctx);
     sec2(&s, 0, 5, 2, 0, 3, 1);
-    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
     passion_counters_get(x.ctx, &c);
     TH_CHECK(rc == 0 && c.bytes_useful == 5 * 3 * 4 && c.io_calls > 0,
              "counters after read: useful %llu",
@@ -281,9 +302,9 @@ static void test_file_errors(void)
     float buf[64];
     passion_section s;
     sec2(&s, 0, 2, 1, 0, 2, 1);
-    TH_CHECK(passion_write_section(x.f, &s, buf, NULL, 0) == PASSION_EACCES,
+    TH_CHECK(passion_file_write(x.f, &s, buf, NULL, 0) == PASSION_EACCES,
              "write on read-only file");
-    TH_CHECK(passion_write_local(x.f, buf) == PASSION_EACCES,
+    TH_CHECK(passion_file_write_local(x.f, buf) == PASSION_EACCES,
              "write_local on read-only file");
     passion_file_close(x.f);
     x.f = NULL;
@@ -308,22 +329,20 @@ static void test_file_errors(void)
     int want = th_size == 1 ? PASSION_ENOENT
                             : PASSION_ESHORT; /* rank 0 fails first */
     TH_CHECK(same_rc(rc, want), "missing file: %d want %d", rc, want);
-    TH_CHECK(strstr(passion_errdetail(x.ctx), "rank") != NULL,
-             "detail names a rank: %s", passion_errdetail(x.ctx));
+    TH_CHECK(strstr(passion_ctx_errdetail(x.ctx), "rank") != NULL,
+             "detail names a rank: %s", passion_ctx_errdetail(x.ctx));
     fx_close(&x);
 }
 
 /* Model check after a failed write: everything outside the section equal. */
 static void test_fault_injection(void)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.driver = PASSION_DRIVER_FAULT;
-    o.fault_fail_at = 3;
-    o.fault_errno = ENOSPC;
-    o.memory_budget = 37 * 4 * 2; /* two columns per sieve window */
+    /* budget: two columns per sieve window */
+    char o[160];
+    snprintf(o, sizeof o, "driver=fault,fault_fail_at=3,fault_errno=%d,"
+             "memory_budget=%d", ENOSPC, 37 * 4 * 2);
     fx x;
-    int rc = fx_open(&x, &o, PASSION_MODE_CREATE);
+    int rc = fx_open(&x, o, PASSION_MODE_CREATE);
     TH_CHECK(rc == 0, "open %d", rc);
     if (rc)
         return;
@@ -332,7 +351,7 @@ static void test_fault_injection(void)
              *buf = malloc(n * 4);
     for (int64_t i = 0; i < n; i++)
         orig[i] = 0x1000 + (uint32_t)i;
-    rc = passion_write_local(x.f, orig); /* call 1 */
+    rc = passion_file_write_local(x.f, orig); /* call 1 */
     TH_CHECK(rc == 0, "write_local %d", rc);
     for (int64_t i = 0; i < n; i++)
         buf[i] = 0xdead0000u + (uint32_t)i;
@@ -340,14 +359,14 @@ static void test_fault_injection(void)
     sec2(&s, 0, 10, 3, 0, 8, 2); /* strided: many runs */
     for (int method = 1; method <= 2; method++) {
         /* calls 2.. fail at the 3rd overall request of the context */
-        rc = passion_write_section(x.f, &s, buf, NULL, method);
+        rc = passion_file_write(x.f, &s, buf, NULL, method);
         if (method == 1) {
             TH_CHECK(rc == PASSION_ENOSPC, "direct write on full disk: %d",
                      rc);
-            TH_CHECK(strstr(passion_errdetail(x.ctx), "offset") != NULL &&
-                         strstr(passion_errdetail(x.ctx), ".laf") != NULL,
+            TH_CHECK(strstr(passion_ctx_errdetail(x.ctx), "offset") != NULL &&
+                         strstr(passion_ctx_errdetail(x.ctx), ".laf") != NULL,
                      "detail names file and offset: %s",
-                     passion_errdetail(x.ctx));
+                     passion_ctx_errdetail(x.ctx));
         }
     }
     /* read back with a plain posix context: outside the section intact */
@@ -369,21 +388,21 @@ static void test_fault_injection(void)
     fx_close(&x);
 
     /* EIO on a read; then short counts everywhere still read correctly */
-    o.fault_fail_at = 2;
-    o.fault_errno = EIO;
-    rc = fx_open(&x, &o, PASSION_MODE_CREATE);
-    rc = rc ? rc : passion_write_local(x.f, orig); /* call 1 */
+    snprintf(o, sizeof o, "driver=fault,fault_fail_at=2,fault_errno=%d,"
+             "memory_budget=%d", EIO, 37 * 4 * 2);
+    rc = fx_open(&x, o, PASSION_MODE_CREATE);
+    rc = rc ? rc : passion_file_write_local(x.f, orig); /* call 1 */
     TH_CHECK(rc == 0, "setup %d", rc);
-    rc = passion_read_local(x.f, back); /* call 2 fails */
+    rc = passion_file_read_local(x.f, back); /* call 2 fails */
     TH_CHECK(rc == PASSION_EIO, "EIO: %d", rc);
     fx_close(&x);
-    o.fault_fail_at = 0;
-    o.fault_short = 1;
-    rc = fx_open(&x, &o, PASSION_MODE_CREATE);
-    rc = rc ? rc : passion_write_local(x.f, orig);
+    snprintf(o, sizeof o, "driver=fault,fault_short=1,memory_budget=%d",
+             37 * 4 * 2);
+    rc = fx_open(&x, o, PASSION_MODE_CREATE);
+    rc = rc ? rc : passion_file_write_local(x.f, orig);
     passion_counters c;
     passion_counters_reset(x.ctx);
-    rc = rc ? rc : passion_read_local(x.f, back);
+    rc = rc ? rc : passion_file_read_local(x.f, back);
     passion_counters_get(x.ctx, &c);
     TH_CHECK(rc == 0 && memcmp(back, orig, n * 4) == 0 && c.io_calls > 5,
              "short counts: rc %d calls %llu", rc,
@@ -391,7 +410,7 @@ static void test_fault_injection(void)
     /* the file shrinks behind passion's back: a read meets end of file */
     TH_CHECK(truncate(passion_file_path(x.f), 100) == 0, "truncate");
     sec2(&s, 0, 37, 1, 10, 2, 1);
-    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_ESHORT, "end of file: %d", rc);
     fx_close(&x);
     free(orig);
@@ -402,11 +421,8 @@ static void test_fault_injection(void)
 /* Batched reads (io_uring with the posix driver): data, and end of file. */
 static void test_batched_reads(void)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.io_latency = 1e-9; /* skip every hole: many requests per batch */
-    fx x;
-    int rc = fx_open(&x, &o, PASSION_MODE_CREATE);
+    fx x; /* io_latency: skip every hole, many requests per batch */
+    int rc = fx_open(&x, "io_latency=1e-9", PASSION_MODE_CREATE);
     TH_CHECK(rc == 0, "open %d", rc);
     if (rc)
         return;
@@ -414,12 +430,12 @@ static void test_batched_reads(void)
     uint32_t *orig = malloc(n * 4), *buf = malloc(n * 4);
     for (int64_t i = 0; i < n; i++)
         orig[i] = 0x2000 + (uint32_t)i;
-    rc = passion_write_local(x.f, orig);
+    rc = passion_file_write_local(x.f, orig);
     passion_section s;
     sec2(&s, 0, 10, 3, 0, 8, 2);
     passion_counters c;
     passion_counters_reset(x.ctx);
-    rc = rc ? rc : passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    rc = rc ? rc : passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
     passion_counters_get(x.ctx, &c);
     int bad = 0;
     for (int64_t j = 0; j < 8; j++)
@@ -430,7 +446,7 @@ static void test_batched_reads(void)
              (unsigned long long)c.io_calls);
     /* the file shrinks: some pieces of a batch meet end of file */
     TH_CHECK(truncate(passion_file_path(x.f), 39 * 4 * 9) == 0, "truncate");
-    rc = passion_read_section(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_ESHORT, "batched read past end of file: %d", rc);
     fx_close(&x);
     free(orig);

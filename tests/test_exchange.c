@@ -107,7 +107,7 @@ static int run_v(const int64_t *m, int alg, int radix, MPI_Datatype type,
         fprintf(stderr, "[rank %d] alltoallv alg %s radix %d: rc %d (%s), "
                         "data %s\n",
                 me, coll_xchg_name(alg), radix, rcode,
-                passion_errdetail(ctx),
+                passion_ctx_errdetail(ctx),
                 memcmp(rb, ref, rbytes) ? "differs" : "equal");
     free(sb);
     free(rb);
@@ -139,7 +139,7 @@ static int run_regular(int64_t count, MPI_Datatype type, int alg, int radix,
         fprintf(stderr, "[rank %d] alltoall alg %s radix %d count %lld: rc "
                         "%d (%s)\n",
                 me, coll_xchg_name(alg), radix, (long long)count, rcode,
-                passion_errdetail(ctx));
+                passion_ctx_errdetail(ctx));
     free(sb);
     free(rb);
     free(ref);
@@ -455,8 +455,8 @@ static void test_errors(void)
     rc = passion_alltoall(ctx, me == 0 ? NULL : buf, out, 1, MPI_INT,
                           PASSION_XCHG_PAIRWISE, 0);
     TH_CHECK(rc == PASSION_EINVAL, "NULL buffer: rc %d", rc);
-    TH_CHECK(strstr(passion_errdetail(ctx), "rank 0") != NULL,
-             "detail names rank 0: %s", passion_errdetail(ctx));
+    TH_CHECK(strstr(passion_ctx_errdetail(ctx), "rank 0") != NULL,
+             "detail names rank 0: %s", passion_ctx_errdetail(ctx));
     /* radix out of range */
     rc = passion_alltoall(ctx, buf, out, 1, MPI_INT, PASSION_XCHG_INDEX, 1);
     TH_CHECK(rc == PASSION_EINVAL, "radix 1: rc %d", rc);
@@ -520,9 +520,9 @@ static void test_fault(void)
             quiet = 0;
             TH_CHECK(!th_all(ok), "fault %d (nb=%d): nobody failed", nth,
                      nb);
-            rcode = strstr(passion_errdetail(ctx), "four-stage") ? 0 : 1;
+            rcode = strstr(passion_ctx_errdetail(ctx), "four-stage") ? 0 : 1;
             TH_CHECK(rcode == 0, "fault %d: detail '%s'", nth,
-                     passion_errdetail(ctx));
+                     passion_ctx_errdetail(ctx));
         }
     }
     /* and the context still works */
@@ -592,12 +592,9 @@ static void test_model_choices(void)
     free(rb);
 
     /* costs from the options: no calibration, the paper's model */
-    passion_options o;
-    passion_options_init(&o);
-    o.msg_alpha = 1e-2;
-    o.msg_beta = 1e-12;
     passion_ctx *c2;
-    TH_CHECK(passion_init(MPI_COMM_WORLD, &o, &c2) == 0, "init with costs");
+    TH_CHECK(th_init(&c2, "msg_alpha=1e-2,msg_beta=1e-12") == 0,
+             "init with costs");
     coll_xchg_costs oc;
     TH_CHECK(coll_xchg_costs_ready(c2, &oc) && oc.source ==
                  COLL_COSTS_OPTIONS && oc.msg == 1e-2,

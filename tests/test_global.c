@@ -1,7 +1,7 @@
 /*
  * test_global.c - global placement: .npy and raw global files, and the
- * collective section access passion_read_section_all /
- * passion_write_section_all with every method (direct, sieve, etp-static,
+ * collective section access passion_file_read_all /
+ * passion_file_write_all with every method (direct, sieve, etp-static,
  * etp-dynamic, auto), under any number of ranks.
  *
  * Every rank draws every rank's section from the same seed, so each can
@@ -50,14 +50,15 @@ static unsigned char byte_of(int64_t idx, int64_t k, uint64_t salt)
     return (unsigned char)(th_next(&s) >> 56);
 }
 
-static int world_open(world *w, const passion_options *opt, int nd,
+/* opt: "key=value,..." options of the context (NULL: defaults) */
+static int world_open(world *w, const char *opt, int nd,
                       const int64_t *shape, int64_t esize, int storage,
                       int64_t header, int npy, const char *tag)
 {
     memset(w, 0, sizeof *w);
     w->nd = nd;
     w->esize = esize;
-    int rc = passion_init(MPI_COMM_WORLD, opt, &w->ctx);
+    int rc = th_init(&w->ctx, "%s", opt ? opt : "");
     if (rc)
         return rc;
     passion_array_spec_init(&w->spec, nd, shape, esize);
@@ -85,7 +86,7 @@ static int world_open(world *w, const passion_options *opt, int nd,
     passion_section all;
     passion_section_set(&all, nd, NULL, shape, NULL);
     if (th_rank == 0)
-        rc = passion_write_section(w->f, &all, w->model, NULL,
+        rc = passion_file_write(w->f, &all, w->model, NULL,
                                    PASSION_METHOD_DIRECT);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -206,10 +207,10 @@ static int check_read(world *w, const passion_section *s,
     int64_t n = mem_elems(w, s, m);
     unsigned char *buf = malloc((size_t)(n * w->esize + 1));
     memset(buf, 0xEE, (size_t)(n * w->esize + 1));
-    int rc = passion_read_section_all(w->f, s, buf, m, method);
+    int rc = passion_file_read_all(w->f, s, buf, m, method);
     int bad = rc != 0;
     TH_CHECK(rc == 0, "read_section_all (%d): %s: %s", method,
-             passion_strerror(rc), passion_errdetail(w->ctx));
+             passion_strerror(rc), passion_ctx_errdetail(w->ctx));
     unsigned char *seen = calloc((size_t)n + 1, 1);
     if (!rc && sec_elems(w, s) > 0) {
         int64_t i[PASSION_MAX_DIMS] = {0};
@@ -236,7 +237,7 @@ static int check_file(world *w, const char *what)
     unsigned char *all = malloc((size_t)bytes);
     passion_section whole;
     passion_section_set(&whole, w->nd, NULL, w->spec.shape, NULL);
-    int rc = passion_read_section(w->f, &whole, all, NULL,
+    int rc = passion_file_read(w->f, &whole, all, NULL,
                                   PASSION_METHOD_DIRECT);
     int64_t first = -1;
     for (int64_t k = 0; k < bytes && first < 0; k++)
@@ -266,9 +267,9 @@ static int check_write(world *w, const passion_section *secs,
                     byte_of(fe, k, salt * 64 + (uint64_t)th_rank);
         } while (next_index(w->nd, s, i));
     }
-    int rc = passion_write_section_all(w->f, s, buf, m, method);
+    int rc = passion_file_write_all(w->f, s, buf, m, method);
     TH_CHECK(rc == 0, "write_section_all (%s): %s: %s", method_names[method],
-             passion_strerror(rc), passion_errdetail(w->ctx));
+             passion_strerror(rc), passion_ctx_errdetail(w->ctx));
     /* the model: every rank's write, in increasing rank order */
     for (int r = 0; r < th_size; r++) {
         if (sec_elems(w, &secs[r]) == 0)
@@ -305,18 +306,20 @@ static void random_round(uint64_t seed, int driver, int npy)
     int64_t esize = esizes[th_range(&rng, 0, 3)];
     int storage = (int)th_range(&rng, 0, 1);
     int64_t header = th_range(&rng, 0, 1) ? th_range(&rng, 1, 5000) : 0;
-    passion_options opt;
-    passion_options_init(&opt);
-    opt.driver = driver;
+    static const char *const drivers[] = {"posix", "mpiio", "fault"};
     /* O_DIRECT on some posix rounds (unaligned requests go through the
        driver's bounce buffer) */
-    opt.direct_io = driver == PASSION_DRIVER_POSIX && th_range(&rng, 0, 3) == 0;
+    int direct_io = driver == PASSION_DRIVER_POSIX &&
+                    th_range(&rng, 0, 3) == 0;
     /* tiny budgets make many rounds; the floor holds one element per rank
        per round */
     int64_t floor = 5 * 64 * (th_size > 1 ? th_size : 2);
-    opt.memory_budget = th_range(&rng, 0, 2) ? th_range(&rng, floor,
-                                                        floor + 4096)
-                                             : (int64_t)64 << 20;
+    int64_t budget = th_range(&rng, 0, 2) ? th_range(&rng, floor,
+                                                     floor + 4096)
+                                          : (int64_t)64 << 20;
+    char opt[128];
+    snprintf(opt, sizeof opt, "driver=%s,direct_io=%d,memory_budget=%lld",
+             drivers[driver], direct_io, (long long)budget);
     char tag[64];
     snprintf(tag, sizeof tag, "rand-%llu", (unsigned long long)seed % 100000);
     if (getenv("TEST_VERBOSE") && th_rank == 0)
@@ -326,10 +329,10 @@ static void random_round(uint64_t seed, int driver, int npy)
                (unsigned long long)seed, nd, (long long)shape[0],
                (long long)shape[1], (long long)(nd > 2 ? shape[2] : 0),
                (long long)(nd > 3 ? shape[3] : 0), (long long)esize, storage,
-               (long long)header, (long long)opt.memory_budget, driver, npy,
-               opt.direct_io);
+               (long long)header, (long long)budget, driver, npy,
+               direct_io);
     world w;
-    int rc = world_open(&w, &opt, nd, shape, esize, storage, header, npy,
+    int rc = world_open(&w, opt, nd, shape, esize, storage, header, npy,
                         tag);
     TH_CHECK(rc == 0, "setup: %s", passion_strerror(rc));
     if (rc) {
@@ -363,11 +366,10 @@ static void random_round(uint64_t seed, int driver, int npy)
         check_write(&w, secs, m, methods[method], sseed % 1000 + 2);
         passion_counters c;
         passion_counters_get(w.ctx, &c);
-        TH_CHECK(c.peak_staging <= (uint64_t)opt.memory_budget +
+        TH_CHECK(c.peak_staging <= (uint64_t)budget +
                                        1024 * (uint64_t)th_size,
                  "peak staging %llu over budget %lld + 1 KiB per rank",
-                 (unsigned long long)c.peak_staging,
-                 (long long)opt.memory_budget);
+                 (unsigned long long)c.peak_staging, (long long)budget);
     }
     (void)total;
     world_close(&w);
@@ -399,11 +401,11 @@ static void test_every_method(void)
 {
     th_case_seed = th_seed + 7;
     int64_t shape[2] = {37, 23};
-    passion_options opt;
-    passion_options_init(&opt);
-    opt.memory_budget = 5 * 64 * (th_size > 1 ? th_size : 2) + 300;
+    char opt[64];
+    snprintf(opt, sizeof opt, "memory_budget=%d",
+             5 * 64 * (th_size > 1 ? th_size : 2) + 300);
     world w;
-    int rc = world_open(&w, &opt, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
+    int rc = world_open(&w, opt, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
                         "every");
     TH_CHECK(rc == 0, "setup");
     if (!rc) {
@@ -466,10 +468,8 @@ static void test_errors(void)
 {
     th_case_seed = th_seed + 11;
     int64_t shape[3] = {6, 5, 4};
-    passion_options opt;
-    passion_options_init(&opt);
     world w;
-    int rc = world_open(&w, &opt, 3, shape, 8, PASSION_ROW_MAJOR, 64, 0,
+    int rc = world_open(&w, NULL, 3, shape, 8, PASSION_ROW_MAJOR, 64, 0,
                         "errors");
     TH_CHECK(rc == 0, "setup");
     if (rc) {
@@ -484,15 +484,15 @@ static void test_errors(void)
         if (th_rank == bad)
             st[1] = 4; /* 4 + 1 = 5: out of bounds */
         passion_section_set(&s, 3, st, ct, NULL);
-        rc = passion_read_section_all(w.f, &s, buf, NULL, methods[mi]);
+        rc = passion_file_read_all(w.f, &s, buf, NULL, methods[mi]);
         TH_CHECK(rc == PASSION_ERANGE, "out of bounds read on rank %d: %d",
                  bad, rc);
         char want[32];
         snprintf(want, sizeof want, "rank %d", bad);
-        TH_CHECK(strstr(passion_errdetail(w.ctx), want) != NULL,
+        TH_CHECK(strstr(passion_ctx_errdetail(w.ctx), want) != NULL,
                  "detail names the failing rank: %s",
-                 passion_errdetail(w.ctx));
-        rc = passion_write_section_all(w.f, &s, buf, NULL, methods[mi]);
+                 passion_ctx_errdetail(w.ctx));
+        rc = passion_file_write_all(w.f, &s, buf, NULL, methods[mi]);
         TH_CHECK(rc == PASSION_ERANGE, "out of bounds write: %d", rc);
     }
     check_file(&w, "after failed writes");
@@ -500,19 +500,19 @@ static void test_errors(void)
     passion_section s;
     int64_t ct[3] = {1, 1, 1}, sd[3] = {1, th_rank == 0 ? 0 : 1, 1};
     passion_section_set(&s, 3, NULL, ct, sd);
-    rc = passion_read_section_all(w.f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    rc = passion_file_read_all(w.f, &s, buf, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == PASSION_EINVAL, "zero stride: %d", rc);
     /* ranks passing different methods */
     if (th_size > 1) {
         passion_section_set(&s, 3, NULL, ct, NULL);
-        rc = passion_read_section_all(w.f, &s, buf, NULL,
+        rc = passion_file_read_all(w.f, &s, buf, NULL,
                                       th_rank ? PASSION_METHOD_ETP_STATIC
                                               : PASSION_METHOD_AUTO);
         TH_CHECK(rc == PASSION_EMISMATCH, "different methods: %d", rc);
     }
     /* NULL buffer with a non-empty section on the last rank */
     passion_section_set(&s, 3, NULL, ct, NULL);
-    rc = passion_read_section_all(w.f, &s, th_rank == bad ? NULL : buf, NULL,
+    rc = passion_file_read_all(w.f, &s, th_rank == bad ? NULL : buf, NULL,
                                   PASSION_METHOD_ETP_DYNAMIC);
     TH_CHECK(rc == PASSION_EINVAL, "NULL buffer: %d", rc);
     world_close(&w);
@@ -522,15 +522,13 @@ static void test_errors(void)
 static void test_fault(void)
 {
     th_case_seed = th_seed + 13;
-    passion_options opt;
-    passion_options_init(&opt);
-    opt.driver = PASSION_DRIVER_FAULT;
-    opt.fault_ranks = 0;
-    opt.fault_fail_at = 2; /* rank 0: the setup write is request 1 */
-    opt.memory_budget = 5 * 64 * (th_size > 1 ? th_size : 2);
+    /* rank 0: the setup write is request 1 */
+    char opt[128];
+    snprintf(opt, sizeof opt, "driver=fault,fault_ranks=0,fault_fail_at=2,"
+             "memory_budget=%d", 5 * 64 * (th_size > 1 ? th_size : 2));
     int64_t shape[2] = {64, 64};
     world w;
-    int rc = world_open(&w, &opt, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
+    int rc = world_open(&w, opt, 2, shape, 4, PASSION_COL_MAJOR, 0, 0,
                         "fault");
     TH_CHECK(rc == 0, "setup (fault): %s", passion_strerror(rc));
     if (!rc) {
@@ -538,11 +536,11 @@ static void test_fault(void)
         passion_section all;
         passion_section_set(&all, 2, NULL, shape, NULL);
         /* rank 0 aggregates the first domain: its first request fails */
-        rc = passion_read_section_all(w.f, &all, fb, NULL,
+        rc = passion_file_read_all(w.f, &all, fb, NULL,
                                       PASSION_METHOD_ETP_DYNAMIC);
         TH_CHECK(rc == PASSION_EIO, "read with a failing request: %d", rc);
-        TH_CHECK(strstr(passion_errdetail(w.ctx), "rank 0") != NULL,
-                 "detail from rank 0: %s", passion_errdetail(w.ctx));
+        TH_CHECK(strstr(passion_ctx_errdetail(w.ctx), "rank 0") != NULL,
+                 "detail from rank 0: %s", passion_ctx_errdetail(w.ctx));
         /* the fault happens once; then everything works again */
         for (int mi = 0; mi < NMETHODS; mi++)
             check_read(&w, &all, NULL, methods[mi]);
@@ -550,8 +548,7 @@ static void test_fault(void)
     }
     world_close(&w);
     /* the same for a write, with one rank short of requests */
-    opt.fault_fail_at = 2;
-    rc = world_open(&w, &opt, 2, shape, 4, PASSION_ROW_MAJOR, 0, 0,
+    rc = world_open(&w, opt, 2, shape, 4, PASSION_ROW_MAJOR, 0, 0,
                     "fault2");
     TH_CHECK(rc == 0, "setup (fault 2): %s", passion_strerror(rc));
     if (!rc) {
@@ -559,7 +556,7 @@ static void test_fault(void)
         passion_section s;
         int64_t st[2] = {th_rank % 64, 0}, ct[2] = {1, 64};
         passion_section_set(&s, 2, st, ct, NULL);
-        rc = passion_write_section_all(w.f, &s, fb, NULL,
+        rc = passion_file_write_all(w.f, &s, fb, NULL,
                                        PASSION_METHOD_ETP_STATIC);
         TH_CHECK(rc == PASSION_EIO, "write with a failing request: %d", rc);
         free(fb);
@@ -573,11 +570,9 @@ static void test_npy_header(void)
 {
     th_case_seed = th_seed + 17;
     int64_t shape[3] = {3, 1000, 7};
-    passion_options opt;
-    passion_options_init(&opt);
     for (int order = 0; order < 2; order++) {
         world w;
-        int rc = world_open(&w, &opt, 3, shape, 8, order, 0, 1, "hdr");
+        int rc = world_open(&w, NULL, 3, shape, 8, order, 0, 1, "hdr");
         TH_CHECK(rc == 0, "npy create: %s", passion_strerror(rc));
         if (rc) {
             world_close(&w);
@@ -610,7 +605,7 @@ static void test_npy_header(void)
         /* reopen: right spec, then every kind of mismatch */
         passion_file *f = NULL;
         rc = passion_file_open(w.a, w.path, PASSION_MODE_RDONLY, &f);
-        TH_CHECK(rc == 0, "reopen: %s", passion_errdetail(w.ctx));
+        TH_CHECK(rc == 0, "reopen: %s", passion_ctx_errdetail(w.ctx));
         passion_file_close(f);
         struct {
             int64_t shape1, esize;
@@ -636,7 +631,7 @@ static void test_npy_header(void)
             f = NULL;
             rc = passion_file_open(a2, w.path, PASSION_MODE_RDONLY, &f);
             TH_CHECK(rc == bad[k].want, "mismatch %zu: %d (%s)", k, rc,
-                     passion_errdetail(w.ctx));
+                     passion_ctx_errdetail(w.ctx));
             passion_file_close(f);
             passion_array_free(a2);
         }
@@ -673,13 +668,13 @@ static void test_npy_header(void)
         passion_array_create(c2, &sp2, &a2);
         passion_file *f2 = NULL;
         int rc2 = passion_file_open(a2, p2, PASSION_MODE_RDONLY, &f2);
-        TH_CHECK(rc2 == 0, "open version %d: %s", ver, passion_errdetail(c2));
+        TH_CHECK(rc2 == 0, "open version %d: %s", ver, passion_ctx_errdetail(c2));
         if (!rc2) {
             int32_t got[3] = {0, 0, 0};
             int64_t st[2] = {th_rank % 5, 2}, ct[2] = {1, 3}, sd[2] = {1, 3};
             passion_section s2;
             passion_section_set(&s2, 2, st, ct, sd);
-            rc2 = passion_read_section_all(f2, &s2, got, NULL,
+            rc2 = passion_file_read_all(f2, &s2, got, NULL,
                                            PASSION_METHOD_AUTO);
             int32_t r0 = (int32_t)(th_rank % 5) * 9;
             TH_CHECK(rc2 == 0 && got[0] == r0 + 2 && got[1] == r0 + 5 &&
@@ -752,11 +747,9 @@ static void test_npy_numpy(void)
     }
     th_case_seed = th_seed + 19;
     int64_t shape[2] = {31, 17};
-    passion_options opt;
-    passion_options_init(&opt);
     for (int order = 0; order < 2; order++) {
         world w;
-        int rc = world_open(&w, &opt, 2, shape, 4, order, 0, 1, "numpy");
+        int rc = world_open(&w, NULL, 2, shape, 4, order, 0, 1, "numpy");
         TH_CHECK(rc == 0, "setup");
         /* every rank writes rows r, r+P, ... with value 1000 i + j */
         passion_section s;
@@ -776,9 +769,9 @@ static void test_npy_numpy(void)
                 k = order ? a + b * ct[0] : a * 17 + b;
                 buf[k] = (float)(1000 * (th_rank + a * th_size) + b);
             }
-        rc = passion_write_section_all(w.f, &s, buf, NULL,
+        rc = passion_file_write_all(w.f, &s, buf, NULL,
                                        PASSION_METHOD_AUTO);
-        TH_CHECK(rc == 0, "write: %s", passion_errdetail(w.ctx));
+        TH_CHECK(rc == 0, "write: %s", passion_ctx_errdetail(w.ctx));
         if (th_rank == 0) {
             char cmd[2048];
             snprintf(cmd, sizeof cmd,
@@ -801,10 +794,10 @@ static void test_npy_numpy(void)
         snprintf(np_path, sizeof np_path, "%s.np.npy", w.path);
         passion_file *f;
         rc = passion_file_open(w.a, np_path, PASSION_MODE_RDONLY, &f);
-        TH_CHECK(rc == 0, "open numpy's file: %s", passion_errdetail(w.ctx));
+        TH_CHECK(rc == 0, "open numpy's file: %s", passion_ctx_errdetail(w.ctx));
         if (!rc) {
             memset(buf, 0, 31 * 17 * 4);
-            rc = passion_read_section_all(f, &s, buf, NULL,
+            rc = passion_file_read_all(f, &s, buf, NULL,
                                           PASSION_METHOD_ETP_DYNAMIC);
             int bad = rc != 0;
             for (int64_t a = 0; a < ct[0] && !bad; a++)

@@ -81,7 +81,7 @@ static int next_index(int nd, const int64_t *cnt, int64_t *i)
 
 typedef struct rcase {
     passion_array_spec spec;
-    passion_options opt;
+    char opt[160]; /* "key=value,..." for th_init */
     int nd;
 } rcase;
 
@@ -128,16 +128,19 @@ static void random_spec(uint64_t *s, int P, rcase *c)
 static int g_odirect_ok;
 
 static void random_options(uint64_t *s, const passion_array_spec *sp,
-                           passion_options *o)
+                           char *o, size_t len)
 {
-    passion_options_init(o);
     static const int64_t budgets[] = {1, 3, 50, 1000, 100000};
-    o->memory_budget = sp->elem_size * budgets[th_range(s, 0, 4)];
-    o->driver = (int)th_range(s, 0, 2);
-    if (o->driver == PASSION_DRIVER_FAULT)
-        o->fault_short = 1;
-    if (o->driver == PASSION_DRIVER_POSIX && g_odirect_ok)
-        o->direct_io = th_range(s, 0, 3) == 0;
+    static const char *const drivers[] = {"posix", "mpiio", "fault"};
+    int64_t budget = sp->elem_size * budgets[th_range(s, 0, 4)];
+    int driver = (int)th_range(s, 0, 2);
+    int n = snprintf(o, len, "memory_budget=%lld,driver=%s",
+                     (long long)budget, drivers[driver]);
+    if (driver == PASSION_DRIVER_FAULT)
+        snprintf(o + n, len - (size_t)n, ",fault_short=1");
+    if (driver == PASSION_DRIVER_POSIX && g_odirect_ok &&
+        th_range(s, 0, 3) == 0)
+        snprintf(o + n, len - (size_t)n, ",direct_io=1");
 }
 
 /* -------------------------------------------------------------- ocad */
@@ -154,7 +157,7 @@ static void test_ocad_mapping(void)
         int rc = passion_init(MPI_COMM_WORLD, NULL, &ctx);
         TH_CHECK(rc == 0, "init: %d", rc);
         rc = passion_array_create(ctx, &c.spec, &a);
-        TH_CHECK(rc == 0, "create: %d %s", rc, passion_errdetail(ctx));
+        TH_CHECK(rc == 0, "create: %d %s", rc, passion_ctx_errdetail(ctx));
         if (rc) {
             passion_finalize(ctx);
             continue;
@@ -293,18 +296,18 @@ static void run_lpm_case(uint64_t seed, int ops)
     lpm_case L;
     memset(&L, 0, sizeof L);
     random_spec(&s, th_size, &L.c);
-    random_options(&s, &L.c.spec, &L.c.opt);
-    int rc = passion_init(MPI_COMM_WORLD, &L.c.opt, &L.ctx);
+    random_options(&s, &L.c.spec, L.c.opt, sizeof L.c.opt);
+    int rc = th_init(&L.ctx, "%s", L.c.opt);
     TH_CHECK(rc == 0, "init %d", rc);
     if (rc)
         return;
     rc = passion_array_create(L.ctx, &L.c.spec, &L.a);
-    TH_CHECK(rc == 0, "create %d: %s", rc, passion_errdetail(L.ctx));
+    TH_CHECK(rc == 0, "create %d: %s", rc, passion_ctx_errdetail(L.ctx));
     char pat[300];
     snprintf(pat, sizeof pat, "%s/lpm.%%d.laf", th_dir());
     if (!rc)
         rc = passion_file_open(L.a, pat, PASSION_MODE_CREATE, &L.f);
-    TH_CHECK(rc == 0, "open %d: %s", rc, passion_errdetail(L.ctx));
+    TH_CHECK(rc == 0, "open %d: %s", rc, passion_ctx_errdetail(L.ctx));
     if (rc) {
         passion_array_free(L.a);
         passion_finalize(L.ctx);
@@ -327,8 +330,8 @@ static void run_lpm_case(uint64_t seed, int ops)
     uint64_t vs = seed ^ ((uint64_t)th_rank << 32);
     for (int64_t i = 0; i < L.fbytes; i++)
         L.model[i] = (unsigned char)th_next(&vs);
-    rc = passion_write_local(L.f, L.model);
-    TH_CHECK(rc == 0, "write_local %d: %s", rc, passion_errdetail(L.ctx));
+    rc = passion_file_write_local(L.f, L.model);
+    TH_CHECK(rc == 0, "write_local %d: %s", rc, passion_ctx_errdetail(L.ctx));
 
     /* per-rank random operations (independent calls) */
     uint64_t os = seed * 31 + (uint64_t)th_rank + 1;
@@ -346,34 +349,33 @@ static void run_lpm_case(uint64_t seed, int ops)
         if (op_write) {
             for (int64_t i = 0; i < mb; i++)
                 buf[i] = (unsigned char)th_next(&os);
-            rc = passion_write_section(L.f, &sec, buf, use_mem ? &mem : NULL,
+            rc = passion_file_write(L.f, &sec, buf, use_mem ? &mem : NULL,
                                        method);
             TH_CHECK(rc == 0, "write_section %d (method %d): %s", rc, method,
-                     passion_errdetail(L.ctx));
+                     passion_ctx_errdetail(L.ctx));
             ref_copy(&L, &sec, &mem, buf, 0);
         } else {
             memset(buf, 0xA5, (size_t)mb);
-            rc = passion_read_section(L.f, &sec, buf, use_mem ? &mem : NULL,
+            rc = passion_file_read(L.f, &sec, buf, use_mem ? &mem : NULL,
                                       method);
             TH_CHECK(rc == 0, "read_section %d (method %d): %s", rc, method,
-                     passion_errdetail(L.ctx));
+                     passion_ctx_errdetail(L.ctx));
             memset(want, 0xA5, (size_t)mb); /* untouched bytes stay so */
             ref_copy(&L, &sec, &mem, want, 1);
             TH_CHECK(memcmp(buf, want, (size_t)mb) == 0,
                      "read mismatch: op %d method %d nd %d esize %lld "
-                     "budget %lld driver %d", k, method, nd, (long long)es,
-                     (long long)L.c.opt.memory_budget, L.c.opt.driver);
+                     "options %s", k, method, nd, (long long)es, L.c.opt);
         }
         free(buf);
         free(want);
     }
     /* the whole file must equal the model */
     unsigned char *whole = malloc((size_t)L.fbytes + 1);
-    rc = passion_read_local(L.f, whole);
+    rc = passion_file_read_local(L.f, whole);
     TH_CHECK(rc == 0, "read_local %d", rc);
     TH_CHECK(memcmp(whole, L.model, (size_t)L.fbytes) == 0,
-             "file differs from the model after writes (driver %d, budget "
-             "%lld)", L.c.opt.driver, (long long)L.c.opt.memory_budget);
+             "file differs from the model after writes (options %s)",
+             L.c.opt);
     free(whole);
     free(L.model);
     rc = passion_file_close(L.f);
@@ -404,9 +406,6 @@ static void test_thesis_counts(void)
         {1024, 2048, 2, 1, 32, 3, 5643, 2, 65536},
     };
     th_case_seed = 0;
-    passion_options o;
-    passion_options_init(&o);
-    o.memory_budget = 16 * 2048 * 4;
     passion_ctx *ctx;
     passion_array *a;
     passion_file *f;
@@ -418,7 +417,7 @@ static void test_thesis_counts(void)
     sp.dist[0] = PASSION_DIST_COLLAPSED;
     char pat[300];
     snprintf(pat, sizeof pat, "%s/thesis.%%d.laf", th_dir());
-    int rc = passion_init(MPI_COMM_WORLD, &o, &ctx);
+    int rc = th_init(&ctx, "memory_budget=%d", 16 * 2048 * 4);
     rc = rc ? rc : passion_array_create(ctx, &sp, &a);
     rc = rc ? rc : passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
     TH_CHECK(rc == 0, "setup %d", rc);
@@ -437,7 +436,7 @@ static void test_thesis_counts(void)
         passion_counters c;
         passion_plan_info pi;
         passion_counters_reset(ctx);
-        rc = passion_read_section(f, &s, buf, NULL, PASSION_METHOD_DIRECT);
+        rc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_DIRECT);
         passion_counters_get(ctx, &c);
         TH_CHECK(rc == 0 && (long)c.io_calls == t[i].direct_req,
                  "case %zu direct requests %llu want %ld", i + 1,
@@ -447,7 +446,7 @@ static void test_thesis_counts(void)
         passion_section_plan(f, &s, 0, PASSION_METHOD_DIRECT, &pi);
         TH_CHECK(pi.requests == t[i].direct_req, "plan direct requests");
         passion_counters_reset(ctx);
-        rc = passion_read_section(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
+        rc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
         passion_counters_get(ctx, &c);
         TH_CHECK(rc == 0 && (long)c.io_calls <= t[i].sieve_req,
                  "case %zu sieve requests %llu > %ld", i + 1,
@@ -455,7 +454,7 @@ static void test_thesis_counts(void)
         TH_CHECK((long)c.bytes_read / 4 <= t[i].sieve_elems,
                  "case %zu sieve elements %llu > %ld", i + 1,
                  (unsigned long long)c.bytes_read / 4, t[i].sieve_elems);
-        TH_CHECK(c.peak_staging <= (uint64_t)o.memory_budget,
+        TH_CHECK(c.peak_staging <= 16 * 2048 * 4,
                  "staging %llu over budget",
                  (unsigned long long)c.peak_staging);
         passion_section_plan(f, &s, 0, PASSION_METHOD_SIEVE, &pi);
@@ -464,7 +463,7 @@ static void test_thesis_counts(void)
                  "plan and counters disagree for sieve");
         /* writes: sieve needs at most twice the read requests */
         passion_counters_reset(ctx);
-        rc = passion_write_section(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
+        rc = passion_file_write(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
         passion_counters_get(ctx, &c);
         TH_CHECK(rc == 0 && (long)c.io_calls <= 2 * t[i].sieve_req,
                  "case %zu sieve write requests %llu", i + 1,

@@ -15,11 +15,8 @@ static uint32_t gval(const int64_t *g)
 
 static passion_ctx *mkctx(int64_t budget)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.memory_budget = budget;
     passion_ctx *ctx = NULL;
-    passion_init(MPI_COMM_WORLD, &o, &ctx);
+    th_init(&ctx, "memory_budget=%lld", (long long)budget);
     return ctx;
 }
 
@@ -37,7 +34,7 @@ static passion_file *setup(passion_ctx *ctx, int storage, int g0, int g1,
     sp.ghost[1] = ghost;
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
-    TH_CHECK(rc == 0, "array: %s", passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "array: %s", passion_ctx_errdetail(ctx));
     char pat[512];
     snprintf(pat, sizeof pat, "%s/%s.%%d", th_dir(), tag);
     passion_file *f = NULL;
@@ -59,7 +56,7 @@ static passion_file *setup(passion_ctx *ctx, int storage, int g0, int g1,
                                                        : j * e0 + i;
             b[pos] = in ? gval(g) : SENTINEL;
         }
-    passion_write_local(f, b);
+    passion_file_write_local(f, b);
     free(b);
     *pa = a;
     return f;
@@ -77,7 +74,7 @@ static long check(passion_array *a, passion_file *f, int storage,
     const passion_array_spec *ns = passion_array_get_spec(a);
     int64_t e0 = nl[0] + 2 * ns->ghost[0], e1 = nl[1] + 2 * ns->ghost[1];
     uint32_t *b = malloc(fb);
-    passion_read_local(f, b);
+    passion_file_read_local(f, b);
     long bad = 0;
     for (int64_t i = 0; i < e0; i++)
         for (int64_t j = 0; j < e1; j++) {
@@ -122,8 +119,8 @@ static void test_shift_columns(void)
             int storage = st ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR;
             passion_file *f = setup(ctx, storage, 1, th_size, shape, 2, &a,
                                     tag);
-            int rc = passion_oc_shift_all(f, 1, 0, per, 0);
-            TH_CHECK(rc == 0, "shift: %s", passion_errdetail(ctx));
+            int rc = passion_file_shift_all(f, 1, 0, per, 0);
+            TH_CHECK(rc == 0, "shift: %s", passion_ctx_errdetail(ctx));
             int pp[2] = {0, per}, done[2] = {0, 1};
             long bad = check(a, f, storage, pp, done);
             TH_CHECK(bad == 0, "%ld cells wrong (storage %d periodic %d)",
@@ -150,9 +147,9 @@ static void test_shift_blockblock(void)
         int storage = st ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR;
         passion_file *f = setup(ctx, storage, dims[0], dims[1], shape, 1, &a,
                                 st ? "bbc" : "bbr");
-        int rc = passion_oc_shift_all(f, 0, 0, 0, 0);
-        rc = rc ? rc : passion_oc_shift_all(f, 1, 0, 0, 0);
-        TH_CHECK(rc == 0, "shift: %s", passion_errdetail(ctx));
+        int rc = passion_file_shift_all(f, 0, 0, 0, 0);
+        rc = rc ? rc : passion_file_shift_all(f, 1, 0, 0, 0);
+        TH_CHECK(rc == 0, "shift: %s", passion_ctx_errdetail(ctx));
         int pp[2] = {0, 0}, done[2] = {1, 1};
         long bad = check(a, f, storage, pp, done);
         TH_CHECK(bad == 0, "(block,block) %dx%d storage %d: %ld wrong",
@@ -171,12 +168,12 @@ static void test_shift_errors(void)
     passion_array *a;
     passion_file *f = setup(ctx, PASSION_COL_MAJOR, 1, th_size, shape, 1, &a,
                             "err");
-    int rc = passion_oc_shift_all(f, 1, 0, 0, 2);
+    int rc = passion_file_shift_all(f, 1, 0, 0, 2);
     TH_CHECK(rc == PASSION_EINVAL, "width > ghost: %d", rc);
-    rc = passion_oc_shift_all(f, 1, th_rank == 0 ? 1 : -1, 0, 0);
+    rc = passion_file_shift_all(f, 1, th_rank == 0 ? 1 : -1, 0, 0);
     TH_CHECK(th_size == 1 ? rc == 0 : rc == PASSION_EMISMATCH,
              "ranks disagree: %d", rc);
-    rc = passion_oc_shift_all(f, 5, 0, 0, 0);
+    rc = passion_file_shift_all(f, 5, 0, 0, 0);
     TH_CHECK(rc == PASSION_EINVAL, "bad dim: %d", rc);
     TH_CHECK(th_all(1), "all ranks reached the end");
     passion_file_close(f);
@@ -206,11 +203,11 @@ static void test_multicast(void)
         int member = th_rank % 2 == 0;
         long bad = 0;
         if (v == 0) {
-            int rc = passion_oc_multicast_all(f, root, &src, group, ng, &dst,
+            int rc = passion_file_multicast_all(f, root, &src, group, ng, &dst,
                                               NULL, NULL);
-            TH_CHECK(rc == 0, "multicast: %s", passion_errdetail(ctx));
+            TH_CHECK(rc == 0, "multicast: %s", passion_ctx_errdetail(ctx));
             uint32_t got[12];
-            rc = passion_read_section(f, &dst, got, NULL, 0);
+            rc = passion_file_read(f, &dst, got, NULL, 0);
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 3; j++) {
                     int64_t g[2] = {lo[0] + 1 + 2 * i, lo[1] + 2 * j};
@@ -232,9 +229,9 @@ static void test_multicast(void)
             uint32_t buf[30];
             for (int i = 0; i < 30; i++)
                 buf[i] = 7;
-            int rc = passion_oc_multicast_all(f, root, &src, NULL, 0, NULL,
+            int rc = passion_file_multicast_all(f, root, &src, NULL, 0, NULL,
                                               buf, &m);
-            TH_CHECK(rc == 0, "multicast: %s", passion_errdetail(ctx));
+            TH_CHECK(rc == 0, "multicast: %s", passion_ctx_errdetail(ctx));
             for (int i = 0; i < 6; i++)
                 for (int j = 0; j < 5; j++) {
                     int in = i >= 1 && i < 5 && j >= 2;

@@ -10,17 +10,14 @@
 
 #include <errno.h>
 
-static const int engines[2] = {PASSION_ENGINE_URING, PASSION_ENGINE_THREAD};
+static const passion_engine engines[2] = {PASSION_ENGINE_URING,
+                                          PASSION_ENGINE_THREAD};
 
-static passion_ctx *mkctx(int engine, int64_t budget, int direct)
+static passion_ctx *mkctx(passion_engine engine, int64_t budget, int direct)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.engine = engine;
-    o.memory_budget = budget;
-    o.direct_io = direct;
     passion_ctx *ctx = NULL;
-    int rc = passion_init(MPI_COMM_WORLD, &o, &ctx);
+    int rc = th_init(&ctx, "engine=%s,memory_budget=%lld,direct_io=%d",
+                     passion_engine_name(engine), (long long)budget, direct);
     TH_CHECK(rc == 0, "passion_init: %s", passion_strerror(rc));
     return ctx;
 }
@@ -43,7 +40,7 @@ static passion_array *mkarray(passion_ctx *ctx, int nd, const int64_t *shape,
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
     TH_CHECK(rc == 0, "array_create: %s %s", passion_strerror(rc),
-             passion_errdetail(ctx));
+             passion_ctx_errdetail(ctx));
     return a;
 }
 
@@ -68,10 +65,10 @@ static void rand_section(uint64_t *s, int nd, const int64_t *lo,
 }
 
 /* Async reads and writes equal the synchronous ones, for one engine. */
-static void async_matrix(int engine, int direct)
+static void async_matrix(passion_engine engine, int direct)
 {
     passion_ctx *ctx = mkctx(engine, 3000, direct);
-    int eng = -1;
+    passion_engine eng = PASSION_ENGINE_AUTO;
     int rc = passion_engine_get(ctx, &eng);
     TH_CHECK(rc == 0 && eng == engine, "engine %d wanted, got %d (%s)",
              engine, eng, passion_strerror(rc));
@@ -88,13 +85,13 @@ static void async_matrix(int engine, int direct)
         char pat[512];
         snprintf(pat, sizeof pat, "%s/async%d-%d.%%d", th_dir(), t, direct);
         rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
-        TH_CHECK(rc == 0, "open: %s", passion_errdetail(ctx));
+        TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
         int64_t fb;
         passion_array_local_bytes(a, th_rank, &fb);
         unsigned char *model = malloc(fb), *back = malloc(fb);
         fill(model, fb, th_seed + 11 * t + th_rank);
         fill(back, fb, th_seed + 13 * t + th_rank);
-        rc = passion_write_local(f, model);
+        rc = passion_file_write_local(f, model);
         TH_CHECK(rc == 0, "write_local");
         int64_t ls[3], lo[3], hi[3];
         passion_array_local_shape(a, th_rank, ls);
@@ -115,12 +112,12 @@ static void async_matrix(int engine, int direct)
                 int64_t n = passion_section_elems(&sec[j], nd) * esize;
                 buf[j] = calloc(1, n);
                 want[j] = calloc(1, n);
-                rc = passion_read_section(f, &sec[j], want[j], NULL, method);
-                TH_CHECK(rc == 0, "sync read: %s", passion_errdetail(ctx));
-                rc = passion_read_section_begin(f, &sec[j], buf[j], NULL,
+                rc = passion_file_read(f, &sec[j], want[j], NULL, method);
+                TH_CHECK(rc == 0, "sync read: %s", passion_ctx_errdetail(ctx));
+                rc = passion_file_read_begin(f, &sec[j], buf[j], NULL,
                                                 method, &rq[j]);
                 TH_CHECK(rc == 0 && rq[j], "read_begin: %s",
-                         passion_errdetail(ctx));
+                         passion_ctx_errdetail(ctx));
             }
             for (int j = 2; j >= 0; j--) {
                 rc = passion_request_wait(rq[j]);
@@ -144,23 +141,23 @@ static void async_matrix(int engine, int direct)
             }
             unsigned char *src = malloc(mn);
             fill(src, mn, s + 7);
-            rc = passion_write_section(f, &w, src, &m, method);
+            rc = passion_file_write(f, &w, src, &m, method);
             TH_CHECK(rc == 0, "sync write");
             /* start again from other content, redo asynchronously */
-            passion_write_local(f, back);
+            passion_file_write_local(f, back);
             unsigned char *pre = malloc(fb);
             memcpy(pre, back, fb);
             passion_request *wr;
-            rc = passion_write_section_begin(f, &w, src, &m, method, &wr);
-            TH_CHECK(rc == 0, "write_begin: %s", passion_errdetail(ctx));
+            rc = passion_file_write_begin(f, &w, src, &m, method, &wr);
+            TH_CHECK(rc == 0, "write_begin: %s", passion_ctx_errdetail(ctx));
             rc = passion_request_wait(wr);
-            TH_CHECK(rc == 0, "write wait: %s", passion_errdetail(ctx));
-            passion_read_local(f, back);
+            TH_CHECK(rc == 0, "write wait: %s", passion_ctx_errdetail(ctx));
+            passion_file_read_local(f, back);
             /* expected: pre with the section patched = model patched over
                pre; rebuild by applying the sync write to pre */
-            passion_write_local(f, pre);
-            passion_write_section(f, &w, src, &m, method);
-            passion_read_local(f, model);
+            passion_file_write_local(f, pre);
+            passion_file_write(f, &w, src, &m, method);
+            passion_file_read_local(f, model);
             TH_CHECK(!memcmp(back, model, fb),
                      "async write differs (engine %s, method %d)",
                      passion_engine_name(engine), method);
@@ -197,7 +194,7 @@ static void test_engine_choice(void)
 {
     setenv("PASSION_ENGINE", "thread", 1);
     passion_ctx *ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 0);
-    int eng = -1;
+    passion_engine eng = PASSION_ENGINE_AUTO;
     passion_engine_get(ctx, &eng);
     TH_CHECK(eng == PASSION_ENGINE_THREAD, "PASSION_ENGINE=thread ignored");
     passion_finalize(ctx);
@@ -207,7 +204,7 @@ static void test_engine_choice(void)
     for (int i = 0; i < 3; i++) {
         pf_test_uring_fail(fails[i]);
         ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
-        eng = -1;
+        eng = PASSION_ENGINE_AUTO;
         int rc = passion_engine_get(ctx, &eng);
         TH_CHECK(rc == 0 && eng == PASSION_ENGINE_THREAD,
                  "auto with io_uring failing (%s): rc %d engine %d",
@@ -216,8 +213,8 @@ static void test_engine_choice(void)
         ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 0);
         rc = passion_engine_get(ctx, &eng);
         TH_CHECK(rc == PASSION_ENOTSUP, "forced uring failing: rc %d", rc);
-        TH_CHECK(strstr(passion_errdetail(ctx), "io_uring") != NULL,
-                 "detail: %s", passion_errdetail(ctx));
+        TH_CHECK(strstr(passion_ctx_errdetail(ctx), "io_uring") != NULL,
+                 "detail: %s", passion_ctx_errdetail(ctx));
         passion_finalize(ctx);
     }
     pf_test_uring_fail(0);
@@ -232,14 +229,9 @@ static void test_engine_choice(void)
 static void test_async_errors(void)
 {
     for (int e = 0; e < 2; e++) {
-        passion_options o;
-        passion_options_init(&o);
-        o.engine = engines[e];
-        o.driver = PASSION_DRIVER_FAULT;
-        o.fault_fail_at = 2;
-        o.fault_errno = EIO;
         passion_ctx *ctx;
-        passion_init(MPI_COMM_WORLD, &o, &ctx);
+        th_init(&ctx, "engine=%s,driver=fault,fault_fail_at=2,"
+                "fault_errno=%d", passion_engine_name(engines[e]), EIO);
         int64_t shape[2] = {64, 8 * th_size};
         passion_array *a = mkarray(ctx, 2, shape, 4, PASSION_COL_MAJOR, 0);
         char pat[512];
@@ -253,21 +245,21 @@ static void test_async_errors(void)
         float *buf = malloc(64 * 8 * 4);
         passion_request *r1, *r2;
         /* call 1 succeeds, call 2 fails */
-        rc = passion_read_section_begin(f, &s, buf, NULL,
+        rc = passion_file_read_begin(f, &s, buf, NULL,
                                         PASSION_METHOD_DIRECT, &r1);
         TH_CHECK(rc == 0, "begin");
         rc = passion_request_wait(r1);
         TH_CHECK(rc == 0, "first request should pass: %d", rc);
-        rc = passion_read_section_begin(f, &s, buf, NULL,
+        rc = passion_file_read_begin(f, &s, buf, NULL,
                                         PASSION_METHOD_DIRECT, &r2);
         rc = rc ? rc : passion_request_wait(r2);
         TH_CHECK(rc == PASSION_EIO, "fault not reported: %d", rc);
-        TH_CHECK(strstr(passion_errdetail(ctx), "asynchronous read") != NULL,
-                 "detail: %s", passion_errdetail(ctx));
+        TH_CHECK(strstr(passion_ctx_errdetail(ctx), "asynchronous read") != NULL,
+                 "detail: %s", passion_ctx_errdetail(ctx));
         /* bad arguments fail at begin, no request */
         passion_request *r3 = (passion_request *)1;
         s.count[0] = 1000;
-        rc = passion_read_section_begin(f, &s, buf, NULL, 0, &r3);
+        rc = passion_file_read_begin(f, &s, buf, NULL, 0, &r3);
         TH_CHECK(rc == PASSION_ERANGE && r3 == NULL, "range: %d", rc);
         free(buf);
         passion_file_close(f);
@@ -313,7 +305,7 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     }
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
-    TH_CHECK(rc == 0, "array: %s", passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "array: %s", passion_ctx_errdetail(ctx));
     const passion_array_spec *ns = passion_array_get_spec(a);
     char p1[512], p2[512];
     snprintf(p1, sizeof p1, "%s/slab-in-%s.%%d", th_dir(), tag);
@@ -332,9 +324,9 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     uint64_t sd = th_seed + 977 * (uint64_t)th_rank;
     for (int64_t i = 0; i < ne; i++)
         model[i] = (uint32_t)th_next(&sd);
-    passion_write_local(fi, model);
+    passion_file_write_local(fi, model);
     if (fo)
-        passion_write_local(fo, want); /* zeros */
+        passion_file_write_local(fo, want); /* zeros */
     passion_counters_reset(ctx);
 
     passion_slab_opts o;
@@ -348,8 +340,8 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     /* direct: no read-modify-write, so bytes_read counts input only */
     o.method = reuse ? PASSION_METHOD_DIRECT : PASSION_METHOD_AUTO;
     passion_slab_iter *it = NULL;
-    rc = passion_slab_begin(fi, &o, &it);
-    TH_CHECK(rc == 0, "slab_begin %s: %s", tag, passion_errdetail(ctx));
+    rc = passion_slab_open(fi, &o, &it);
+    TH_CHECK(rc == 0, "slab_begin %s: %s", tag, passion_ctx_errdetail(ctx));
     int dim = dimsel < 0 ? ns->order[0] : dimsel;
     int64_t h = ghost, nslabs = 0, bad = 0;
     memcpy(want, model, fb);
@@ -415,9 +407,9 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
         if (inplace)
             passion_slab_dirty(it);
     }
-    TH_CHECK(rc == 0, "slab_next %s: %d %s", tag, rc, passion_errdetail(ctx));
-    rc = passion_slab_end(it);
-    TH_CHECK(rc == 0, "slab_end %s: %s", tag, passion_errdetail(ctx));
+    TH_CHECK(rc == 0, "slab_next %s: %d %s", tag, rc, passion_ctx_errdetail(ctx));
+    rc = passion_slab_close(it);
+    TH_CHECK(rc == 0, "slab_end %s: %s", tag, passion_ctx_errdetail(ctx));
     passion_counters c;
     passion_counters_get(ctx, &c);
     TH_CHECK(bad == 0, "%s: %lld buffer cells differ from the file", tag,
@@ -443,7 +435,7 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
                 break;
         }
     }
-    passion_read_local(inplace ? fi : fo, got);
+    passion_file_read_local(inplace ? fi : fo, got);
     TH_CHECK(!memcmp(got, want, fb), "%s: file differs from the model", tag);
     int64_t slice = fb / ext[dim];
     int64_t expect_reuse = reuse || (inplace && h) ? (nslabs - 1) * 2 * h * slice
@@ -509,15 +501,15 @@ static void test_slab_budget(void)
     passion_slab_opts_init(&o);
     o.budget = 2 * 102 * 8 * 7; /* two buffers of 7 columns: width 5 */
     passion_slab_iter *it;
-    int rc = passion_slab_begin(f, &o, &it);
+    int rc = passion_slab_open(f, &o, &it);
     passion_slab sl;
     int got = passion_slab_next(it, &sl);
     TH_CHECK(rc == 0 && got == 1 && sl.count == 5 && sl.nslabs == 8,
              "width from budget: rc %d count %lld nslabs %lld", rc,
              (long long)sl.count, (long long)sl.nslabs);
-    passion_slab_end(it);
+    passion_slab_close(it);
     o.budget = 2 * 102 * 8 * 2; /* no room beyond the halos */
-    rc = passion_slab_begin(f, &o, &it);
+    rc = passion_slab_open(f, &o, &it);
     TH_CHECK(rc == PASSION_ENOMEM && it == NULL, "tiny budget: %d", rc);
     passion_file_close(f);
     passion_array_free(a);
@@ -539,12 +531,9 @@ static void test_slab_faults(void)
 {
     for (int e = 0; e < 2; e++)
         for (int at = 2; at <= 6; at += 2) {
-            passion_options o;
-            passion_options_init(&o);
-            o.engine = engines[e];
-            o.driver = PASSION_DRIVER_FAULT;
             passion_ctx *ctx;
-            passion_init(MPI_COMM_WORLD, &o, &ctx);
+            th_init(&ctx, "engine=%s,driver=fault",
+                    passion_engine_name(engines[e]));
             int64_t shape[2] = {32, 12 * th_size};
             passion_array *a = mkarray(ctx, 2, shape, 4, PASSION_COL_MAJOR, 1);
             char p1[512], p2[512];
@@ -554,25 +543,25 @@ static void test_slab_faults(void)
             passion_file_open(a, p1, PASSION_MODE_CREATE, &fi);
             passion_file_open(a, p2, PASSION_MODE_CREATE, &fo);
             /* arm the fault now: count from the sweep's first request */
-            passion_options *mo = (passion_options *)passion_ctx_options(ctx);
-            mo->fault_fail_at = at;
+            /* (the test reaches into the context: internals) */
+            ctx->opt.fault_fail_at = at;
             ctx->fault_calls = 0;
             passion_slab_opts so;
             passion_slab_opts_init(&so);
             so.width = 2;
             so.out = fo;
             passion_slab_iter *it = NULL;
-            int rc = passion_slab_begin(fi, &so, &it), got;
+            int rc = passion_slab_open(fi, &so, &it), got;
             passion_slab sl;
             int n = 0;
             while (!rc && (got = passion_slab_next(it, &sl)) == 1)
                 n++;
-            int erc = passion_slab_end(it);
+            int erc = passion_slab_close(it);
             int final = rc ? rc : (got < 0 ? got : erc);
             TH_CHECK(final == PASSION_EIO, "fault at %d (%s): rc %d after %d "
                      "slabs", at, passion_engine_name(engines[e]), final, n);
-            TH_CHECK(passion_errdetail(ctx)[0] != '\0', "no detail");
-            mo->fault_fail_at = 0;
+            TH_CHECK(passion_ctx_errdetail(ctx)[0] != '\0', "no detail");
+            ctx->opt.fault_fail_at = 0;
             passion_file_close(fi);
             passion_file_close(fo);
             passion_array_free(a);

@@ -3,7 +3,7 @@
  * against ROMIO: collective reads and writes of strided sections of one
  * global array file (4096x4096 4-byte elements, column-major, 64 MiB) by
  * every rank, thesis tables 6.1, 6.2, 6.5 and 6.6 cases, cold (pages
- * dropped before each run). passion: passion_read/write_section_all with
+ * dropped before each run). passion: passion_file_read_all / passion_file_write_all with
  * the default method (auto); ROMIO: MPI_File_read_all / write_all with
  * the section as file view (passion_section_filetype), default hints.
  * Best of three alternating runs per method; every result is checked
@@ -116,7 +116,7 @@ int cli_demo_etp(const char *dir, int quiet)
                                                        : 0};
         passion_section_set(&s, 2, st, cnt, NULL);
         values(&s, buf, 0, 0);
-        rc = passion_write_section_all(f, &s, buf, NULL, PASSION_METHOD_AUTO);
+        rc = passion_file_write_all(f, &s, buf, NULL, PASSION_METHOD_AUTO);
     }
     MPI_File fh = MPI_FILE_NULL;
     if (!rc && MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR,
@@ -125,7 +125,7 @@ int cli_demo_etp(const char *dir, int quiet)
     if (rc) {
         if (rank == 0)
             fprintf(stderr, "passion demo: ETP table setup: %s (%s)\n",
-                    passion_strerror(rc), ctx ? passion_errdetail(ctx) : "");
+                    passion_strerror(rc), ctx ? passion_ctx_errdetail(ctx) : "");
         goto done;
     }
     if (rank == 0 && !quiet)
@@ -154,9 +154,9 @@ int cli_demo_etp(const char *dir, int quiet)
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             if (m == 0)
-                rc = e->op_write ? passion_write_section_all(f, &s, buf, NULL,
+                rc = e->op_write ? passion_file_write_all(f, &s, buf, NULL,
                                                              0)
-                                 : passion_read_section_all(f, &s, buf, NULL,
+                                 : passion_file_read_all(f, &s, buf, NULL,
                                                             0);
             else
                 rc = romio_rw(f, fh, &s, buf, e->op_write);
@@ -173,7 +173,7 @@ int cli_demo_etp(const char *dir, int quiet)
                    checked everywhere -- sections here do not overlap */
                 memset(buf, 0, (size_t)(s.count[0] * s.count[1] * 4));
                 MPI_Barrier(MPI_COMM_WORLD);
-                rc = passion_read_section(f, &s, buf, NULL, 0);
+                rc = passion_file_read(f, &s, buf, NULL, 0);
             }
             bad += values(&s, buf, salt, 1);
         }
@@ -189,7 +189,7 @@ int cli_demo_etp(const char *dir, int quiet)
     }
     if (rc && rank == 0)
         fprintf(stderr, "passion demo: ETP table: %s (%s)\n",
-                passion_strerror(rc), passion_errdetail(ctx));
+                passion_strerror(rc), passion_ctx_errdetail(ctx));
 done:
     if (fh != MPI_FILE_NULL)
         MPI_File_close(&fh);

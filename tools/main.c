@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -68,6 +69,14 @@ void cli_progress_done(void)
         fprintf(stderr, "\r\033[K");
 }
 
+int64_t cli_budget(const passion_ctx *ctx)
+{
+    char v[32];
+    if (passion_ctx_option_get(ctx, "memory_budget", v, sizeof v))
+        return 0;
+    return strtoll(v, NULL, 10);
+}
+
 static int info(void)
 {
     passion_ctx *ctx;
@@ -77,17 +86,25 @@ static int info(void)
             fprintf(stderr, "passion: init: %s\n", passion_strerror(rc));
         return 1;
     }
-    int eng = 0, size;
+    passion_engine eng = PASSION_ENGINE_AUTO;
+    int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rc = passion_engine_get(ctx, &eng);
-    const passion_options *o = passion_ctx_options(ctx);
     if (rank_ == 0) {
-        printf("passion %s\n", PASSION_VERSION_STRING);
+        printf("passion %s\n", passion_version(NULL, NULL, NULL));
         printf("ranks          %d\n", size);
         printf("engine         %s%s\n", rc ? "none: " : passion_engine_name(eng),
-               rc ? passion_errdetail(ctx) : "");
-        printf("memory_budget  %lld bytes\n", (long long)o->memory_budget);
-        printf("driver         %d, direct_io %d\n", o->driver, o->direct_io);
+               rc ? passion_ctx_errdetail(ctx) : "");
+        /* every option the context holds, as PASSION_OPTIONS spells it */
+        static const char *const keys[] = {
+            "memory_budget", "driver", "direct_io", "exchange", "radix",
+            "engine", "io_latency", "io_bandwidth", "io_concurrency",
+            "msg_alpha", "msg_beta", "verbosity"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            char v[64];
+            if (passion_ctx_option_get(ctx, keys[i], v, sizeof v) == 0)
+                printf("%-14s %s\n", keys[i], v);
+        }
     }
     passion_finalize(ctx);
     return rc ? 1 : 0;
@@ -109,7 +126,7 @@ int main(int argc, char **argv)
             fputs(usage, stdout);
     } else if (!strcmp(cmd, "--version")) {
         if (rank_ == 0)
-            printf("passion %s\n", PASSION_VERSION_STRING);
+            printf("passion %s\n", passion_version(NULL, NULL, NULL));
     } else {
         if (rank_ == 0)
             fprintf(stderr, "passion: unknown command '%s'\n\n%s", cmd, usage);

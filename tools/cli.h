@@ -8,6 +8,8 @@
 void cli_progress(void *arg, const char *phase, double fraction);
 void cli_progress_done(void);
 int cli_rank(void);
+/* The context's memory_budget option in bytes. */
+int64_t cli_budget(const passion_ctx *ctx);
 
 /* Subcommands: argc/argv after the subcommand name; MPI is initialised. */
 int cli_demo(int argc, char **argv);

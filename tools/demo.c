@@ -63,7 +63,7 @@ static int fail(passion_ctx *ctx, int rc, const char *what)
 {
     if (cli_rank() == 0)
         fprintf(stderr, "\npassion demo: %s: %s (%s)\n", what,
-                passion_strerror(rc), ctx ? passion_errdetail(ctx) : "");
+                passion_strerror(rc), ctx ? passion_ctx_errdetail(ctx) : "");
     return rc;
 }
 
@@ -94,7 +94,7 @@ static int fill_local(passion_ctx *ctx, passion_array *a, passion_file *f,
     passion_array_local_shape(a, rank, nl);
     passion_array_local_bounds(a, rank, 0, lo, hi);
     const passion_array_spec *sp = passion_array_get_spec(a);
-    int64_t budget = passion_ctx_options(ctx)->memory_budget;
+    int64_t budget = cli_budget(ctx);
     int64_t w = budget / (nl[0] * es);
     if (w < 1)
         w = 1;
@@ -106,7 +106,7 @@ static int fill_local(passion_ctx *ctx, passion_array *a, passion_file *f,
         passion_section s;
         int64_t st[2] = {0, c}, cnt[2] = {nl[0], k};
         passion_section_set(&s, 2, st, cnt, NULL);
-        rc = passion_write_section(f, &s, buf, NULL, PASSION_METHOD_AUTO);
+        rc = passion_file_write(f, &s, buf, NULL, PASSION_METHOD_AUTO);
         cli_progress(NULL, phase, (double)(c + k) / nl[1]);
     }
     free(buf);
@@ -210,10 +210,17 @@ static int parse(demo_cfg *c, int argc, char **argv)
 /* A context whose budget makes each rank's part `ratio` times larger. */
 static int budget_ctx(const demo_cfg *c, int64_t bytes, passion_ctx **ctx)
 {
-    passion_options o;
-    passion_options_init(&o);
-    o.memory_budget = bytes / c->size / c->ratio;
-    return passion_init(MPI_COMM_WORLD, &o, ctx);
+    passion_options *o;
+    int rc = passion_options_create(&o);
+    if (!rc)
+        rc = passion_options_set_int(o, "memory_budget",
+                                     bytes / c->size / c->ratio);
+    if (!rc)
+        rc = passion_init(MPI_COMM_WORLD, o, ctx);
+    else
+        *ctx = NULL;
+    passion_options_free(o);
+    return rc;
 }
 
 static void drop(passion_file *f)
@@ -247,7 +254,8 @@ int cli_demo(int argc, char **argv)
     passion_ctx *jctx = NULL, *mctx = NULL;
     passion_array *ja = NULL, *ma = NULL;
     passion_file *B = NULL, *A = NULL, *in = NULL, *out = NULL;
-    int rc, eng = 0;
+    int rc;
+    passion_engine eng = PASSION_ENGINE_AUTO;
     int64_t jbytes = c.jn * c.jn * 8, mbytes = c.img * c.img;
     double t0 = MPI_Wtime();
 
@@ -261,7 +269,7 @@ int cli_demo(int argc, char **argv)
     say("passion demo: %d rank%s (%s), I/O engine %s, files in %s\n", c.size,
         c.size > 1 ? "s" : "", c.size > cpus ? "oversubscribed" : "dedicated",
         passion_engine_name(eng), dir);
-    int64_t jb = passion_ctx_options(jctx)->memory_budget;
+    int64_t jb = cli_budget(jctx);
     say("  jacobi: %lld x %lld float64 = %.1f MiB, memory budget %.2f MiB "
         "per rank (array %lldx the budget of all ranks), %d sweeps\n",
         (long long)c.jn, (long long)c.jn, mib(jbytes), mib(jb),
@@ -302,7 +310,7 @@ int cli_demo(int argc, char **argv)
         fail(NULL, rc, "init");
         goto done;
     }
-    int64_t mb = passion_ctx_options(mctx)->memory_budget;
+    int64_t mb = cli_budget(mctx);
     say("  median: %lld x %lld 8-bit image = %.1f MiB, %dx%d window, memory "
         "budget %.2f MiB per rank (%lldx), cold: pages dropped before each "
         "run\n", (long long)c.img, (long long)c.img, mib(mbytes), c.window,

@@ -1,0 +1,384 @@
+/*
+ * test_api.c - the API 1.0 contract: the options handle (typed setters,
+ * getter, list syntax, errors that change nothing), lifetimes enforced
+ * with PASSION_ESTATE (and NULL handles as no-ops), the exclusive create
+ * mode, the version, and reserved fields of the growable structs.
+ */
+#include "harness.h"
+#include "passion.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+/* rc is the same on every rank and equals want */
+static int same_rc(int rc, int want)
+{
+    int mn, mx;
+    MPI_Allreduce(&rc, &mn, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&rc, &mx, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return mn == mx && rc == want;
+}
+
+static int opt_is(const passion_options *o, const char *key, const char *want)
+{
+    char v[64];
+    int rc = passion_options_get(o, key, v, sizeof v);
+    if (rc || strcmp(v, want))
+        fprintf(stderr, "[rank %d] %s = '%s' (rc %d), want '%s'\n", th_rank,
+                key, rc ? "" : v, rc, want);
+    return rc == 0 && !strcmp(v, want);
+}
+
+/* ------------------------------------------------------------- options */
+
+static void test_options_handle(void)
+{
+    passion_options *o = NULL;
+    TH_CHECK(passion_options_create(&o) == 0 && o, "create");
+    /* defaults */
+    TH_CHECK(opt_is(o, "memory_budget", "67108864") &&
+                 opt_is(o, "driver", "posix") &&
+                 opt_is(o, "exchange", "auto") &&
+                 opt_is(o, "engine", "auto") && opt_is(o, "radix", "0") &&
+                 opt_is(o, "io_latency", "0") &&
+                 opt_is(o, "fault_ranks", "-1"),
+             "defaults");
+    /* text, with suffixes and names */
+    TH_CHECK(passion_options_set(o, "memory_budget", "3M") == 0 &&
+                 opt_is(o, "memory_budget", "3145728"), "3M");
+    TH_CHECK(passion_options_set(o, "memory_budget", "2g") == 0 &&
+                 opt_is(o, "memory_budget", "2147483648"), "2g");
+    TH_CHECK(passion_options_set(o, "exchange", "FourStage-NB") == 0 &&
+                 opt_is(o, "exchange", "fourstage-nb"), "enum by name");
+    TH_CHECK(passion_options_set(o, "io_latency", "2.5e-4") == 0 &&
+                 opt_is(o, "io_latency", "0.00025000000000000001"),
+             "real as text");
+    /* typed setters */
+    TH_CHECK(passion_options_set_int(o, "driver", PASSION_DRIVER_MPIIO) ==
+                     0 && opt_is(o, "driver", "mpiio"), "enum as number");
+    TH_CHECK(passion_options_set_int(o, "memory_budget", 4096) == 0 &&
+                 opt_is(o, "memory_budget", "4096"), "set_int size");
+    TH_CHECK(passion_options_set_double(o, "msg_beta", 1e-9) == 0 &&
+                 opt_is(o, "msg_beta", "1.0000000000000001e-09"),
+             "set_double");
+    TH_CHECK(passion_options_set_int(o, "fault_fail_at", 7) == 0 &&
+                 opt_is(o, "fault_fail_at", "7"), "test-only key");
+
+    /* every error: PASSION_EINVAL, a reason, nothing changed */
+    struct { const char *k, *v; } bad[] = {
+        {"nosuchkey", "1"},       {"memory_budget", "0"},
+        {"memory_budget", "-5"},  {"memory_budget", "12Q"},
+        {"memory_budget", "99999999999G"}, {"driver", "bogus"},
+        {"direct_io", "2"},       {"verbosity", "x"},
+        {"io_latency", "-1"},     {"io_latency", "inf"},
+        {"engine", ""},           {"fault_errno", "0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = passion_options_set(o, bad[i].k, bad[i].v);
+        TH_CHECK(rc == PASSION_EINVAL &&
+                     passion_options_errdetail(o)[0] != '\0',
+                 "%s=%s: rc %d, detail '%s'", bad[i].k, bad[i].v, rc,
+                 passion_options_errdetail(o));
+    }
+    TH_CHECK(strstr(passion_options_errdetail(o), "fault_errno") != NULL,
+             "detail names the key: %s", passion_options_errdetail(o));
+    TH_CHECK(passion_options_set_int(o, "driver", 3) == PASSION_EINVAL &&
+                 passion_options_set_int(o, "io_latency", 1) ==
+                     PASSION_EINVAL &&
+                 passion_options_set_double(o, "radix", 2.0) ==
+                     PASSION_EINVAL &&
+                 passion_options_set_double(o, "msg_alpha", -1) ==
+                     PASSION_EINVAL &&
+                 passion_options_set(o, NULL, "1") == PASSION_EINVAL &&
+                 passion_options_set(o, "radix", NULL) == PASSION_EINVAL,
+             "typed setters check the type and range");
+    TH_CHECK(opt_is(o, "memory_budget", "4096") &&
+                 opt_is(o, "driver", "mpiio") &&
+                 opt_is(o, "io_latency", "0.00025000000000000001"),
+             "failed setters changed nothing");
+    /* a successful setter clears the reason */
+    TH_CHECK(passion_options_set(o, "radix", "4") == 0 &&
+                 passion_options_errdetail(o)[0] == '\0', "detail cleared");
+
+    /* lists: all or nothing */
+    TH_CHECK(passion_options_parse(o, "memory_budget=1M,engine=thread") ==
+                     0 && opt_is(o, "memory_budget", "1048576") &&
+                 opt_is(o, "engine", "thread"), "parse");
+    TH_CHECK(passion_options_parse(o, "memory_budget=2M,bogus=1") ==
+                     PASSION_EINVAL && opt_is(o, "memory_budget", "1048576"),
+             "parse is all or nothing");
+    TH_CHECK(passion_options_parse(o, "radix") == PASSION_EINVAL &&
+                 passion_options_parse(o, "=3") == PASSION_EINVAL,
+             "parse needs key=value");
+    TH_CHECK(passion_options_parse(o, "") == 0, "empty list");
+
+    /* getter: short buffer, unknown key */
+    char small[4] = "xyz";
+    TH_CHECK(passion_options_get(o, "memory_budget", small, sizeof small) ==
+                     PASSION_ERANGE && small[0] == '\0', "short buffer");
+    char v[32];
+    TH_CHECK(passion_options_get(o, "nope", v, sizeof v) == PASSION_EINVAL,
+             "get unknown key");
+
+    /* the context keeps its own copy */
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(MPI_COMM_WORLD, o, &ctx);
+    TH_CHECK(rc == 0, "init: %d", rc);
+    passion_options_free(o);
+    TH_CHECK(passion_ctx_option_get(ctx, "memory_budget", v, sizeof v) == 0 &&
+                 !strcmp(v, "1048576"), "ctx copy: %s", v);
+    TH_CHECK(passion_ctx_option_get(ctx, "engine", v, sizeof v) == 0 &&
+                 !strcmp(v, "thread"), "ctx engine: %s", v);
+    TH_CHECK(passion_ctx_option_get(ctx, "bogus", v, sizeof v) ==
+                     PASSION_EINVAL &&
+                 strstr(passion_ctx_errdetail(ctx), "bogus") != NULL,
+             "ctx unknown key: %s", passion_ctx_errdetail(ctx));
+    TH_CHECK(passion_finalize(ctx) == 0, "finalize");
+
+    /* NULL options: the defaults, then PASSION_OPTIONS on top */
+    setenv("PASSION_OPTIONS", "exchange=index,radix=3", 1);
+    rc = passion_init(MPI_COMM_WORLD, NULL, &ctx);
+    unsetenv("PASSION_OPTIONS");
+    TH_CHECK(rc == 0 &&
+                 passion_ctx_option_get(ctx, "exchange", v, sizeof v) == 0 &&
+                 !strcmp(v, "index") &&
+                 passion_ctx_option_get(ctx, "memory_budget", v, sizeof v) ==
+                     0 && !strcmp(v, "67108864"),
+             "defaults + environment");
+    passion_finalize(ctx);
+    TH_CHECK(passion_options_create(NULL) == PASSION_EINVAL &&
+                 passion_options_free(NULL) == 0, "NULL handles");
+}
+
+/* ------------------------------------------------------------ lifetimes */
+
+typedef struct fix {
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f;
+} fix;
+
+static int fix_open(fix *x, int placement, const char *name, passion_mode m)
+{
+    memset(x, 0, sizeof *x);
+    int rc = th_init(&x->ctx, "memory_budget=64K");
+    int64_t shape[2] = {16, 8LL * th_size};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, 4);
+    sp.grid[1] = th_size;
+    sp.dist[0] = PASSION_DIST_COLLAPSED;
+    sp.ghost[1] = placement == PASSION_PLACE_LOCAL ? 1 : 0;
+    sp.placement = placement;
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", th_dir(), name);
+    rc = rc ? rc : passion_array_create(x->ctx, &sp, &x->a);
+    rc = rc ? rc : passion_file_open(x->a, path, m, &x->f);
+    return rc;
+}
+
+static void fix_close(fix *x)
+{
+    TH_CHECK(passion_file_close(x->f) == 0, "close: %s",
+             passion_ctx_errdetail(x->ctx));
+    TH_CHECK(passion_array_free(x->a) == 0, "array_free");
+    TH_CHECK(passion_finalize(x->ctx) == 0, "finalize");
+}
+
+static void test_lifetimes(void)
+{
+    fix x;
+    int rc = fix_open(&x, PASSION_PLACE_LOCAL, "life.%d", PASSION_MODE_CREATE);
+    TH_CHECK(rc == 0, "setup: %d", rc);
+    if (rc)
+        return;
+
+    /* finalize with an array (and a file) left: refused everywhere, the
+       context still works */
+    rc = passion_finalize(x.ctx);
+    TH_CHECK(same_rc(rc, PASSION_ESTATE) &&
+                 strstr(passion_ctx_errdetail(x.ctx), "array") != NULL,
+             "finalize with children: %d (%s)", rc,
+             passion_ctx_errdetail(x.ctx));
+    /* the array while its file is open */
+    rc = passion_array_free(x.a);
+    TH_CHECK(rc == PASSION_ESTATE, "array_free with open file: %d", rc);
+
+    /* close with a request in flight on the last rank only: every rank
+       refuses, the file stays usable */
+    passion_section s;
+    int64_t st[2] = {0, 0}, ct[2] = {16, 8};
+    passion_section_set(&s, 2, st, ct, NULL);
+    float buf[16 * 8];
+    passion_request *r = NULL;
+    if (th_rank == th_size - 1) {
+        rc = passion_file_read_begin(x.f, &s, buf, NULL, PASSION_METHOD_AUTO,
+                                     &r);
+        TH_CHECK(rc == 0, "begin: %d", rc);
+    }
+    rc = passion_file_close(x.f);
+    TH_CHECK(same_rc(rc, PASSION_ESTATE), "close with a request: %d", rc);
+    if (th_rank == th_size - 1)
+        TH_CHECK(strstr(passion_ctx_errdetail(x.ctx), "in flight") != NULL,
+                 "detail: %s", passion_ctx_errdetail(x.ctx));
+    TH_CHECK(passion_request_wait(r) == 0, "wait");
+    TH_CHECK(passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO) == 0,
+             "file still open after the refused close");
+
+    /* close with a slab iterator open (as input, and as output) */
+    passion_slab_opts so;
+    passion_slab_opts_init(&so);
+    passion_slab_iter *it = NULL;
+    rc = passion_slab_open(x.f, &so, &it);
+    TH_CHECK(rc == 0, "slab_open: %d", rc);
+    TH_CHECK(same_rc(passion_file_close(x.f), PASSION_ESTATE),
+             "close with a slab iterator");
+    passion_slab sl;
+    while (passion_slab_next(it, &sl) == 1)
+        ;
+    TH_CHECK(passion_slab_close(it) == 0, "slab_close");
+
+    /* reserved fields must be zero */
+    passion_slab_opts_init(&so);
+    so.reserved[3] = 1;
+    it = NULL;
+    TH_CHECK(passion_slab_open(x.f, &so, &it) == PASSION_EINVAL && !it,
+             "nonzero reserved field");
+
+    /* NULL handles are no-ops */
+    TH_CHECK(passion_file_close(NULL) == 0 && passion_array_free(NULL) == 0 &&
+                 passion_finalize(NULL) == 0 && passion_slab_close(NULL) == 0 &&
+                 passion_part_close_all(NULL) == 0 &&
+                 passion_request_wait(NULL) == 0,
+             "NULL no-ops");
+    fix_close(&x);
+
+    /* a partition iterator keeps its global file open */
+    rc = fix_open(&x, PASSION_PLACE_GLOBAL, "life.raw", PASSION_MODE_CREATE);
+    TH_CHECK(rc == 0, "global setup: %d", rc);
+    if (rc)
+        return;
+    passion_part_iter *pit = NULL;
+    rc = passion_part_open(x.f, NULL, &pit);
+    TH_CHECK(rc == 0, "part_open: %d", rc);
+    TH_CHECK(same_rc(passion_file_close(x.f), PASSION_ESTATE),
+             "close with a partition iterator");
+    passion_part p;
+    int got;
+    while ((got = passion_part_next_all(pit, &p)) == 1)
+        ;
+    TH_CHECK(got == 0, "part_next_all end: %d", got);
+    TH_CHECK(passion_part_close_all(pit) == 0, "part_close_all");
+    fix_close(&x);
+}
+
+/* ------------------------------------------------------ exclusive create */
+
+static int exists(const char *pat, int rank)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/", th_dir());
+    size_t n = strlen(p);
+    const char *d = strstr(pat, "%d");
+    if (d)
+        snprintf(p + n, sizeof p - n, "%.*s%d%s", (int)(d - pat), pat, rank,
+                 d + 2);
+    else
+        snprintf(p + n, sizeof p - n, "%s", pat);
+    return access(p, F_OK) == 0;
+}
+
+static void rm(const char *pat, int rank)
+{
+    char p[400];
+    snprintf(p, sizeof p, "%s/", th_dir());
+    size_t n = strlen(p);
+    const char *d = strstr(pat, "%d");
+    if (d)
+        snprintf(p + n, sizeof p - n, "%.*s%d%s", (int)(d - pat), pat, rank,
+                 d + 2);
+    else
+        snprintf(p + n, sizeof p - n, "%s", pat);
+    unlink(p);
+}
+
+static void excl_case(int placement, const char *pat)
+{
+    int local = placement == PASSION_PLACE_LOCAL;
+    if (local || th_rank == 0)
+        rm(pat, th_rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fix x;
+    int rc = fix_open(&x, placement, pat, PASSION_MODE_CREATE_EXCL);
+    TH_CHECK(same_rc(rc, 0), "%s: exclusive create of new files: %d", pat,
+             rc);
+    if (!rc)
+        fix_close(&x);
+    else
+        return;
+    /* now they exist: every rank gets PASSION_EEXIST */
+    rc = fix_open(&x, placement, pat, PASSION_MODE_CREATE_EXCL);
+    TH_CHECK(same_rc(rc, PASSION_EEXIST) && x.f == NULL,
+             "%s: exists: %d (%s)", pat, rc, passion_ctx_errdetail(x.ctx));
+    TH_CHECK(strstr(passion_ctx_errdetail(x.ctx), "exists") != NULL,
+             "detail: %s", passion_ctx_errdetail(x.ctx));
+    passion_array_free(x.a);
+    passion_finalize(x.ctx);
+    if (local && th_size > 1) {
+        /* only the last rank's file exists: nobody creates theirs */
+        if (th_rank != th_size - 1)
+            rm(pat, th_rank);
+        MPI_Barrier(MPI_COMM_WORLD);
+        rc = fix_open(&x, placement, pat, PASSION_MODE_CREATE_EXCL);
+        TH_CHECK(same_rc(rc, PASSION_EEXIST), "one file exists: %d", rc);
+        TH_CHECK(th_rank == th_size - 1 || !exists(pat, th_rank),
+                 "rank %d created its file although the call failed",
+                 th_rank);
+        passion_array_free(x.a);
+        passion_finalize(x.ctx);
+    }
+    /* create-or-truncate still works on existing files */
+    rc = fix_open(&x, placement, pat, PASSION_MODE_CREATE);
+    TH_CHECK(same_rc(rc, 0), "%s: create over existing: %d", pat, rc);
+    if (!rc)
+        fix_close(&x);
+    TH_CHECK(strcmp(passion_strerror(PASSION_EEXIST), "file exists") == 0,
+             "strerror");
+}
+
+static void test_create_excl(void)
+{
+    excl_case(PASSION_PLACE_LOCAL, "excl.%d.laf");
+    excl_case(PASSION_PLACE_GLOBAL, "excl.raw");
+    excl_case(PASSION_PLACE_GLOBAL, "excl.npy");
+}
+
+/* -------------------------------------------------------------- version */
+
+static void test_version(void)
+{
+    int ma = -1, mi = -1, pa = -1;
+    const char *s = passion_version(&ma, &mi, &pa);
+    TH_CHECK(s && !strcmp(s, PASSION_VERSION_STRING) && !strcmp(s, "1.0.0"),
+             "version string %s", s ? s : "(null)");
+    TH_CHECK(ma == PASSION_VERSION_MAJOR && mi == PASSION_VERSION_MINOR &&
+                 pa == PASSION_VERSION_PATCH && ma == 1 && mi == 0 && pa == 0,
+             "version numbers %d.%d.%d", ma, mi, pa);
+    TH_CHECK(passion_version(NULL, NULL, NULL) == s, "NULL pointers");
+}
+
+static CU_TestInfo tests[] = {
+    {"options handle: setters, getter, lists, errors", test_options_handle},
+    {"lifetimes: PASSION_ESTATE, NULL no-ops", test_lifetimes},
+    {"PASSION_MODE_CREATE_EXCL", test_create_excl},
+    {"passion_version", test_version},
+    CU_TEST_INFO_NULL,
+};
+static CU_SuiteInfo suites[] = {
+    {"api", NULL, NULL, NULL, NULL, tests},
+    CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, suites);
+}
