@@ -599,7 +599,7 @@ static void gather(call *k)
 {
     /* PASSION_ENOMEM because the budget is too small for the request (not
        an allocation failure): a refusal, not a fault's failure */
-    const char *det = cur_ctx ? passion_errdetail(cur_ctx) : "";
+    const char *det = cur_ctx ? passion_ctx_errdetail(cur_ctx) : "";
     for (int j = 0; j < 8; j++)
         if (k->mine[j] == PASSION_ENOMEM && strstr(det, "budget"))
             k->mine[10] |= 1 << j;
@@ -647,13 +647,13 @@ static void judge(call *k, int r, int j, int collective)
         violation(me,
                   "rank %d request %d failed with no fault fired: %d (%s): "
                   "%s", r, j, rc, passion_strerror(rc),
-                  me && cur_ctx ? passion_errdetail(cur_ctx) : "");
+                  me && cur_ctx ? passion_ctx_errdetail(cur_ctx) : "");
     else if (!code_ok)
         violation(me,
                   "rank %d request %d: code %d (%s) is not the code of the "
                   "fault that fired (io %d errno %d, alloc %d): %s", r, j, rc,
                   passion_strerror(rc), io, k->p.err, al,
-                  me && cur_ctx ? passion_errdetail(cur_ctx) : "");
+                  me && cur_ctx ? passion_ctx_errdetail(cur_ctx) : "");
 }
 
 static void judge_collective(call *k)
@@ -695,15 +695,15 @@ static void recover(int c)
         whole_sec(f, &s);
         int mi = (int)rr(0, NMETHODS - 1);
         unsigned char *b = rbuf(f, &s, NULL);
-        int rc = passion_read_section_all(gf[c][gi], &s, b, NULL,
+        int rc = passion_file_read_all(gf[c][gi], &s, b, NULL,
                                           methods[mi]);
-        if (rc == PASSION_ENOMEM && strstr(passion_errdetail(ctx[c]),
+        if (rc == PASSION_ENOMEM && strstr(passion_ctx_errdetail(ctx[c]),
                                            "budget"))
             st.refusals++; /* this method never fits this budget */
         else if (rc)
             violation(1, "the next call failed: %s read of %s: %s (%s)",
                       method_names[mi], f->path, passion_strerror(rc),
-                      passion_errdetail(ctx[c]));
+                      passion_ctx_errdetail(ctx[c]));
         else
             check_rbuf(f, f->m, &s, NULL, b, "next call");
         free(b);
@@ -713,12 +713,12 @@ static void recover(int c)
         passion_section s;
         whole_sec(f, &s);
         unsigned char *b = rbuf(f, &s, NULL);
-        int rc = passion_read_section(lf[c][k], &s, b, NULL,
+        int rc = passion_file_read(lf[c][k], &s, b, NULL,
                                       PASSION_METHOD_DIRECT);
         if (rc)
             violation(1, "the next call failed: read of %s: %s (%s)",
                       f->path, passion_strerror(rc),
-                      passion_errdetail(ctx[c]));
+                      passion_ctx_errdetail(ctx[c]));
         else
             check_rbuf(f, f->m, &s, NULL, b, "next call");
         free(b);
@@ -804,12 +804,12 @@ static void op_cread(call *k)
     char sd[200];
     print_sec(sd, sizeof sd, f, &S[rank]);
     snprintf(cur_desc, sizeof cur_desc,
-             "read_section_all %s %s ctx %s, rank %d section %s",
+             "file_read_all %s %s ctx %s, rank %d section %s",
              f->path, method_names[mi], ctx_names[k->c], rank, sd);
     wd_enter(cur_desc);
     unsigned char *b = rbuf(f, &S[rank], use[rank] ? &M[rank] : NULL);
     arm(ctx[k->c], &k->p);
-    int rc = passion_read_section_all(gf[k->c][gi], &S[rank], b,
+    int rc = passion_file_read_all(gf[k->c][gi], &S[rank], b,
                                       use[rank] ? &M[rank] : NULL,
                                       methods[mi]);
     fired(ctx[k->c], &k->p, &k->mine[8], &k->mine[9]);
@@ -843,13 +843,13 @@ static void op_cwrite(call *k)
     char sd[200];
     print_sec(sd, sizeof sd, f, &S[rank]);
     snprintf(cur_desc, sizeof cur_desc,
-             "write_section_all %s %s ctx %s, rank %d section %s",
+             "file_write_all %s %s ctx %s, rank %d section %s",
              f->path, method_names[mi], ctx_names[k->c], rank, sd);
     wd_enter(cur_desc);
     unsigned char *b = wbuf(f, &S[rank], use[rank] ? &M[rank] : NULL,
                             salts[rank]);
     arm(ctx[k->c], &k->p);
-    int rc = passion_write_section_all(gf[k->c][gi], &S[rank], b,
+    int rc = passion_file_write_all(gf[k->c][gi], &S[rank], b,
                                        use[rank] ? &M[rank] : NULL,
                                        methods[mi]);
     fired(ctx[k->c], &k->p, &k->mine[8], &k->mine[9]);
@@ -897,8 +897,8 @@ static void op_ind(call *k, int write)
     print_sec(sd, sizeof sd, f, &S[rank]);
     snprintf(cur_desc, sizeof cur_desc,
              "%s %.300s %s ctx %s, rank %d section %.150s",
-             whole ? (write ? "write_local" : "read_local")
-                   : (write ? "write_section" : "read_section"),
+             whole ? (write ? "file_write_local" : "file_read_local")
+                   : (write ? "file_write" : "file_read"),
              f->path, method_names[mi], ctx_names[k->c], rank, sd);
     wd_enter(cur_desc);
     passion_file *pf = file_of(k->c, global, fi);
@@ -907,11 +907,11 @@ static void op_ind(call *k, int write)
     arm(ctx[k->c], &k->p);
     int rc;
     if (whole)
-        rc = write ? passion_write_local(pf, b) : passion_read_local(pf, b);
+        rc = write ? passion_file_write_local(pf, b) : passion_file_read_local(pf, b);
     else if (write)
-        rc = passion_write_section(pf, &S[rank], b, m, methods[mi]);
+        rc = passion_file_write(pf, &S[rank], b, m, methods[mi]);
     else
-        rc = passion_read_section(pf, &S[rank], b, m, methods[mi]);
+        rc = passion_file_read(pf, &S[rank], b, m, methods[mi]);
     fired(ctx[k->c], &k->p, &k->mine[8], &k->mine[9]);
     arm(ctx[k->c], &(fplan){.ranks = -1});
     k->mine[0] = rc;
@@ -1013,11 +1013,11 @@ static void op_async(call *k)
         passion_file *pf = file_of(k->c, q[j].global, q[j].fi);
         passion_memspec *m = q[j].use ? &q[j].M : NULL;
         k->mine[j] = q[j].write
-                         ? passion_write_section_begin(pf, &q[j].S[rank],
+                         ? passion_file_write_begin(pf, &q[j].S[rank],
                                                        q[j].b, m,
                                                        methods[q[j].mi],
                                                        &q[j].req)
-                         : passion_read_section_begin(pf, &q[j].S[rank],
+                         : passion_file_read_begin(pf, &q[j].S[rank],
                                                       q[j].b, m,
                                                       methods[q[j].mi],
                                                       &q[j].req);
@@ -1139,7 +1139,7 @@ static void op_slab(call *k)
     unsigned char *view = dup_model(f);
     passion_slab_iter *it = NULL;
     arm(ctx[k->c], &k->p);
-    int rc = passion_slab_begin(lf[k->c][0], &o, &it);
+    int rc = passion_slab_open(lf[k->c][0], &o, &it);
     int64_t nslabs = 0, badslab = -1;
     while (!rc) {
         passion_slab s;
@@ -1199,7 +1199,7 @@ static void op_slab(call *k)
             }
         }
     }
-    int erc = it ? passion_slab_end(it) : 0;
+    int erc = it ? passion_slab_close(it) : 0;
     if (!rc)
         rc = erc;
     fired(ctx[k->c], &k->p, &k->mine[8], &k->mine[9]);
@@ -1270,13 +1270,13 @@ static void op_shift(call *k)
         invalid |= w > L[fi][r].nl[dim];
     k->expect = invalid ? PASSION_EINVAL : 0;
     snprintf(cur_desc, sizeof cur_desc,
-             "oc_shift_all %s ctx %s dim %d dir %d periodic %d width %lld "
+             "file_shift_all %s ctx %s dim %d dir %d periodic %d width %lld "
              "(ghost %lld)%s", L[fi][rank].path, ctx_names[k->c], dim, dir,
              periodic, (long long)width, (long long)g,
              invalid ? " invalid" : "");
     wd_enter(cur_desc);
     arm(ctx[k->c], &k->p);
-    int rc = passion_oc_shift_all(lf[k->c][fi], dim, dir, periodic, width);
+    int rc = passion_file_shift_all(lf[k->c][fi], dim, dir, periodic, width);
     fired(ctx[k->c], &k->p, &k->mine[8], &k->mine[9]);
     arm(ctx[k->c], &(fplan){.ranks = -1});
     k->mine[0] = rc;
@@ -1408,17 +1408,17 @@ static void op_xchg(call *k)
 /* The one place that sets options: a comma-separated key=value list. */
 static int make_ctx(const char *list, passion_ctx **c)
 {
-    passion_options o;
-    passion_options_init(&o);
-    char buf[512];
-    snprintf(buf, sizeof buf, "%.511s", list);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int rc = passion_options_set(&o, t);
-        if (rc)
-            return rc;
-    }
-    return passion_init(MPI_COMM_WORLD, &o, c);
+    passion_options *o = NULL;
+    int rc = passion_options_create(&o);
+    if (!rc)
+        rc = passion_options_parse(o, list);
+    if (rc && o)
+        fprintf(stderr, "[rank %d] options \"%s\": %s\n", rank, list,
+                passion_options_errdetail(o));
+    if (!rc)
+        rc = passion_init(MPI_COMM_WORLD, o, c);
+    passion_options_free(o);
+    return rc;
 }
 
 static void draw_global(passion_array_spec *s, int npy)
@@ -1640,7 +1640,7 @@ static int epoch_begin(void)
         passion_section s;
         whole_sec(&G[gi], &s);
         unsigned char *b = wbuf(&G[gi], &s, NULL, salt + (uint64_t)gi);
-        int r1 = rank == 0 ? passion_write_section(gf[CF][gi], &s, b, NULL,
+        int r1 = rank == 0 ? passion_file_write(gf[CF][gi], &s, b, NULL,
                                                    PASSION_METHOD_DIRECT)
                            : 0;
         free(b);
@@ -1656,7 +1656,7 @@ static int epoch_begin(void)
             EL[k][q].exact = dup_model(&L[k][q]);
             apply(&L[k][q], EL[k][q].exact, &s, salt + 10 + (uint64_t)q);
         }
-        int r1 = passion_write_local(lf[CF][k], EL[k][rank].exact);
+        int r1 = passion_file_write_local(lf[CF][k], EL[k][rank].exact);
         MPI_Allreduce(MPI_IN_PLACE, &r1, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         rc = rc ? rc : check_setup(r1, "fill local");
     }
