@@ -1516,6 +1516,10 @@ static int epoch_begin(void)
         if (xi >= 4)
             xi++;
         int radix = 0;
+        /* four-stage stages up to 64 KiB beyond its data: below that
+           every two-phase call of the context would be refused */
+        if (xi >= 5 && budget < (128 << 10))
+            budget = rr(80 << 10, 200 << 10);
         size_t o = (size_t)snprintf(ctx_opts[c], sizeof ctx_opts[c],
                                     "driver=%s,memory_budget=%lld,"
                                     "exchange=%s,radix=%d,io_concurrency=%d",
