@@ -109,7 +109,7 @@ static int rank, nprocs;
 static uint64_t seed = 20261123;
 static double seconds = 60, fault_rate = 0.35, wd_limit = 300;
 static double rss_limit = 64; /* KiB per 1000 calls */
-static int rss_every = 20, epoch_len = 150, verbose;
+static int rss_every = 20, epoch_len = 150, verbose, trim;
 static char scratch[512];
 
 /* ------------------------------------------------- shared random stream */
@@ -1781,16 +1781,18 @@ static void one_call(void)
     wd_leave();
 }
 
-static long rss_kib(void)
+/* A field of /proc/self/status in KiB ("VmRSS:", "RssAnon:"). */
+static long status_kib(const char *key)
 {
     FILE *fp = fopen("/proc/self/status", "r");
     if (!fp)
         return -1;
     char line[256];
     long v = -1;
+    size_t kl = strlen(key);
     while (fgets(line, sizeof line, fp))
-        if (!strncmp(line, "VmRSS:", 6)) {
-            v = strtol(line + 6, NULL, 10);
+        if (!strncmp(line, key, kl)) {
+            v = strtol(line + kl, NULL, 10);
             break;
         }
     fclose(fp);
@@ -1836,6 +1838,10 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--verbose")) {
             verbose++;
+            continue;
+        }
+        if (!strcmp(a, "--trim")) { /* malloc_trim before each sample */
+            trim = 1;
             continue;
         }
         if (!v) {
@@ -1899,6 +1905,7 @@ int main(int argc, char **argv)
     double *sx = malloc(sizeof(double) * (size_t)ncap);
     double *sy = malloc(sizeof(double) * (size_t)ncap);
     double *sh = malloc(sizeof(double) * (size_t)ncap); /* heap in use */
+    double *sa = malloc(sizeof(double) * (size_t)ncap); /* RssAnon */
     double t0 = now(), next_report = t0 + 10;
     int ok = !epoch_begin();
     int in_epoch = 0;
@@ -1927,11 +1934,15 @@ int main(int argc, char **argv)
                 sx = realloc(sx, sizeof(double) * (size_t)ncap);
                 sy = realloc(sy, sizeof(double) * (size_t)ncap);
                 sh = realloc(sh, sizeof(double) * (size_t)ncap);
+                sa = realloc(sa, sizeof(double) * (size_t)ncap);
             }
+            if (trim)
+                malloc_trim(0);
             struct mallinfo2 mi = mallinfo2();
             sx[ns] = (double)st.calls;
             sh[ns] = (double)mi.uordblks / 1024.0; /* not mmapped blocks */
-            sy[ns++] = (double)rss_kib();
+            sa[ns] = (double)status_kib("RssAnon:");
+            sy[ns++] = (double)status_kib("VmRSS:");
         }
         if (rank == 0 && now() >= next_report) {
             fprintf(stderr, "soak: %.0f s, %llu calls, %llu failures, %llu "
@@ -1952,6 +1963,8 @@ int main(int argc, char **argv)
     MPI_Allreduce(&sl, &slmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     double hl = slope(sx, sh, ns, ns / 2) * 1000.0, hlmax = hl;
     MPI_Allreduce(&hl, &hlmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double al = slope(sx, sa, ns, ns / 2) * 1000.0, almax = al;
+    MPI_Allreduce(&al, &almax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     uint64_t checks = st.checks, viol = st.violations;
     MPI_Allreduce(MPI_IN_PLACE, &checks, 1, MPI_UINT64_T, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -1998,14 +2011,15 @@ int main(int argc, char **argv)
                "ranks); slope %.2f KiB per 1000 calls (%d samples, last "
                "half; limit %.0f%s)\n", rl[0], rl[1], slmax, ns, rss_limit,
                rss_judged ? "" : ", not judged");
-        printf("  heap in use (malloc arenas, not mmapped blocks): slope "
-               "%.2f KiB per 1000 calls (last half)\n",
+        printf("  anonymous resident memory (RssAnon): slope %.2f KiB per "
+               "1000 calls; malloc heap in use (arenas, not mmapped "
+               "blocks): %.2f (last half, max over ranks)\n", almax,
                hlmax);
         if (ns >= 2) {
-            printf("  RSS / heap of rank 0 (calls:KiB/KiB):");
+            printf("  rank 0, calls: RSS/RssAnon/heap KiB:");
             for (int i = 0; i < 10; i++) {
                 int j = (int)((int64_t)(ns - 1) * i / 9);
-                printf(" %.0f:%.0f/%.0f", sx[j], sy[j], sh[j]);
+                printf(" %.0f: %.0f/%.0f/%.0f", sx[j], sy[j], sa[j], sh[j]);
             }
             printf("\n");
         }
@@ -2017,6 +2031,7 @@ int main(int argc, char **argv)
     free(sx);
     free(sy);
     free(sh);
+    free(sa);
     MPI_Finalize();
     return viol || rss_bad ? 1 : 0;
 }
