@@ -252,7 +252,9 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
                 int64_t c = ocad_local_count(a, d, p);
                 mx = c > mx ? c : mx;
             }
-            if (!core_add(mx, 2 * norm.ghost[d], &n) || !core_mul(b, n, &b))
+            int64_t g2; /* both ghosts: 2 * ghost may itself overflow */
+            if (!core_mul(2, norm.ghost[d], &g2) || !core_add(mx, g2, &n) ||
+                !core_mul(b, n, &b))
                 rc = core_err(ctx, PASSION_EOVERFLOW,
                               "local array bytes overflow 64 bits");
         }
