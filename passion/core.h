@@ -176,6 +176,15 @@ typedef struct core_driver_ops {
        engines (io_uring): *fd buffered, *dfd O_DIRECT or -1. Drivers that
        leave it NULL are driven through pread/pwrite from a worker. */
     int (*fds)(core_fh *fh, int *fd, int *dfd);
+    /* Path operations, for publishing a created file atomically (a
+       temporary renamed into place): rename from -> to in one step
+       (noreplace: fail with -EEXIST if to exists); remove a file; make
+       the directory entry of path durable (fsync of its directory).
+       -errno on failure; -ENOTSUP where the driver cannot. */
+    int (*rename)(passion_ctx *ctx, const char *from, const char *to,
+                  int noreplace);
+    int (*unlink)(passion_ctx *ctx, const char *path);
+    int (*sync_dir)(passion_ctx *ctx, const char *path);
 } core_driver_ops;
 
 /* The part every driver's handle starts with. */
@@ -186,6 +195,12 @@ struct core_fh {
 };
 
 CORE_HIDDEN const core_driver_ops *core_driver_get(int id);
+/* The posix path operations (drv_posix.c), shared by drivers whose files
+   live on a posix file system (mpiio, fault). */
+CORE_HIDDEN int core_posix_rename(passion_ctx *ctx, const char *from,
+                                  const char *to, int noreplace);
+CORE_HIDDEN int core_posix_unlink(passion_ctx *ctx, const char *path);
+CORE_HIDDEN int core_posix_sync_dir(passion_ctx *ctx, const char *path);
 extern CORE_HIDDEN const core_driver_ops core_drv_posix;
 extern CORE_HIDDEN const core_driver_ops core_drv_mpiio;
 extern CORE_HIDDEN const core_driver_ops core_drv_fault;
@@ -214,5 +229,19 @@ CORE_HIDDEN int core_io_size(core_fh *fh, int64_t *bytes);
 CORE_HIDDEN int core_io_resize(core_fh *fh, int64_t bytes);
 CORE_HIDDEN int core_io_sync(core_fh *fh);
 CORE_HIDDEN int core_io_drop_cache(core_fh *fh);
+/*
+ * Atomic creation (ocad/file.c): a file is created under the temporary
+ * name core_io_temp_name(path) in the same directory, sized, written and
+ * synced there, and core_io_publish renames it onto path (replacing any
+ * old file in one step), syncs the directory and makes fh carry the new
+ * path (errors recorded with the paths). core_io_discard removes an
+ * unpublished temporary after a failure, best effort: it returns 0 or
+ * -errno and leaves the context's detail alone.
+ */
+#define CORE_TEMP_SUFFIX ".passion-tmp"
+/* "dir/.base.passion-tmp" for "dir/base" (malloc'ed, NULL if no memory). */
+CORE_HIDDEN char *core_io_temp_name(const char *path);
+CORE_HIDDEN int core_io_publish(core_fh *fh, const char *path, int noreplace);
+CORE_HIDDEN int core_io_discard(passion_ctx *ctx, const char *temp);
 
 #endif

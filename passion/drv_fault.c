@@ -86,4 +86,8 @@ const core_driver_ops core_drv_fault = {
     .sync = fault_sync,
     .drop_cache = fault_drop_cache,
     .close = fault_close,
+    /* the files live on a posix file system: the same path operations */
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

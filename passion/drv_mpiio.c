@@ -141,4 +141,8 @@ const core_driver_ops core_drv_mpiio = {
     .sync = mpiio_sync,
     .drop_cache = mpiio_drop_cache,
     .close = mpiio_close,
+    /* the files live on a posix file system: the same path operations */
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

@@ -23,6 +23,7 @@
 #ifdef PASSION_HAVE_URING
 #include <liburing.h>
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -235,6 +236,48 @@ static int posix_close(core_fh *fh)
     return rc;
 }
 
+/* ---- path operations (atomic creation) ---- */
+
+int core_posix_rename(passion_ctx *ctx, const char *from, const char *to,
+                      int noreplace)
+{
+    (void)ctx;
+    if (!noreplace)
+        return rename(from, to) ? -errno : 0;
+    if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -errno;
+    /* a file system without RENAME_NOREPLACE: link fails if to exists */
+    if (link(from, to))
+        return -errno;
+    return unlink(from) ? -errno : 0;
+}
+
+int core_posix_unlink(passion_ctx *ctx, const char *path)
+{
+    (void)ctx;
+    return unlink(path) && errno != ENOENT ? -errno : 0;
+}
+
+int core_posix_sync_dir(passion_ctx *ctx, const char *path)
+{
+    (void)ctx;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : strdup(".");
+    if (!dir)
+        return -ENOMEM;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0)
+        return -errno;
+    /* some file systems cannot sync a directory (EINVAL): nothing to do */
+    int rc = fsync(fd) && errno != EINVAL ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
 const core_driver_ops core_drv_posix = {
     .name = "posix",
     .open = posix_open,
@@ -247,4 +290,7 @@ const core_driver_ops core_drv_posix = {
     .close = posix_close,
     .read_batch = posix_read_batch,
     .fds = posix_fds,
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

@@ -193,3 +193,53 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
     }
     return rc;
 }
+
+/* ---- atomic creation: a temporary renamed into place ---- */
+
+char *core_io_temp_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *t = NULL;
+    if (asprintf(&t, "%.*s.%s" CORE_TEMP_SUFFIX, (int)dl, path,
+                 path + dl) < 0)
+        return NULL;
+    return t;
+}
+
+int core_io_publish(core_fh *fh, const char *path, int noreplace)
+{
+    passion_ctx *ctx = fh->ctx;
+    const core_driver_ops *ops = fh->ops;
+    char *np = strdup(path);
+    if (!np)
+        return core_err(ctx, PASSION_ENOMEM, "file name");
+    /* the data and size first, then the name, then the name's directory */
+    int rc = ops->sync(fh);
+    if (rc < 0) {
+        free(np);
+        return core_err(ctx, core_errno_code(-rc), "sync %s: %s", fh->path,
+                        strerror(-rc));
+    }
+    rc = ops->rename ? ops->rename(ctx, fh->path, path, noreplace)
+                     : -ENOTSUP;
+    if (rc < 0) {
+        free(np);
+        return core_err(ctx, core_errno_code(-rc), "rename %s to %s: %s",
+                        fh->path, path, strerror(-rc));
+    }
+    free(fh->path);
+    fh->path = np;
+    rc = ops->sync_dir ? ops->sync_dir(ctx, path) : -ENOTSUP;
+    if (rc < 0)
+        return core_err(ctx, core_errno_code(-rc),
+                        "sync the directory of %s: %s", path, strerror(-rc));
+    return PASSION_OK;
+}
+
+int core_io_discard(passion_ctx *ctx, const char *temp)
+{
+    /* best effort, after a failure whose detail must stay: no core_err */
+    const core_driver_ops *ops = core_driver_get(ctx->opt.driver);
+    return ops && ops->unlink ? ops->unlink(ctx, temp) : -ENOTSUP;
+}
