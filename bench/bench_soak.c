@@ -555,8 +555,8 @@ static void arm(passion_ctx *c, const fplan *p)
 #else
     c->opt.fault_fail_at = p->io_at;
     c->opt.fault_ranks = p->ranks;
-    c->fault_calls = 0;
 #endif
+    core_fault_rearm(c);
     c->opt.fault_errno = p->err ? p->err : EIO;
     c->opt.fault_short = p->shrt;
 }
@@ -564,7 +564,7 @@ static void arm(passion_ctx *c, const fplan *p)
 static void fired(passion_ctx *c, const fplan *p, int *io, int *al)
 {
     int mine = p->ranks < 0 || p->ranks == rank;
-    *io = mine && p->io_at > 0 && c->fault_calls >= p->io_at;
+    *io = mine && p->io_at > 0 && core_fault_count(c) >= p->io_at;
 #if HAVE_ALLOC
     *al = mine && p->alloc_at > 0 && c->fault_allocs >= p->alloc_at;
 #else

@@ -243,6 +243,9 @@ CORE_HIDDEN int core_posix_advise(int fd, int64_t off, int64_t len,
                                   int advice);
 /* Fault driver (tests): count requests from 0 again. */
 CORE_HIDDEN void core_fault_rearm(passion_ctx *ctx);
+/* Fault driver (tests): requests counted since then (a test knows from it
+   whether the Nth request came, i.e. whether the fault fired). */
+CORE_HIDDEN int64_t core_fault_count(passion_ctx *ctx);
 
 /* Open with the context's driver; errors recorded with the path. */
 CORE_HIDDEN int core_io_open(passion_ctx *ctx, const char *path, int flags,

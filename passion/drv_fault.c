@@ -41,6 +41,11 @@ void core_fault_rearm(passion_ctx *ctx)
         atomic_store(&state(ctx)->calls, 0);
 }
 
+int64_t core_fault_count(passion_ctx *ctx)
+{
+    return state(ctx) ? atomic_load(&state(ctx)->calls) : 0;
+}
+
 static int faulty(passion_ctx *ctx)
 {
     return ctx->opt.fault_ranks < 0 || ctx->opt.fault_ranks == ctx->rank;
