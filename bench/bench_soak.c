@@ -110,6 +110,8 @@ static uint64_t seed = 20261123;
 static double seconds = 60, fault_rate = 0.35, wd_limit = 300;
 static double rss_limit = 64; /* KiB per 1000 calls */
 static int rss_every = 20, epoch_len = 150, verbose, trim;
+static int64_t max_calls;       /* --calls: stop after so many (0: time) */
+static unsigned op_mask = ~0u;  /* --ops: the kinds of call to draw */
 static char scratch[512];
 
 /* ------------------------------------------------- shared random stream */
@@ -1720,12 +1722,12 @@ static void one_call(void)
 {
     call k;
     memset(&k, 0, sizeof k);
-    int tw = 0;
+    int tw = 0, w[NOPS];
     for (int o = 0; o < NOPS; o++)
-        tw += op_weight[o];
+        tw += w[o] = op_mask >> o & 1 ? op_weight[o] : 0;
     int x = (int)rr(0, tw - 1);
-    for (k.op = 0; x >= op_weight[k.op]; k.op++)
-        x -= op_weight[k.op];
+    for (k.op = 0; x >= w[k.op]; k.op++)
+        x -= w[k.op];
     draw_plan(&k.p);
     k.c = k.p.on ? CF : (int)rr(0, NCTX - 1);
     cur_ctx = ctx[k.c];
@@ -1824,8 +1826,11 @@ static void usage(void)
         fprintf(stderr,
                 "bench-soak [--seconds S] [--seed N] [--scratch DIR] "
                 "[--fault-rate F] [--watchdog S] [--epoch CALLS]\n"
-                "           [--rss-every CALLS] [--rss-limit KIB] "
-                "[--verbose [--verbose]]\n");
+                "           [--rss-every CALLS] [--rss-limit KIB] [--trim] "
+                "[--calls N] [--ops a,b,...]\n"
+                "           [--verbose [--verbose]]\n"
+                "ops: coll-read coll-write ind-read ind-write async slab "
+                "shift exchange\n");
 }
 
 int main(int argc, char **argv)
@@ -1867,6 +1872,27 @@ int main(int argc, char **argv)
             rss_every = atoi(v);
         else if (!strcmp(a, "--rss-limit"))
             rss_limit = atof(v);
+        else if (!strcmp(a, "--calls"))
+            max_calls = atoll(v);
+        else if (!strcmp(a, "--ops")) {
+            /* comma-separated names of op_names[] */
+            op_mask = 0;
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", v);
+            char *save = NULL;
+            for (char *t = strtok_r(buf, ",", &save); t;
+                 t = strtok_r(NULL, ",", &save)) {
+                int o = 0;
+                while (o < NOPS && strcmp(t, op_names[o]))
+                    o++;
+                if (o == NOPS) {
+                    usage();
+                    MPI_Finalize();
+                    return 2;
+                }
+                op_mask |= 1u << o;
+            }
+        }
         else {
             usage();
             MPI_Finalize();
@@ -1910,7 +1936,9 @@ int main(int argc, char **argv)
     int ok = !epoch_begin();
     int in_epoch = 0;
     while (ok) {
-        int flags[2] = {rank == 0 && now() - t0 >= seconds,
+        int flags[2] = {rank == 0 && (max_calls ? (int64_t)st.calls >=
+                                                       max_calls
+                                                 : now() - t0 >= seconds),
                         fatal || st.violations > 100};
         MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX,
                       MPI_COMM_WORLD);

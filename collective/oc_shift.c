@@ -9,8 +9,10 @@
  * in every other dimension, so both cut the boundary into the same pieces
  * (along the slowest other dimension in storage, each piece within half
  * the memory budget, send + receive); every rank runs every piece's
- * sendrecv even after a local failure, and the outcome is agreed at the
- * end, so no rank hangs; only ghost cells are written.
+ * sendrecv even after a local failure (sending nothing, so that the
+ * partner writes nothing of that piece), and the outcome is agreed at the
+ * end, so no rank hangs; only ghost cells are written, and only with the
+ * partner's data.
  */
 #include "../ocad/ocad.h"
 
@@ -96,20 +98,27 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
         if (!rc && to != MPI_PROC_NULL && sb)
             rc = passion_file_read(f, &s1, sb, NULL, PASSION_METHOD_AUTO);
         double t0 = core_now();
-        /* after a failure keep the pairing: move the same byte counts */
+        /* after a failure keep the pairing, but send nothing: the partner
+           then receives fewer bytes than the piece and writes nothing of
+           it (its ghosts keep their old values, never garbage) */
         static char dummy[1];
-        int mrc = MPI_Sendrecv(sb ? sb : dummy, sb ? bytes : 0, MPI_BYTE, to,
-                               77, rb ? rb : dummy, rb ? bytes : 0, MPI_BYTE,
-                               from, 77, ctx->comm, MPI_STATUS_IGNORE);
+        int sbytes = !rc && sb ? bytes : 0, got = 0;
+        MPI_Status st;
+        int mrc = MPI_Sendrecv(sb ? sb : dummy, sbytes, MPI_BYTE, to, 77,
+                               rb ? rb : dummy, rb ? bytes : 0, MPI_BYTE,
+                               from, 77, ctx->comm, &st);
         ctx->cnt.t_comm += core_now() - t0;
         if (mrc != MPI_SUCCESS && !rc)
             rc = core_err(ctx, PASSION_EMPI, "MPI_Sendrecv in oc_shift");
+        if (mrc == MPI_SUCCESS &&
+            MPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS)
+            got = -1;
         if (to != MPI_PROC_NULL) {
             ctx->cnt.messages_sent++;
             ctx->cnt.bytes_sent += (uint64_t)bytes;
         }
         ctx->cnt.rounds++;
-        if (!rc && from != MPI_PROC_NULL)
+        if (!rc && from != MPI_PROC_NULL && got == bytes)
             rc = passion_file_write(f, &r1, rb, NULL, PASSION_METHOD_AUTO);
     }
     core_stage_free(ctx, rb, total);
