@@ -79,10 +79,16 @@ CORE_HIDDEN int64_t coll_copy(const ocad_xfer *x, int64_t esize, int64_t lo,
 #define COLL_WARM_LATENCY 2e-6
 #define COLL_WARM_BANDWIDTH 4e9
 
-/* Words per rank in the FAD allgather, before the section. */
+/* Words per rank in the FAD allgather, before the section. FILE is a hash
+   of the file's path (the name every rank agreed on at open), LAYOUT a hash
+   of the array as the file holds it (dimensions, shape, element size,
+   storage order, data offset), both computed at open (f->ident): ranks
+   that pass different files or arrays to one call are told so
+   (PASSION_EMISMATCH) at no extra round. */
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
-       COLL_FAD_BETA, COLL_FAD_CACHED, COLL_FAD_HEAD };
+       COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,
+       COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
 
@@ -145,6 +151,19 @@ CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
 
 /* Static (whole array) or dynamic (bounding extent, 4 KiB aligned). */
 CORE_HIDDEN void coll_domains(coll_plan *p, int dynamic);
+
+/*
+ * The smallest memory budget with which the extended two-phase method can
+ * run every round within the budget: 5 x max(P-1, 1) x element size. A
+ * round's exchange buffers hold at most budget/5 bytes and one element of
+ * each of the P-1 other ranks (a fair share, budget/5/(P-1) bytes, must
+ * hold one element); the stage, 2/5 of the budget, then holds two
+ * elements at least. Same on every rank (the budget is agreed in the FAD).
+ */
+CORE_HIDDEN int64_t coll_etp_min_budget(const coll_plan *p);
+/* Fails with PASSION_ENOMEM, stating that minimum, when the budget is
+   below it and some rank has data. */
+CORE_HIDDEN int coll_etp_budget_check(coll_plan *p);
 
 /* Chunk of aggregator i starting at or after *pos: [*a, *b), advancing
    *pos; 0 if the domain is exhausted; negative code if the budget cannot

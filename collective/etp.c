@@ -299,7 +299,9 @@ int coll_etp_run(coll_plan *p, char *buf)
     memset(&u, 0, sizeof u);
     u.p = p;
     u.buf = buf;
-    int rc = run_alloc(&u);
+    int rc = coll_etp_budget_check(p);
+    if (!rc)
+        rc = run_alloc(&u);
     if (!rc)
         rc = size_pass(&u);
     if (rc || u.rounds == 0) {

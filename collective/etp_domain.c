@@ -54,6 +54,32 @@ void coll_domains(coll_plan *p, int dynamic)
     }
 }
 
+int64_t coll_etp_min_budget(const coll_plan *p)
+{
+    return 5 * (int64_t)(p->P > 1 ? p->P - 1 : 1) * p->esize;
+}
+
+static int budget_error(coll_plan *p)
+{
+    return core_err(p->ctx, PASSION_ENOMEM,
+                    "memory budget %lld bytes is too small for the extended "
+                    "two-phase method: it needs at least %lld bytes (5 x "
+                    "max(P-1, 1) x element size, P = %d, %lld-byte elements)",
+                    (long long)p->ctx->opt.memory_budget,
+                    (long long)coll_etp_min_budget(p), p->P,
+                    (long long)p->esize);
+}
+
+int coll_etp_budget_check(coll_plan *p)
+{
+    if (p->ctx->opt.memory_budget >= coll_etp_min_budget(p))
+        return PASSION_OK;
+    for (int r = 0; r < p->P; r++)
+        if (p->elems[r])
+            return budget_error(p);
+    return PASSION_OK;
+}
+
 /* Does [a, b) of aggregator i stay within the exchange limits? */
 static int chunk_fits(coll_plan *p, int i, int64_t b, const int64_t *base)
 {
@@ -99,10 +125,7 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
         B = end;
     if (!chunk_fits(p, i, B, base)) {
         if (!chunk_fits(p, i, A + 1, base))
-            return core_err(p->ctx, PASSION_ENOMEM,
-                            "memory budget %lld bytes cannot hold one "
-                            "element for each of %d ranks in a round",
-                            (long long)p->ctx->opt.memory_budget, P);
+            return budget_error(p); /* not reached after the check */
         int64_t lo = A + 1, hi = B; /* fits(lo), !fits(hi) */
         while (hi - lo > 1) {
             int64_t mid = lo + (hi - lo) / 2;

@@ -33,6 +33,9 @@
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel
  *    for partly written pages of an uncached file (twice the requests).
+ * The two-phase candidates are left out when the budget is below their
+ * minimum (coll_etp_min_budget), and a round holds at least one element
+ * in the counts above (no division by a zero capacity at tiny budgets).
  * The smallest prediction wins; ties go to the first of independent,
  * dynamic, static. Every input is identical on every rank (the FAD, the
  * options checked equal in it, the calibration reduced with MPI_MAX), so
@@ -113,6 +116,10 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     const int64_t es = p->esize;
     const double L = p->op_write ? write_latency(p) : p->io_lat;
     const double B = p->io_bw;
+    /* capacities per round (at least one element: chunks always advance;
+       budgets below coll_etp_min_budget never get here) */
+    const int64_t cs = p->cap_stage > es ? p->cap_stage : es;
+    const int64_t cx = p->cap_xchg > es ? p->cap_xchg : es;
     int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
     int64_t useful_all = 0;
     for (int r = 0; r < P; r++)
@@ -133,7 +140,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         int64_t span = last > first ? last - first : 0;
         span_sum += span;
         max_span = span > max_span ? span : max_span;
-        int64_t req = span ? (span + p->cap_stage - 1) / p->cap_stage : 0;
+        int64_t req = span ? (span + cs - 1) / cs : 0;
         max_req = req > max_req ? req : max_req;
     }
     int64_t bytes = span_sum;
@@ -159,8 +166,8 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         int64_t u = p->elems[r] * es;
         max_useful = u > max_useful ? u : max_useful;
     }
-    int64_t rounds = (max_span + p->cap_stage - 1) / p->cap_stage;
-    int64_t xr = (max_x + p->cap_xchg - 1) / p->cap_xchg;
+    int64_t rounds = (max_span + cs - 1) / cs;
+    int64_t xr = (max_x + cx - 1) / cx;
     rounds = xr > rounds ? xr : rounds;
     double t = (double)max_req * L + (double)bytes / B +
                2.0 * (double)max_useful / COPY_BW;
@@ -218,7 +225,10 @@ int coll_method_choose(coll_plan *p, double *seconds)
     double tbest = t_ind;
     static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
                                PASSION_METHOD_ETP_STATIC};
-    for (int k = 0; k < 2; k++) {
+    /* below its minimum budget the two-phase method cannot run: only
+       independent access is a candidate (it works with any budget) */
+    int etp_ok = ctx->opt.memory_budget >= coll_etp_min_budget(p);
+    for (int k = 0; k < 2 && etp_ok; k++) {
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
         double t = etp_time(p, ind_bytes, req_sum, req_max, alpha, beta);

@@ -203,7 +203,9 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     p->method = method;
     p->nd = f->a->nd;
     p->esize = f->a->esize;
-    const int P = p->P, nd = p->nd, W = COLL_FAD_HEAD + 3 * nd;
+    /* every rank sends the same number of words, whatever its array's
+       dimensions (a rank may pass another array: found in the FAD) */
+    const int P = p->P, nd = p->nd, W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
 
     int64_t words = (int64_t)P * W + 4 * (int64_t)P;
     p->bytes_desc = words * 8 + (int64_t)P * (int64_t)sizeof(ocad_xfer);
@@ -235,6 +237,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_BW] = dbits(ctx->opt.io_bandwidth);
     mine[COLL_FAD_ALPHA] = dbits(ctx->opt.msg_alpha);
     mine[COLL_FAD_BETA] = dbits(ctx->opt.msg_beta);
+    mine[COLL_FAD_FILE] = f->ident[0];
+    mine[COLL_FAD_LAYOUT] = f->ident[1];
     mine[COLL_FAD_CACHED] = -1;
     if (!rc && method != PASSION_METHOD_DIRECT &&
         method != PASSION_METHOD_SIEVE && ctx->opt.io_latency <= 0 &&
@@ -287,7 +291,11 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                                              "io_latency options",
                                              "io_bandwidth options",
                                              "msg_alpha options",
-                                             "msg_beta options"};
+                                             "msg_beta options",
+                                             "files (paths)",
+                                             "arrays (shape, element size, "
+                                             "storage order or data "
+                                             "offset)"};
                 return core_err(ctx, PASSION_EMISMATCH,
                                 "ranks 0 and %d passed different %s to a "
                                 "collective section access", r, what[w]);
@@ -300,12 +308,19 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         passion_section sec;
         memset(&sec, 0, sizeof sec);
         int64_t n = 1;
+        int empty = 0;
         for (int d = 0; d < nd; d++) {
             sec.start[d] = e[d];
             sec.count[d] = e[nd + d];
             sec.stride[d] = e[2 * nd + d];
-            n *= sec.count[d];
+            empty |= sec.count[d] == 0;
         }
+        /* validated: the product of a non-empty section's counts fits; an
+           empty one may hold any count elsewhere */
+        for (int d = 0; d < nd && !empty; d++)
+            n *= sec.count[d];
+        if (empty)
+            n = 0;
         p->elems[r] = n;
         ocad_xfer_build(&f->fv, &sec, NULL, &p->x[r]);
         if (n > 0) {

@@ -776,6 +776,7 @@ int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
 {
     if (!ctx)
         return PASSION_EINVAL;
+    core_enter(ctx);
     int64_t es = 0, block = 0;
     int rc = type_bytes(ctx, type, &es);
     if (!rc && count < 0)
@@ -800,6 +801,7 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
 {
     if (!ctx)
         return PASSION_EINVAL;
+    core_enter(ctx);
     int P = ctx->size;
     int64_t es = 0;
     int rc = type_bytes(ctx, type, &es);

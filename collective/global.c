@@ -51,6 +51,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     int64_t elems = 0;
     int rc = PASSION_OK;
     if (f->a->spec.placement == PASSION_PLACE_LOCAL)
@@ -73,7 +74,6 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         coll_plan_free(&p);
         return rc;
     }
-    ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
     /* this call's file costs, for the independent engine's choices too */
     double lat = ctx->opt.io_latency, bw = ctx->opt.io_bandwidth;
     ctx->opt.io_latency = p.io_lat;
@@ -86,8 +86,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
+        ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
         rc = coll_etp_run(&p, buf);
     } else {
+        /* the independent engine counts bytes_useful itself */
         rc = independent(&p, buf, chosen);
     }
     ctx->opt.io_latency = lat;

@@ -53,6 +53,7 @@ int passion_file_multicast_all(passion_file *f, int root,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     passion_array *a = f->a;
     int nd = a->nd, rc = PASSION_OK;
     /* what must agree: root, group, the section */

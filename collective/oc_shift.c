@@ -132,6 +132,7 @@ int passion_file_shift_all(passion_file *f, int dim, int dir, int periodic,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     passion_array *a = f->a;
     int rc = PASSION_OK;
     int64_t args[4] = {dim, dir, periodic, width};

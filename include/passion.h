@@ -252,7 +252,14 @@ PASSION_API MPI_Comm passion_ctx_comm(const passion_ctx *ctx);
 
 /*
  * Detail of the last error on this context: what failed, the file, offset
- * and rank. Empty string if none. Valid until the next call on ctx.
+ * and rank. Every public call on the context or on an object made from it
+ * (array, file, request, iterator) clears it at entry, so it is the empty
+ * string after a call that succeeded; the exceptions are this function and
+ * the read-only accessors (passion_ctx_option_get, passion_ctx_comm,
+ * passion_counters_get, passion_array_get_spec, passion_file_path,
+ * passion_section_elems), which leave it alone, and an iterator call that
+ * returns the iterator's earlier failure again, which keeps that failure's
+ * detail. Valid until the next call on ctx.
  */
 PASSION_API const char *passion_ctx_errdetail(const passion_ctx *ctx);
 
@@ -314,7 +321,9 @@ typedef struct passion_array_spec {
     passion_dist dist[PASSION_MAX_DIMS];
     int64_t block[PASSION_MAX_DIMS];     /* m of BLOCK(m) / CYCLIC(m); 0 =
                                             default */
-    int64_t ghost[PASSION_MAX_DIMS];     /* overlap width per dimension */
+    int64_t ghost[PASSION_MAX_DIMS];     /* overlap width per dimension,
+                                            0 <= ghost[d] <= shape[d]
+                                            (else PASSION_EINVAL) */
     passion_placement placement;
     int64_t header_bytes;                /* raw global file: bytes before the
                                             data (0 for .npy: the header
@@ -384,7 +393,9 @@ PASSION_API int passion_array_global_index(const passion_array *a, int r,
 /*
  * A regular section: per dimension start, count, stride (stride >= 1).
  * count 0 in any dimension means the empty section (a rank that takes part
- * in a collective with nothing). For local files, indices are local indices
+ * in a collective with nothing): its starts and the other dimensions'
+ * counts are then not checked against the bounds nor for overflow (only
+ * stride >= 1 and count >= 0 are). For local files, indices are local indices
  * and the ghost area is addressable as -ghost .. -1 and n .. n+ghost-1.
  */
 typedef struct passion_section {
@@ -427,10 +438,13 @@ typedef enum passion_mode {
 
 /*
  * Open the array's file(s). Local placement: path is a pattern in which
- * "%d" (or "%r") stands for the rank ("data.%d.laf"; without it ".<rank>"
- * is appended); each rank opens its own local array file. Global
- * placement: one file; a name ending in ".npy" is a NumPy file. An existing
- * file shorter than the array gives PASSION_ESHORT. Collective.
+ * every "%d" (or "%r") stands for the rank and "%%" for one '%'
+ * ("data.%d.laf"; without any %d or %r ".<rank>" is appended); each rank
+ * opens its own local array file. Global placement: one file; a name
+ * ending in ".npy" is a NumPy file. A file name of PATH_MAX bytes or more
+ * (or a component too long for the file system) is PASSION_EINVAL. An
+ * existing file shorter than the array gives PASSION_ESHORT. Collective:
+ * every rank passes the same path (pattern) and mode.
  */
 PASSION_API int passion_file_open(passion_array *a, const char *path,
                                   passion_mode mode,
@@ -545,8 +559,11 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
  * Read / write a section of a global array file, every rank its own
  * section (count 0: the rank takes part with nothing; sections may overlap
  * or be identical). Collective over the context's communicator: every rank
- * calls, with the same method, and every rank gets the same code (a rank's
- * bad section fails the call on all ranks, with that rank's detail).
+ * calls, with the same method, on the same file (same path as opened)
+ * holding the same array (dimensions, shape, element size, storage order,
+ * data offset), else PASSION_EMISMATCH on every rank; every rank gets the
+ * same code (a rank's bad section fails the call on all ranks, with that
+ * rank's detail).
  * method: PASSION_METHOD_AUTO (default: the cost model picks),
  * PASSION_METHOD_DIRECT or PASSION_METHOD_SIEVE (each rank its own data,
  * independently), PASSION_METHOD_ETP_STATIC or PASSION_METHOD_ETP_DYNAMIC
@@ -555,6 +572,9 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
  * Where written sections share elements, the highest rank's value is
  * written; no byte outside the sections changes. Memory beyond the
  * caller's buffers: at most the memory budget plus O(ranks x dims) bytes.
+ * The extended two-phase methods need memory_budget >= 5 x max(P-1, 1) x
+ * elem_size (PASSION_ENOMEM below, when some rank has data); auto then
+ * runs independent access, which works with any budget.
  * On error, a read may have filled part of buf, a write part of the file.
  */
 PASSION_API int passion_file_read_all(passion_file *f,
@@ -699,7 +719,10 @@ PASSION_API int passion_slab_close(passion_slab_iter *it);
  * partitions of a global array file that fit the aggregate memory of all
  * ranks. Partition k is a block of `width` global indices along `dim`
  * (all of every other dimension); it is distributed over the ranks like
- * the array (its extent split over the processor grid, BLOCK), and each
+ * the array (its extent split over the processor grid, BLOCK; the array's
+ * grid must have as many ranks as the communicator, else passion_part_open
+ * fails with PASSION_EINVAL: a global array's default one-rank grid is not
+ * split automatically), and each
  * rank receives its piece plus `halo` cells on every side (clipped at the
  * array's edges) in an in-core buffer. Pieces are read with
  * passion_file_read_all (default: the extended two-phase method); the

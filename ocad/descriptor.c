@@ -150,8 +150,9 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
     if (!(procs == ctx->size ||
           (procs == 1 && in->placement == PASSION_PLACE_GLOBAL)))
         return core_err(ctx, PASSION_EINVAL,
-                        "processor grid has %lld ranks, communicator %d",
-                        (long long)procs, ctx->size);
+                        "processor grid has %lld ranks, communicator %d: "
+                        "set spec.grid[] so that its product is %d",
+                        (long long)procs, ctx->size, ctx->size);
     return PASSION_OK;
 }
 
@@ -224,6 +225,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
 {
     if (!ctx || !out)
         return PASSION_EINVAL;
+    core_enter(ctx);
     *out = NULL;
     passion_array *a = calloc(1, sizeof *a);
     passion_array_spec norm;
@@ -273,6 +275,7 @@ int passion_array_free(passion_array *a)
 {
     if (!a)
         return PASSION_OK;
+    core_enter(a->ctx);
     if (a->open_files > 0)
         return core_err(a->ctx, PASSION_ESTATE,
                         "passion_array_free: %lld file(s) of the array are "
@@ -292,6 +295,7 @@ static int check_rank(const passion_array *a, int r)
 {
     if (!a)
         return PASSION_EINVAL;
+    core_enter(a->ctx); /* the entry of every query that checks a rank */
     if (r < 0 || r >= a->ctx->size)
         return core_err(a->ctx, PASSION_ERANGE, "rank %d not in 0..%d", r,
                         a->ctx->size - 1);
@@ -355,6 +359,7 @@ int passion_array_owner(const passion_array *a, const int64_t *gidx,
 {
     if (!a || !gidx || !rank || !lidx)
         return PASSION_EINVAL;
+    core_enter(a->ctx);
     int r = 0;
     for (int d = 0; d < a->nd; d++) {
         if (gidx[d] < 0 || gidx[d] >= a->spec.shape[d])

@@ -15,6 +15,7 @@
 #include "ocad.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,36 @@ static int local_name(passion_ctx *ctx, const char *pat, char **out)
     if (ocad_local_path(pat, ctx->rank, out))
         return core_err(ctx, PASSION_ENOMEM, "file name");
     return PASSION_OK;
+}
+
+/* FNV-1a over bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The file's identity (its path) and the array's layout in it, once per
+   open: a collective call sends both in its FAD. */
+static void file_ident(passion_file *f)
+{
+    const char *path = f->fh->path;
+    uint64_t h = fnv(1469598103934665603ULL, path, strlen(path));
+    const ocad_fview *v = &f->fv;
+    int64_t w[3 + 2 * PASSION_MAX_DIMS];
+    memset(w, 0, sizeof w);
+    w[0] = v->nd;
+    w[1] = v->esize;
+    w[2] = v->base;
+    for (int d = 0; d < v->nd; d++) {
+        w[3 + d] = v->extent[d];
+        w[3 + PASSION_MAX_DIMS + d] = v->order[d];
+    }
+    uint64_t l = fnv(1469598103934665603ULL, w, sizeof w);
+    memcpy(&f->ident[0], &h, sizeof h);
+    memcpy(&f->ident[1], &l, sizeof l);
 }
 
 static void fill_view(passion_file *f)
@@ -168,6 +199,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
     if (!a || !out)
         return PASSION_EINVAL;
     passion_ctx *ctx = a->ctx;
+    core_enter(ctx);
     *out = NULL;
     int rc = PASSION_OK;
     char *name = NULL;
@@ -199,6 +231,10 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
                                             : core_err(ctx, PASSION_ENOMEM,
                                                        "file name"));
     }
+    if (!rc && strlen(name) >= PATH_MAX)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "path of %zu bytes: longer than PATH_MAX (%d)",
+                      strlen(name), PATH_MAX);
     int create = mode == PASSION_MODE_CREATE       ? 1
                  : mode == PASSION_MODE_CREATE_EXCL ? 2
                                                     : 0;
@@ -270,6 +306,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         free(f);
         return rc;
     }
+    file_ident(f);
     a->open_files++;
     ctx->live_files++;
     *out = f;
@@ -281,6 +318,7 @@ int passion_file_close(passion_file *f)
     if (!f)
         return PASSION_OK;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     int rc = PASSION_OK;
     if (f->busy > 0)
         rc = core_err(ctx, PASSION_ESTATE,
@@ -299,12 +337,18 @@ int passion_file_close(passion_file *f)
 
 int passion_file_sync(passion_file *f)
 {
-    return f ? core_io_sync(f->fh) : PASSION_EINVAL;
+    if (!f)
+        return PASSION_EINVAL;
+    core_enter(f->ctx);
+    return core_io_sync(f->fh);
 }
 
 int passion_file_drop_cache(passion_file *f)
 {
-    return f ? core_io_drop_cache(f->fh) : PASSION_EINVAL;
+    if (!f)
+        return PASSION_EINVAL;
+    core_enter(f->ctx);
+    return core_io_drop_cache(f->fh);
 }
 
 const char *passion_file_path(const passion_file *f)
@@ -317,6 +361,7 @@ static int whole_local(passion_file *f, void *buf, int op_write)
     if (!f || !buf)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     if (f->a->spec.placement != PASSION_PLACE_LOCAL)
         return core_err(ctx, PASSION_EINVAL,
                         "whole-local-array access needs local placement");
@@ -346,6 +391,7 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx); /* the entry of passion_read/write_section(_begin) */
     int64_t elems;
     int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
@@ -386,6 +432,8 @@ int passion_section_plan(passion_file *f, const passion_section *s,
                          int op_write, passion_method method,
                          passion_plan_info *info)
 {
+    if (f)
+        core_enter(f->ctx);
     if (!info)
         return PASSION_EINVAL;
     ocad_xfer x;

@@ -14,6 +14,7 @@ int passion_section_filetype(const passion_file *f, const passion_section *s,
     if (!f || !s || !type || !disp)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     const ocad_fview *fv = &f->fv;
     int64_t elems;
     int rc = ocad_section_check(ctx, fv->nd, s, f->lo, f->hi, &elems);

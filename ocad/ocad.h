@@ -165,6 +165,11 @@ struct passion_file {
     int64_t lo[PASSION_MAX_DIMS]; /* valid section index range [lo, hi) */
     int64_t hi[PASSION_MAX_DIMS];
     int64_t data_bytes;           /* bytes of array data in the file */
+    int64_t ident[2];             /* hashes, fixed at open: the path, and
+                                     the array's layout in the file
+                                     (dimensions, shape, element size,
+                                     storage order, data offset); the
+                                     collective calls compare them */
     int64_t busy;                 /* requests in flight and iterators
                                      using the file (close refuses) */
 };

@@ -50,10 +50,13 @@ int ocad_section_check(passion_ctx *ctx, int nd, const passion_section *s,
             return core_err(ctx, PASSION_EINVAL,
                             "section count[%d] = %lld is negative", d,
                             (long long)s->count[d]);
-        if (s->count[d] == 0) {
-            empty = 1;
-            continue;
-        }
+        empty |= s->count[d] == 0;
+    }
+    if (empty) { /* the empty section: nothing to bound or overflow */
+        *elems = 0;
+        return PASSION_OK;
+    }
+    for (int d = 0; d < nd; d++) {
         int64_t span, last;
         if (!core_mul(s->count[d] - 1, s->stride[d], &span) ||
             !core_add(s->start[d], span, &last))
@@ -70,7 +73,7 @@ int ocad_section_check(passion_ctx *ctx, int nd, const passion_section *s,
             return core_err(ctx, PASSION_EOVERFLOW,
                             "section element count overflows");
     }
-    *elems = empty ? 0 : n;
+    *elems = n;
     return PASSION_OK;
 }
 
@@ -78,6 +81,9 @@ int ocad_memspec_check(passion_ctx *ctx, int nd, int64_t esize,
                        const passion_section *s, const passion_memspec *m)
 {
     int64_t b = esize;
+    int empty = 0;
+    for (int d = 0; d < nd; d++)
+        empty |= s->count[d] == 0;
     for (int d = 0; d < nd; d++) {
         int64_t shape = m ? m->shape[d] : s->count[d];
         int64_t off = m ? m->offset[d] : 0, end;
@@ -85,6 +91,8 @@ int ocad_memspec_check(passion_ctx *ctx, int nd, int64_t esize,
             return core_err(ctx, PASSION_EINVAL,
                             "memory side dimension %d: negative shape or "
                             "offset", d);
+        if (empty)
+            continue; /* nothing lands in memory */
         if (!core_add(off, s->count[d], &end) || end > shape)
             return core_err(ctx, PASSION_ERANGE,
                             "memory side dimension %d: offset %lld + count "

@@ -50,7 +50,8 @@ int core_errno_code(int e)
     case EACCES:
     case EPERM:
     case EROFS: return PASSION_EACCES;
-    case EINVAL: return PASSION_EINVAL;
+    case EINVAL:
+    case ENAMETOOLONG: return PASSION_EINVAL;
     case ENOTSUP: return PASSION_ENOTSUP;
     default: return PASSION_EIO;
     }
@@ -249,6 +250,7 @@ int passion_counters_reset(passion_ctx *ctx)
 {
     if (!ctx)
         return PASSION_EINVAL;
+    core_enter(ctx);
     memset(&ctx->cnt, 0, sizeof ctx->cnt);
     ctx->cnt.peak_staging = (uint64_t)ctx->staging_now;
     return PASSION_OK;

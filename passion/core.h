@@ -99,6 +99,17 @@ struct passion_ctx {
 /* Record "rank R: <fmt>" as the detail and return code. */
 CORE_HIDDEN int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/*
+ * Entry of a public call on ctx (or on an object made from it): forget the
+ * previous call's detail, so that passion_errdetail() is empty after a call
+ * that succeeded. Calls that hand back an earlier failure again (a sticky
+ * iterator error) leave its detail alone.
+ */
+static inline void core_enter(passion_ctx *ctx)
+{
+    if (ctx)
+        ctx->detail[0] = '\0';
+}
 /* Map an errno to a passion code. */
 CORE_HIDDEN int core_errno_code(int e);
 /*

@@ -189,6 +189,7 @@ int passion_engine_get(passion_ctx *ctx, passion_engine *engine)
 {
     if (!ctx || !engine)
         return PASSION_EINVAL;
+    core_enter(ctx);
     int kind = PASSION_ENGINE_AUTO;
     int rc = core_engine_kind(ctx, &kind);
     if (!rc)

@@ -176,6 +176,18 @@ static int setup(passion_part_iter *it, const passion_part_opts *o)
     if (sp->placement == PASSION_PLACE_LOCAL)
         return core_err(ctx, PASSION_EINVAL,
                         "partitions need a global array file");
+    /* pieces follow the array's processor grid: a global array on the
+       default one-rank grid at P > 1 would give every rank the whole
+       partition (each element computed P times) */
+    int64_t procs = 1;
+    for (int d = 0; d < a->nd; d++)
+        procs *= sp->grid[d];
+    if (procs != ctx->size)
+        return core_err(ctx, PASSION_EINVAL,
+                        "partitions are split over the array's processor "
+                        "grid, which has %lld rank(s) for a communicator of "
+                        "%d: set spec.grid[] (product = %d) when creating "
+                        "the array", (long long)procs, ctx->size, ctx->size);
     it->nd = a->nd;
     it->esize = a->esize;
     it->dim = o->dim < 0 ? sp->order[0] : o->dim;
@@ -250,6 +262,7 @@ int passion_part_open(passion_file *f, const passion_part_opts *opts,
     *out = NULL;
     if (!f)
         return PASSION_EINVAL;
+    core_enter(f->ctx);
     passion_part_opts def;
     if (!opts) {
         passion_part_opts_init(&def);
@@ -286,6 +299,7 @@ int passion_part_next_all(passion_part_iter *it, passion_part *p)
         return PASSION_EINVAL;
     if (it->rc)
         return it->rc;
+    core_enter(it->ctx);
     int rc = PASSION_OK;
     if (it->k >= 0 && it->k < it->nparts && it->out)
         rc = part_write(it); /* collective: agreed */
@@ -322,6 +336,8 @@ int passion_part_close_all(passion_part_iter *it)
     if (!it)
         return PASSION_OK;
     int rc = it->rc;
+    if (!rc)
+        core_enter(it->ctx);
     /* the caller stopped after a partition: its output still goes out */
     if (!rc && it->k >= 0 && it->k < it->nparts && it->out)
         rc = part_write(it);

@@ -35,7 +35,19 @@ struct passion_request {
     int64_t active;    /* windows in flight */
     int64_t staged;    /* staging bytes held */
     int rc;            /* first error */
+    char detail[CORE_DETAIL_MAX]; /* its detail, kept for the wait (the
+                                     failure may be seen during another
+                                     call, which the wait's entry clears) */
 };
+
+/* Record the request's first failure (rc, already in ctx->detail). */
+static void req_fail(passion_request *r, int rc)
+{
+    if (r->rc || !rc)
+        return;
+    r->rc = rc;
+    memcpy(r->detail, r->ctx->detail, sizeof r->detail);
+}
 
 typedef struct pf_win {
     core_op op;
@@ -68,7 +80,7 @@ static void win_done(core_op *op)
     passion_request *r = w->req;
     if (op->rc) {
         if (!r->rc)
-            r->rc = op->rc;
+            req_fail(r, op->rc);
         win_free(w);
         return;
     }
@@ -82,8 +94,7 @@ static void win_done(core_op *op)
         op->write = 1;
         int rc = core_aio_submit(r->f->fh, op);
         if (rc) {
-            if (!r->rc)
-                r->rc = rc;
+            req_fail(r, rc);
             win_free(w);
         }
         return;
@@ -151,7 +162,7 @@ static void req_pump(passion_request *r)
         }
         pf_win *pw = calloc(1, sizeof *pw);
         if (!pw) {
-            r->rc = core_err(r->ctx, PASSION_ENOMEM, "request window");
+            req_fail(r, core_err(r->ctx, PASSION_ENOMEM, "request window"));
             break;
         }
         pw->req = r;
@@ -160,7 +171,7 @@ static void req_pump(passion_request *r)
         r->active++;
         int rc = win_issue(r, pw);
         if (rc) {
-            r->rc = rc;
+            req_fail(r, rc);
             win_free(pw);
             break;
         }
@@ -179,6 +190,7 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
     passion_request *r = calloc(1, sizeof *r);
     if (!r)
         return core_err(ctx, PASSION_ENOMEM, "request");
@@ -230,6 +242,7 @@ int passion_request_test(passion_request *r, int *done)
 {
     if (!r || !done)
         return PASSION_EINVAL;
+    core_enter(r->ctx);
     int rc = core_aio_progress(r->ctx, 0);
     req_pump(r);
     *done = finished(r);
@@ -241,6 +254,7 @@ int passion_request_wait(passion_request *r)
     if (!r)
         return PASSION_OK;
     passion_ctx *ctx = r->ctx;
+    core_enter(ctx);
     core_aio_progress(ctx, 0);
     req_pump(r);
     int hit = !r->write && r->x.nblocks > 0 && finished(r);
@@ -253,8 +267,8 @@ int passion_request_wait(passion_request *r)
         if (n <= 0) {
             /* the engine lost track: report rather than spin */
             if (!r->rc)
-                r->rc = core_err(ctx, PASSION_EIO,
-                                 "asynchronous I/O engine stopped answering");
+                req_fail(r, core_err(ctx, PASSION_EIO, "asynchronous I/O "
+                                     "engine stopped answering"));
             break;
         }
     }
@@ -262,6 +276,8 @@ int passion_request_wait(passion_request *r)
     if (hit && !r->rc)
         ctx->cnt.prefetch_hits++;
     int rc = r->rc;
+    if (rc)
+        memcpy(ctx->detail, r->detail, sizeof r->detail);
     if (r->active == 0) {
         ocad_file_release(r->f);
         free(r);

@@ -201,7 +201,10 @@ static int setup(passion_slab_iter *it, passion_file *f,
     int nbuf = it->nin + it->nout;
     it->width = o->width;
     if (it->width <= 0) {
-        it->width = budget / nbuf / slice - 2 * it->halo;
+        /* slice 0: this rank owns nothing in another dimension, its
+           slabs are empty whatever their width */
+        it->width = slice > 0 ? budget / nbuf / slice - 2 * it->halo
+                              : (it->n > 0 ? it->n : 1);
         if (it->width < 1)
             return core_err(ctx, PASSION_ENOMEM,
                             "memory budget %lld too small for %d slab "
@@ -248,6 +251,7 @@ int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
     *out = NULL;
     if (!f)
         return PASSION_EINVAL;
+    core_enter(f->ctx);
     passion_slab_opts def;
     if (!opts) {
         passion_slab_opts_init(&def);
@@ -272,15 +276,22 @@ int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
     return PASSION_OK;
 }
 
-/* Wait for a request slot (NULL is fine); keep the first error. */
+/* Wait for a request slot (NULL is fine); keep the first error and its
+   detail (the wait, a public call, clears the detail at entry). */
 static void settle(passion_slab_iter *it, passion_request **r)
 {
     if (!*r)
         return;
+    char keep[CORE_DETAIL_MAX];
+    int had = it->rc;
+    if (had)
+        memcpy(keep, it->ctx->detail, sizeof keep);
     int rc = passion_request_wait(*r);
     *r = NULL;
     if (rc && !it->rc)
         it->rc = rc;
+    if (had)
+        memcpy(it->ctx->detail, keep, sizeof keep);
 }
 
 static int fail(passion_slab_iter *it, int rc)
@@ -331,6 +342,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
         return PASSION_EINVAL;
     if (it->rc)
         return it->rc;
+    core_enter(it->ctx);
     int rc;
     if (it->k >= 0 && it->k < it->nslabs && (rc = finish_current(it)))
         return fail(it, rc);
@@ -400,6 +412,7 @@ int passion_slab_dirty(passion_slab_iter *it)
 {
     if (!it)
         return PASSION_EINVAL;
+    core_enter(it->ctx);
     if (!it->o.writeback)
         return core_err(it->ctx, PASSION_ESTATE,
                         "slab marked dirty without write-back");
@@ -411,6 +424,8 @@ int passion_slab_close(passion_slab_iter *it)
 {
     if (!it)
         return PASSION_OK;
+    if (!it->rc)
+        core_enter(it->ctx);
     /* the current slab's output, if the caller stopped after it */
     if (!it->rc && it->k >= 0 && it->k < it->nslabs) {
         int rc = finish_current(it);
