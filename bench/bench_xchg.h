@@ -15,7 +15,7 @@
 #ifndef PASSION_BENCH_XCHG_H
 #define PASSION_BENCH_XCHG_H
 
-#include "../collective/exchange.h"
+#include "../collective/exchange/exchange.h"
 #include "bench_util.h"
 
 typedef struct xb_method {

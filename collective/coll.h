@@ -6,15 +6,16 @@
  * Invariants: every rank holds the same File Access Descriptor (FAD) and
  * derives the same file domains and the same round schedule from it, by
  * arithmetic on section descriptions alone (never lists of offsets), so no
- * counts are ever exchanged; memory beyond the caller's buffers is the
- * budget's staging plus O(ranks x dimensions) bytes of descriptors, all
- * counted by core_stage_alloc.
+ * counts are ever exchanged; memory beyond the caller's buffers (the
+ * O(ranks x dimensions) descriptors, the round buffers and the exchange's
+ * staging) is counted by core_stage_alloc and stays within the memory
+ * budget for the whole call.
  */
 #ifndef PASSION_COLL_H
 #define PASSION_COLL_H
 
 #include "../ocad/ocad.h"
-#include "exchange.h"
+#include "exchange/exchange.h" /* the exchange subsystem, one layer down */
 
 /* ---- section cursors (etp_walk.c) ---- */
 
@@ -112,8 +113,12 @@ typedef struct coll_plan {
     int64_t hole;       /* sieving hole limit inside a chunk */
     double io_lat, io_bw; /* file cost model of this call (options, or
                              by the page-cache probe: memory or disk) */
+    ocad_env env;       /* the same for the independent engine, with the
+                           staging it may hold: passed to it, never set
+                           in the context */
     int warm;           /* the requested data is in the page cache */
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
+    int desc_uncounted; /* they did not fit the budget (the call fails) */
     char *reserve;      /* address space for the round buffers, reserved
                            before the FAD (never touched unless an
                            allocation fails later); the context's, kept
@@ -131,6 +136,11 @@ CORE_HIDDEN int coll_plan_init(coll_plan *p, passion_file *f,
                                const passion_memspec *m, int method,
                                int op_write, int rc);
 CORE_HIDDEN void coll_plan_free(coll_plan *p);
+/* Staging bytes of the descriptors of a collective call on P ranks and
+   nd dimensions (the FAD, the plans, the rounds' tables): part of the
+   memory budget, which must hold them and one element per rank in a
+   round. */
+CORE_HIDDEN int64_t coll_plan_desc_bytes(int P, int nd);
 /*
  * core_agree's contract (every rank gets the lowest failing rank's code and
  * detail) with non-blocking collectives completed by the exchange layer's
@@ -174,6 +184,8 @@ CORE_HIDDEN int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a,
 /* ---- the rounds (etp.c) ---- */
 
 CORE_HIDDEN int coll_etp_run(coll_plan *p, char *buf);
+/* Staging bytes of the rounds' descriptors on P ranks. */
+CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 
 /* ---- windows of a chunk (etp_window.c) ---- */
 
@@ -193,18 +205,17 @@ CORE_HIDDEN int coll_windows(coll_plan *p, coll_cur *curs, int64_t a,
  * Irregular all-to-all in bytes (64-bit counts and displacements): rank r's
  * sendbuf[sdispls[j] ..+ sendcounts[j]) lands in rank j's
  * recvbuf[rdispls[r] ..). Collective. Counts messages, bytes and rounds.
+ * budget: the staging bytes the exchange may hold (what the rounds left
+ * of the memory budget).
  */
 CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
                                   const int64_t *sendcounts,
                                   const int64_t *sdispls, void *recvbuf,
                                   const int64_t *recvcounts,
-                                  const int64_t *rdispls);
+                                  const int64_t *rdispls, int64_t budget);
 
 /* ---- cost model (etp_model.c) ---- */
 
-/* Message start-up and per-byte costs: options, or measured once per
-   context (collective the first time). */
-CORE_HIDDEN int coll_msg_costs(passion_ctx *ctx, double *alpha, double *beta);
 /* Resolve AUTO to DIRECT/SIEVE (independent) or an ETP method; every rank
    gets the same answer. Fills predicted seconds of the choice. */
 CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds);

@@ -14,10 +14,13 @@
  * increasing rank order (so where sections overlap the highest rank's
  * value stays: the thesis's rule) and writes the windows.
  *
- * Memory: stage <= 2/5 of the budget, each exchange buffer <= 1/5; reads
- * hold one stage, two send and one receive buffer, writes one stage, one
- * send and two receive buffers: at most the budget, sized to what the
- * schedule needs (a first pass over the schedule, arithmetic only). If
+ * Memory: the stage <= 2x, each exchange buffer <= x, where 5x plus the
+ * exchange's own staging for x plus the descriptors fit the budget
+ * (plan_caps in etp_plan.c); reads hold one stage, two send and one
+ * receive buffer, writes one stage, one send and two receive buffers,
+ * sized to what the schedule needs (a first pass over the schedule,
+ * arithmetic only); the exchange is passed what they leave of the budget,
+ * so the whole call stays within it (peak_staging). If
  * allocating them fails, they come from the untouched address-space
  * reservation the plan made before the FAD (whose failure every rank saw
  * in the FAD), so a rank never has to leave the rounds.
@@ -56,6 +59,7 @@ typedef struct etp_run {
     int io_rc;                   /* first I/O failure of this rank */
     int rounds;
     int threaded;
+    int64_t xbudget;             /* what the rounds left to the exchange */
 } etp_run;
 
 static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
@@ -203,12 +207,12 @@ static int xchg_round(etp_run *u, etp_round *R, int par)
         }
         if (R->xchg)
             rc = coll_etp_exchange(p->ctx, u->sbuf[0], R->sc, R->sd,
-                                   u->rbuf[par], R->rc, R->rd);
+                                   u->rbuf[par], R->rc, R->rd, u->xbudget);
         return rc;
     }
     if (R->xchg)
         rc = coll_etp_exchange(p->ctx, u->sbuf[par], R->sc, R->sd,
-                               u->rbuf[0], R->rc, R->rd);
+                               u->rbuf[0], R->rc, R->rd, u->xbudget);
     if (rc)
         return rc;
     for (int i = 0; i < P; i++) {
@@ -265,6 +269,12 @@ static void run_free(etp_run *u)
     passion_ctx *ctx = u->p->ctx;
     core_stage_free(ctx, u->curs, u->curs_bytes);
     core_stage_free(ctx, u->words, u->words_bytes);
+}
+
+int64_t coll_etp_desc_bytes(int P)
+{
+    return (int64_t)P * 13 * 8 +
+           (int64_t)P * (int64_t)(sizeof(coll_cur) + sizeof(coll_vec));
 }
 
 static int run_alloc(etp_run *u)
@@ -332,6 +342,8 @@ int coll_etp_run(coll_plan *p, char *buf)
     char *own[5] = {size[0] ? u.stage : NULL, size[1] ? u.sbuf[0] : NULL,
                     size[2] ? u.rbuf[0] : NULL, size[3] ? u.sbuf[1] : NULL,
                     size[4] ? u.rbuf[1] : NULL};
+    /* the exchange may hold what the rounds leave of the budget */
+    u.xbudget = ctx->opt.memory_budget - ctx->staging_now;
     if (!u.sbuf[1])
         u.sbuf[1] = u.sbuf[0];
     if (!u.rbuf[1])

@@ -56,15 +56,22 @@ void coll_domains(coll_plan *p, int dynamic)
 
 int64_t coll_etp_min_budget(const coll_plan *p)
 {
-    return 5 * (int64_t)(p->P > 1 ? p->P - 1 : 1) * p->esize;
+    /* plan_caps (etp_plan.c) then gives each exchange buffer room for one
+       element per rank: the descriptors, five buffers and the exchange's
+       own staging for them */
+    int64_t x = (int64_t)(p->P > 1 ? p->P - 1 : 1) * p->esize;
+    return coll_plan_desc_bytes(p->P, p->nd) + 5 * x +
+           coll_xchg_need(p->ctx->opt.exchange, p->P, x);
 }
 
 static int budget_error(coll_plan *p)
 {
     return core_err(p->ctx, PASSION_ENOMEM,
                     "memory budget %lld bytes is too small for the extended "
-                    "two-phase method: it needs at least %lld bytes (5 x "
-                    "max(P-1, 1) x element size, P = %d, %lld-byte elements)",
+                    "two-phase method: it needs at least %lld bytes (the "
+                    "descriptors, 5 x max(P-1, 1) elements and the "
+                    "exchange's staging for them, P = %d, %lld-byte "
+                    "elements)",
                     (long long)p->ctx->opt.memory_budget,
                     (long long)coll_etp_min_budget(p), p->P,
                     (long long)p->esize);
@@ -120,7 +127,14 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
     for (int r = 0; r < P; r++)
         base[r] = p->elems[r] ? coll_count_lt(&p->x[r], es, A) : 0;
     /* the stage holds [A, B) plus the tail of an element cut at B */
-    int64_t B = p->cap_stage - es > 0 ? A + p->cap_stage - es : A + 1;
+    if (p->cap_stage - es <= 0)
+        return core_err(p->ctx, PASSION_ENOMEM,
+                        "memory budget %lld bytes cannot hold the "
+                        "descriptors of %d ranks and one element of %lld "
+                        "bytes in a round",
+                        (long long)p->ctx->opt.memory_budget, P,
+                        (long long)es);
+    int64_t B = A + p->cap_stage - es;
     if (B > end)
         B = end;
     if (!chunk_fits(p, i, B, base)) {

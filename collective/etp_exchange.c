@@ -7,15 +7,15 @@
  *
  * Invariants: counts are symmetric (what r sends j is what j expects from
  * r), which the extended two-phase schedule guarantees by construction;
- * the exchange layer counts messages, bytes_sent, rounds and t_comm.
+ * the exchange layer counts messages, bytes_sent, rounds and t_comm; its
+ * staging stays within the budget passed (what the rounds left).
  */
 #include "coll.h"
-#include "exchange.h"
 
 int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
                       const int64_t *sendcounts, const int64_t *sdispls,
                       void *recvbuf, const int64_t *recvcounts,
-                      const int64_t *rdispls)
+                      const int64_t *rdispls, int64_t budget)
 {
     coll_xchg_args a = {
         .sendbuf = sendbuf,
@@ -27,6 +27,9 @@ int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
         .rdispls = rdispls,
         .alg = PASSION_XCHG_DEFAULT,
         .radix = 0,
+        /* 0 would mean "what is left", which it is too; at least 1 so
+           that the argument says it */
+        .budget = budget > 0 ? budget : 1,
     };
     return coll_exchange(ctx, &a);
 }

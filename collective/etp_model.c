@@ -10,9 +10,12 @@
  * them in the context's options while the independent engine counts and
  * runs, so that its own direct/sieve choice uses them too); the file's bandwidth is
  * shared by all ranks, its latency is paid by each rank in parallel; an
- * exchange round among P ranks takes alpha (P-1) + beta (bytes of the
- * busiest rank); copying in memory runs at COPY_BW. alpha and beta come
- * from the options or from a short measurement, once per context.
+ * exchange round among P ranks in which the busiest rank sends or
+ * receives n bytes takes round + (P-1) msg + n beta, the exchange
+ * subsystem's linear model with its one calibration (alpha = round + msg,
+ * defined in collective/exchange/exchange.h: the options msg_alpha /
+ * msg_beta, else measured once per context, shared with the exchange's
+ * `auto`); copying in memory runs at COPY_BW.
  *
  * Candidates and their predicted time, from the FAD alone (no I/O):
  *  - independent: each rank reads its own section with the independent
@@ -27,7 +30,7 @@
  *    data in its domain in chunks of the stage size (fewer bytes where the
  *    independent reads show that holes are skipped):
  *      max_i(requests_i) L + min(sum_i span_i, sum_r bytes_r) / B
- *      + rounds (alpha (P-1)) + beta max_r(exchanged_r)
+ *      + rounds (round + (P-1) msg) + beta max_r(exchanged_r)
  *      + 2 max_r useful_r / COPY_BW
  *    where skipped holes add the union's windows (interleaved sections
  *    share them) spread over the aggregators; writes with holes read
@@ -47,47 +50,6 @@
 #include <stdlib.h>
 
 #define COPY_BW 4e9
-#define CAL_BIG 65536
-
-int coll_msg_costs(passion_ctx *ctx, double *alpha, double *beta)
-{
-    if (!ctx->msg_calibrated) {
-        double ab[2] = {0, 0};
-        const int P = ctx->size;
-        if (P > 1) {
-            char *b = malloc((size_t)2 * (size_t)P * CAL_BIG);
-            int ok = b != NULL, all = 0;
-            MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
-            if (all) {
-                MPI_Barrier(ctx->comm);
-                double t0 = MPI_Wtime();
-                for (int k = 0; k < 3; k++)
-                    MPI_Alltoall(b, 8, MPI_BYTE, b + (size_t)P * CAL_BIG, 8,
-                                 MPI_BYTE, ctx->comm);
-                double t1 = MPI_Wtime();
-                MPI_Alltoall(b, CAL_BIG, MPI_BYTE, b + (size_t)P * CAL_BIG,
-                             CAL_BIG, MPI_BYTE, ctx->comm);
-                double t2 = MPI_Wtime();
-                double round = (t1 - t0) / 3;
-                ab[0] = round / (P - 1);
-                ab[1] = (t2 - t1 - round) / ((double)CAL_BIG * (P - 1));
-                if (ab[1] < 1e-11)
-                    ab[1] = 1e-11;
-            }
-            free(b);
-            double mx[2];
-            MPI_Allreduce(ab, mx, 2, MPI_DOUBLE, MPI_MAX, ctx->comm);
-            ab[0] = mx[0];
-            ab[1] = mx[1];
-        }
-        ctx->msg_alpha = ab[0];
-        ctx->msg_beta = ab[1];
-        ctx->msg_calibrated = 1;
-    }
-    *alpha = ctx->opt.msg_alpha > 0 ? ctx->opt.msg_alpha : ctx->msg_alpha;
-    *beta = ctx->opt.msg_beta > 0 ? ctx->opt.msg_beta : ctx->msg_beta;
-    return PASSION_OK;
-}
 
 /* A small write costs more than a read of the cache: page locking and
    dirty-page accounting (measured here: 15-80 us per request for 64-byte
@@ -109,8 +71,8 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
 
 /* Predicted seconds of the extended two-phase method on p's domains. */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
-                       int64_t ind_req_sum, int64_t ind_req_max, double alpha,
-                       double beta)
+                       int64_t ind_req_sum, int64_t ind_req_max,
+                       const coll_xchg_costs *mc)
 {
     const int P = p->P;
     const int64_t es = p->esize;
@@ -172,7 +134,8 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     double t = (double)max_req * L + (double)bytes / B +
                2.0 * (double)max_useful / COPY_BW;
     if (P > 1 && max_x > 0)
-        t += (double)rounds * alpha * (P - 1) + beta * (double)max_x;
+        t += (double)rounds * (mc->round + (double)(P - 1) * mc->msg) +
+             mc->byte * (double)max_x;
     return t;
 }
 
@@ -181,8 +144,12 @@ int coll_method_choose(coll_plan *p, double *seconds)
     passion_ctx *ctx = p->ctx;
     const int P = p->P;
     const double L = p->io_lat, B = p->io_bw;
-    double alpha, beta;
-    coll_msg_costs(ctx, &alpha, &beta);
+    /* the one message calibration (collective the first time: every rank
+       chooses here); on failure the model runs on the one-rank
+       defaults, the same everywhere since the failure is agreed */
+    coll_xchg_costs mc;
+    if (coll_xchg_costs_get(ctx, &mc))
+        mc = coll_xchg_costs_default();
     int64_t *ind_bytes = p->scratch;
     int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
     int small_writes = 0;
@@ -191,7 +158,8 @@ int coll_method_choose(coll_plan *p, double *seconds)
         if (!p->elems[r])
             continue;
         passion_plan_info pi;
-        ocad_plan_count(ctx, &p->x[r], PASSION_METHOD_AUTO, p->op_write, &pi);
+        ocad_plan_count(ctx, &p->x[r], PASSION_METHOD_AUTO, p->op_write, &pi,
+                        &p->env);
         ind_bytes[r] = pi.bytes_file;
         req_max = pi.requests > req_max ? pi.requests : req_max;
         req_sum += pi.requests;
@@ -215,7 +183,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
         t_ind = (double)req * Lw + (double)bytes_sum / B +
                 (double)useful_max / COPY_BW;
         if (coll_write_ordered(p, PASSION_METHOD_AUTO))
-            t_ind += (double)P * alpha;
+            t_ind += (double)P * coll_xchg_alpha(&mc);
     } else {
         /* independent reads keep core_io_concurrency requests in flight */
         t_ind = (double)req_max * L / core_io_concurrency(ctx) +
@@ -231,7 +199,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
     for (int k = 0; k < 2 && etp_ok; k++) {
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-        double t = etp_time(p, ind_bytes, req_sum, req_max, alpha, beta);
+        double t = etp_time(p, ind_bytes, req_sum, req_max, &mc);
         if (t < tbest) {
             tbest = t;
             best = etp[k];

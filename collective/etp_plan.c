@@ -27,15 +27,23 @@ static int64_t dbits(double v)
 }
 
 /*
- * The round buffers' fallback reservation, kept in the context from one
- * collective call to the next (freed at passion_finalize): mapping and
- * unmapping it on every call cost several microseconds, a large share of
- * a small section's time. Only address space: the rounds carve from it
- * only when malloc fails, so it stays non-resident.
+ * The collective layer's per-context state (ctx->ext[CORE_EXT_COLL],
+ * freed at passion_finalize):
+ *  - the round buffers' fallback reservation, kept from one collective
+ *    call to the next: mapping and unmapping it on every call cost
+ *    several microseconds, a large share of a small section's time. Only
+ *    address space: the rounds carve from it only when malloc fails, so
+ *    it stays non-resident;
+ *  - the file cost model, measured on the first uncached extent met
+ *    (file_calibrate): tries made, and the latency / bandwidth agreed
+ *    over ranks (0 = not measured). The message costs are the exchange
+ *    subsystem's (coll_xchg_costs_get).
  */
 typedef struct coll_ext {
     void *reserve;
     int64_t bytes;
+    int file_tries;
+    double file_lat, file_bw;
 } coll_ext;
 
 static void coll_ext_free(passion_ctx *ctx, void *ext)
@@ -46,7 +54,7 @@ static void coll_ext_free(passion_ctx *ctx, void *ext)
     free(e);
 }
 
-static void *reserve_get(passion_ctx *ctx, int64_t bytes)
+static coll_ext *ext_get(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     if (!e) {
@@ -55,6 +63,14 @@ static void *reserve_get(passion_ctx *ctx, int64_t bytes)
         ctx->ext[CORE_EXT_COLL] = e;
         ctx->ext_free[CORE_EXT_COLL] = coll_ext_free;
     }
+    return e;
+}
+
+static void *reserve_get(passion_ctx *ctx, int64_t bytes)
+{
+    coll_ext *e = ext_get(ctx);
+    if (!e)
+        return NULL;
     if (e->reserve && e->bytes >= bytes)
         return e->reserve;
     free(e->reserve);
@@ -140,7 +156,7 @@ static int sections_meet(int nd, const int64_t *s1, const int64_t *s2)
  * identical everywhere. Up to 3 calls try while no rank has enough
  * uncached data; the options io_latency / io_bandwidth, when given, win.
  */
-static void file_calibrate(coll_plan *p)
+static void file_calibrate(coll_plan *p, coll_ext *e)
 {
     passion_ctx *ctx = p->ctx;
     double lat = 0, bw = 0;
@@ -150,20 +166,20 @@ static void file_calibrate(coll_plan *p)
         core_io_measure(p->f->fh, p->x[p->me].foff0, p->x[p->me].fend, &lat,
                         &bw);
     double v[2] = {lat, bw > 0 ? -bw : -DBL_MAX}, r[2];
-    ctx->file_tries++;
+    e->file_tries++;
     MPI_Request req;
     if (MPI_Iallreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) !=
             MPI_SUCCESS ||
         coll_waitall(1, &req))
         return;
     if (r[0] > 0)
-        ctx->file_lat = r[0];
+        e->file_lat = r[0];
     if (r[1] > -DBL_MAX)
-        ctx->file_bw = -r[1];
+        e->file_bw = -r[1];
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
         fprintf(stderr, "passion: file costs measured (try %d): latency %.3g "
                 "s, bandwidth %.3g B/s (0 = not measured, default kept)\n",
-                ctx->file_tries, ctx->file_lat, ctx->file_bw);
+                e->file_tries, e->file_lat, e->file_bw);
 }
 
 int coll_agree(passion_ctx *ctx, int rc)
@@ -190,6 +206,41 @@ int coll_agree(passion_ctx *ctx, int rc)
     return bad ? core_err(ctx, PASSION_EMPI, "agreement on the outcome") : rc;
 }
 
+/*
+ * The per-round limits: the stage holds 2x bytes, each exchange buffer x
+ * (at most three at once: two send buffers and one receive buffer for
+ * reads, the other way round for writes), and the exchange holds its own
+ * staging for a round in which no rank sends or receives more than x
+ * bytes (coll_xchg_need: 0 for auto, which chooses an algorithm that fits
+ * what it is given); all within what the descriptors leave of the
+ * budget, so that the budget bounds the whole call. The same on every
+ * rank (the budget and the exchange option are checked equal in the
+ * FAD). x = 0 (a budget that cannot hold the descriptors) makes the
+ * schedule fail with PASSION_ENOMEM on every rank.
+ */
+int64_t coll_plan_desc_bytes(int P, int nd)
+{
+    int64_t W = COLL_FAD_HEAD + 3 * (int64_t)nd;
+    return ((int64_t)P * W + 4 * (int64_t)P) * 8 +
+           (int64_t)P * (int64_t)sizeof(ocad_xfer) + coll_etp_desc_bytes(P);
+}
+
+static void plan_caps(coll_plan *p, int64_t M)
+{
+    int64_t left = M - coll_plan_desc_bytes(p->P, p->nd);
+    int alg = p->ctx->opt.exchange;
+    int64_t lo = 0, hi = left > 0 ? left / 5 : 0;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (5 * mid + coll_xchg_need(alg, p->P, mid) <= left)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    p->cap_xchg = lo;
+    p->cap_stage = 2 * lo;
+}
+
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                    const passion_memspec *m, int method, int op_write, int rc)
 {
@@ -209,15 +260,30 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
 
     int64_t words = (int64_t)P * W + 4 * (int64_t)P;
     p->bytes_desc = words * 8 + (int64_t)P * (int64_t)sizeof(ocad_xfer);
-    char *mem = core_stage_alloc(ctx, p->bytes_desc);
+    /* (coll_plan_desc_bytes adds the rounds' descriptors to these) */
+    /* a budget that cannot hold the descriptors: this rank still takes
+       part in the FAD allgather (with memory outside the budget, held
+       only for this failing call) and every rank returns ENOMEM */
+    char *mem;
+    if (p->bytes_desc > ctx->opt.memory_budget) {
+        if (!rc)
+            rc = core_err(ctx, PASSION_ENOMEM,
+                          "memory budget %lld bytes cannot hold the %lld "
+                          "bytes of access descriptors of %d ranks",
+                          (long long)ctx->opt.memory_budget,
+                          (long long)p->bytes_desc, P);
+        mem = malloc((size_t)p->bytes_desc);
+        p->desc_uncounted = 1;
+    } else {
+        mem = core_stage_alloc(ctx, p->bytes_desc);
+    }
     int64_t mine[COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS];
     memset(mine, 0, sizeof mine);
     if (!mem && !rc)
         rc = core_err(ctx, PASSION_ENOMEM, "%lld bytes of access descriptors",
                       (long long)p->bytes_desc);
     int64_t M = ctx->opt.memory_budget;
-    p->cap_stage = M / 5 * 2;
-    p->cap_xchg = M / 5;
+    plan_caps(p, M);
     if (!rc && (method == PASSION_METHOD_AUTO ||
                 method == PASSION_METHOD_ETP_STATIC ||
                 method == PASSION_METHOD_ETP_DYNAMIC)) {
@@ -361,14 +427,30 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         }
     }
     p->warm = probed > 0 && cached >= 950 * probed;
-    if (!p->warm && probed > 0 && ctx->file_lat == 0 && ctx->file_tries < 3)
-        file_calibrate(p);
-    p->io_lat = ocad_io_latency(ctx);
-    p->io_bw = ocad_io_bandwidth(ctx);
-    if (p->warm) {
-        p->io_lat = COLL_WARM_LATENCY;
-        p->io_bw = COLL_WARM_BANDWIDTH;
+    /* the state is allocated before the FAD (reserve_get) for the ETP
+       methods; elsewhere a rank without it just skips the measurement,
+       which every rank then sees as "not measured" */
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    int measure = !p->warm && probed > 0 &&
+                  (!e || (e->file_lat == 0 && e->file_tries < 3));
+    if (measure) {
+        e = ext_get(ctx);
+        coll_ext none = {0};
+        file_calibrate(p, e ? e : &none);
     }
+    /* the file costs of this call: options, else memory-like when the
+       data is cached, else measured, else the defaults */
+    p->env = ocad_env_ctx(ctx);
+    if (ctx->opt.io_latency <= 0 && e && e->file_lat > 0)
+        p->env.lat = e->file_lat;
+    if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
+        p->env.bw = e->file_bw;
+    if (p->warm) {
+        p->env.lat = COLL_WARM_LATENCY;
+        p->env.bw = COLL_WARM_BANDWIDTH;
+    }
+    p->io_lat = p->env.lat;
+    p->io_bw = p->env.bw;
     double h = p->io_lat * p->io_bw;
     p->hole = h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
     return PASSION_OK;
@@ -384,7 +466,7 @@ int coll_write_ordered(coll_plan *p, int method)
         return 0;
     for (int r = 0; r < p->P; r++) {
         if (!p->elems[r] ||
-            ocad_method_choose(p->ctx, &p->x[r], 1, method) !=
+            ocad_method_choose(p->ctx, &p->x[r], 1, method, &p->env) !=
                 PASSION_METHOD_SIEVE)
             continue;
         for (int q = 0; q < p->P; q++)
@@ -397,7 +479,9 @@ int coll_write_ordered(coll_plan *p, int method)
 
 void coll_plan_free(coll_plan *p)
 {
-    if (p->fad)
+    if (p->fad && p->desc_uncounted)
+        free(p->fad);
+    else if (p->fad)
         core_stage_free(p->ctx, p->fad, p->bytes_desc);
     p->fad = NULL;
     p->reserve = NULL; /* the context's, kept for the next call */

@@ -32,10 +32,14 @@ static int independent(coll_plan *p, char *buf, int method)
              MPI_SUCCESS ||
          coll_waitall(1, &req)))
         rc = core_err(ctx, PASSION_EMPI, "ordering token");
+    /* this call's file costs, and what the plan left of the budget */
+    ocad_env env = p->env;
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    env.budget = left > 0 ? left : 1;
     if (!rc && p->elems[p->me] > 0)
         rc = p->op_write
-                 ? ocad_xfer_write(ctx, p->f->fh, &p->xme, buf, method)
-                 : ocad_xfer_read(ctx, p->f->fh, &p->xme, buf, method);
+                 ? ocad_xfer_write(ctx, p->f->fh, &p->xme, buf, method, &env)
+                 : ocad_xfer_read(ctx, p->f->fh, &p->xme, buf, method, &env);
     if (ordered && p->me + 1 < p->P) {
         if (MPI_Send(&token, 1, MPI_INT, p->me + 1, 78, ctx->comm) !=
                 MPI_SUCCESS && !rc)
@@ -74,10 +78,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         coll_plan_free(&p);
         return rc;
     }
-    /* this call's file costs, for the independent engine's choices too */
-    double lat = ctx->opt.io_latency, bw = ctx->opt.io_bandwidth;
-    ctx->opt.io_latency = p.io_lat;
-    ctx->opt.io_bandwidth = p.io_bw;
+    /* this call's costs travel in the plan (p.env), passed as arguments
+       to the independent engine: nothing in the context is rewritten */
     int chosen = method;
     if (method == PASSION_METHOD_AUTO) {
         double t;
@@ -92,8 +94,6 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         /* the independent engine counts bytes_useful itself */
         rc = independent(&p, buf, chosen);
     }
-    ctx->opt.io_latency = lat;
-    ctx->opt.io_bandwidth = bw;
     coll_plan_free(&p);
     return coll_agree(ctx, rc);
 }

@@ -430,8 +430,11 @@ typedef struct passion_file passion_file;
 typedef enum passion_mode {
     PASSION_MODE_RDONLY = 0,
     PASSION_MODE_RDWR = 1,
-    PASSION_MODE_CREATE = 2,     /* create or truncate, sized to the array,
-                                    zero-filled; implies read-write */
+    PASSION_MODE_CREATE = 2,     /* a new file, sized to the array,
+                                    zero-filled, replacing any old one in
+                                    one step (made complete under
+                                    .NAME.passion-tmp, synced, renamed);
+                                    implies read-write */
     PASSION_MODE_CREATE_EXCL = 3 /* as CREATE, but PASSION_EEXIST (on every
                                     rank, nothing created) if a file exists */
 } passion_mode;
@@ -571,10 +574,16 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
  * domains). mem: NULL (packed) or the section's place in a larger array.
  * Where written sections share elements, the highest rank's value is
  * written; no byte outside the sections changes. Memory beyond the
- * caller's buffers: at most the memory budget plus O(ranks x dims) bytes.
- * The extended two-phase methods need memory_budget >= 5 x max(P-1, 1) x
- * elem_size (PASSION_ENOMEM below, when some rank has data); auto then
- * runs independent access, which works with any budget.
+ * caller's buffers: at most the memory budget for the whole call (the
+ * O(ranks x dims) descriptors and the exchange included; MPI's own
+ * buffers with exchange=mpi are not counted); PASSION_ENOMEM on every
+ * rank when the budget cannot hold the descriptors and one element per
+ * rank in a round.
+ * The extended two-phase methods need a budget that holds the
+ * descriptors, 5 x max(P-1, 1) elements and the exchange's staging for
+ * them (PASSION_ENOMEM below, when some rank has data); auto then runs
+ * independent access, which works with any budget that holds the
+ * descriptors.
  * On error, a read may have filled part of buf, a write part of the file.
  */
 PASSION_API int passion_file_read_all(passion_file *f,

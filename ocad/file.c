@@ -416,7 +416,7 @@ int passion_file_read(passion_file *f, const passion_section *s, void *buf,
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
-    return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method);
+    return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL);
 }
 
 int passion_file_write(passion_file *f, const passion_section *s,
@@ -425,7 +425,7 @@ int passion_file_write(passion_file *f, const passion_section *s,
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
-    return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method);
+    return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL);
 }
 
 int passion_section_plan(passion_file *f, const passion_section *s,
@@ -440,6 +440,6 @@ int passion_section_plan(passion_file *f, const passion_section *s,
     int rc = ocad_section_prepare(f, s, (void *)1, NULL, method, 0, &x);
     if (rc)
         return rc;
-    ocad_plan_count(f->ctx, &x, method, op_write, info);
+    ocad_plan_count(f->ctx, &x, method, op_write, info, NULL);
     return PASSION_OK;
 }

@@ -115,23 +115,37 @@ CORE_HIDDEN void ocad_copy_blocks(char *dst, int64_t dstep, const char *src,
 
 /* ---- independent access (sieve.c) ---- */
 
-/* Cost-model parameters of file access (from options or defaults). */
-CORE_HIDDEN double ocad_io_latency(const passion_ctx *ctx);
-CORE_HIDDEN double ocad_io_bandwidth(const passion_ctx *ctx);
+/*
+ * What one independent transfer may spend and what the file costs, passed
+ * by the caller (an upper layer that knows better, e.g. from a page-cache
+ * probe or a measurement, says so here; nothing is steered through the
+ * context). NULL everywhere below means ocad_env_ctx(ctx).
+ */
+typedef struct ocad_env {
+    double lat;     /* seconds per file request */
+    double bw;      /* bytes per second of the file */
+    int64_t budget; /* staging bytes the transfer may hold (>= 1) */
+} ocad_env;
+/* From the options (io_latency, io_bandwidth, memory_budget), else the
+   disk-like defaults. */
+CORE_HIDDEN ocad_env ocad_env_ctx(const passion_ctx *ctx);
 
 /* Count the requests and bytes a method would use (no I/O). */
 CORE_HIDDEN void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x,
                                  int method, int op_write,
-                                 passion_plan_info *info);
+                                 passion_plan_info *info,
+                                 const ocad_env *env);
 /* Resolve AUTO to DIRECT or SIEVE for this plan. */
 CORE_HIDDEN int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x,
-                                   int op_write, int method);
+                                   int op_write, int method,
+                                   const ocad_env *env);
 /* Move the plan's bytes between the file and memory. */
 CORE_HIDDEN int ocad_xfer_read(passion_ctx *ctx, core_fh *fh,
-                               const ocad_xfer *x, char *mem, int method);
+                               const ocad_xfer *x, char *mem, int method,
+                               const ocad_env *env);
 CORE_HIDDEN int ocad_xfer_write(passion_ctx *ctx, core_fh *fh,
                                 const ocad_xfer *x, const char *mem,
-                                int method);
+                                int method, const ocad_env *env);
 
 /*
  * The sieve engine's windows, for callers that issue the requests

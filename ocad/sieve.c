@@ -28,19 +28,15 @@
 #define SIEVE_DEFAULT_LATENCY 1e-4
 #define SIEVE_DEFAULT_BANDWIDTH 6e8
 
-/* The options, else what the collective layer measured, else defaults. */
-double ocad_io_latency(const passion_ctx *ctx)
+ocad_env ocad_env_ctx(const passion_ctx *ctx)
 {
-    return ctx->opt.io_latency > 0 ? ctx->opt.io_latency
-           : ctx->file_lat > 0     ? ctx->file_lat
-                                   : SIEVE_DEFAULT_LATENCY;
-}
-
-double ocad_io_bandwidth(const passion_ctx *ctx)
-{
-    return ctx->opt.io_bandwidth > 0 ? ctx->opt.io_bandwidth
-           : ctx->file_bw > 0        ? ctx->file_bw
+    ocad_env e;
+    e.lat = ctx->opt.io_latency > 0 ? ctx->opt.io_latency
+                                    : SIEVE_DEFAULT_LATENCY;
+    e.bw = ctx->opt.io_bandwidth > 0 ? ctx->opt.io_bandwidth
                                      : SIEVE_DEFAULT_BANDWIDTH;
+    e.budget = ctx->opt.memory_budget > 0 ? ctx->opt.memory_budget : 1;
+    return e;
 }
 
 /* One window: from the iterator's block, as far as budget and holes let. */
@@ -73,27 +69,30 @@ static window window_scan(ocad_iter *it, int64_t budget, int64_t hmax)
 
 /* Per-request latency as the model sees it: reads are kept in flight
    together (core_io_read_batch), so each costs L / concurrency. */
-static double req_latency(const passion_ctx *ctx, int op_write)
+static double req_latency(const passion_ctx *ctx, const ocad_env *e,
+                          int op_write)
 {
-    double L = ocad_io_latency(ctx);
+    double L = e->lat;
     return op_write ? L : L / core_io_concurrency(ctx);
 }
 
-static int64_t hole_limit(const passion_ctx *ctx, int method, int op_write)
+static int64_t hole_limit(const passion_ctx *ctx, const ocad_env *e,
+                          int method, int op_write)
 {
     switch (method) {
     case PASSION_METHOD_DIRECT: return -1;
     case PASSION_METHOD_SIEVE: return INT64_MAX / 4;
     default: {
-        double h = req_latency(ctx, op_write) * ocad_io_bandwidth(ctx);
+        double h = req_latency(ctx, e, op_write) * e->bw;
         return h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
     }
     }
 }
 
 /* Requests and bytes for hole limit h, by scanning windows (no I/O). */
-static void count_windows(passion_ctx *ctx, const ocad_xfer *x, int64_t h,
-                          int op_write, passion_plan_info *info)
+static void count_windows(passion_ctx *ctx, const ocad_env *e,
+                          const ocad_xfer *x, int64_t h, int op_write,
+                          passion_plan_info *info)
 {
     info->requests = 0;
     info->bytes_file = 0;
@@ -104,15 +103,15 @@ static void count_windows(passion_ctx *ctx, const ocad_xfer *x, int64_t h,
         ocad_iter it;
         ocad_iter_begin(&it, x);
         while (it.left > 0) {
-            window w = window_scan(&it, ctx->opt.memory_budget, h);
+            window w = window_scan(&it, e->budget, h);
             int64_t len = w.wend - w.w0;
             int holes = w.nblk * x->blen < len;
             info->requests += (op_write && holes) ? 2 : 1;
             info->bytes_file += (op_write && holes) ? 2 * len : len;
         }
     }
-    info->seconds = (double)info->requests * req_latency(ctx, op_write) +
-                    (double)info->bytes_file / ocad_io_bandwidth(ctx);
+    info->seconds = (double)info->requests * req_latency(ctx, e, op_write) +
+                    (double)info->bytes_file / e->bw;
 }
 
 /* Runs: blocks that are not adjacent to the previous one in the file. */
@@ -139,12 +138,13 @@ static int64_t count_runs(const ocad_xfer *x)
  * auto: the cheapest by the model among direct, sieve and the hole-limited
  * sieve; returns the hole limit to use (-1 = direct).
  */
-static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
-                      int method, int *chosen)
+static int64_t choose(passion_ctx *ctx, const ocad_env *e,
+                      const ocad_xfer *x, int op_write, int method,
+                      int *chosen)
 {
     if (method == PASSION_METHOD_DIRECT || method == PASSION_METHOD_SIEVE) {
         *chosen = method;
-        return hole_limit(ctx, method, op_write);
+        return hole_limit(ctx, e, method, op_write);
     }
     static const int cand[3] = {PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
                                 PASSION_METHOD_AUTO};
@@ -153,8 +153,8 @@ static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
     *chosen = PASSION_METHOD_DIRECT;
     for (int i = 0; i < 3; i++) {
         passion_plan_info pi;
-        int64_t h = hole_limit(ctx, cand[i], op_write);
-        count_windows(ctx, x, h, op_write, &pi);
+        int64_t h = hole_limit(ctx, e, cand[i], op_write);
+        count_windows(ctx, e, x, h, op_write, &pi);
         if (i == 0 || pi.seconds < best) {
             best = pi.seconds;
             bh = h;
@@ -168,7 +168,8 @@ static int64_t choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
 int64_t ocad_hole_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
                          int method, int *chosen)
 {
-    return choose(ctx, x, op_write, method, chosen);
+    ocad_env e = ocad_env_ctx(ctx);
+    return choose(ctx, &e, x, op_write, method, chosen);
 }
 
 ocad_window ocad_window_next(ocad_iter *it, int64_t budget, int64_t hmax)
@@ -177,19 +178,22 @@ ocad_window ocad_window_next(ocad_iter *it, int64_t budget, int64_t hmax)
 }
 
 int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
-                       int method)
+                       int method, const ocad_env *env)
 {
+    ocad_env e = env ? *env : ocad_env_ctx(ctx);
     int chosen;
-    choose(ctx, x, op_write, method, &chosen);
+    choose(ctx, &e, x, op_write, method, &chosen);
     return chosen;
 }
 
 void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x, int method,
-                     int op_write, passion_plan_info *info)
+                     int op_write, passion_plan_info *info,
+                     const ocad_env *env)
 {
+    ocad_env e = env ? *env : ocad_env_ctx(ctx);
     int chosen;
-    int64_t h = choose(ctx, x, op_write, method, &chosen);
-    count_windows(ctx, x, h, op_write, info);
+    int64_t h = choose(ctx, &e, x, op_write, method, &chosen);
+    count_windows(ctx, &e, x, h, op_write, info);
     info->method = chosen;
     info->runs = count_runs(x);
 }
@@ -221,10 +225,10 @@ void ocad_window_copy(ocad_iter *it, const ocad_window *w, int64_t base,
     }
 }
 
-static int64_t stage_size(passion_ctx *ctx, const ocad_xfer *x)
+static int64_t stage_size(const ocad_env *e, const ocad_xfer *x)
 {
     int64_t ext = x->fend - x->foff0;
-    return ext < ctx->opt.memory_budget ? ext : ctx->opt.memory_budget;
+    return ext < e->budget ? ext : e->budget;
 }
 
 #define SIEVE_BATCH 64
@@ -235,15 +239,15 @@ static int64_t stage_size(passion_ctx *ctx, const ocad_xfer *x)
  * each staged window is sieved. Single-block windows read straight into
  * memory. Same windows, requests and bytes as one at a time.
  */
-static int read_batched(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
-                        char *mem, int64_t h)
+static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
+                        const ocad_xfer *x, char *mem, int64_t h)
 {
     typedef struct bentry {
         ocad_iter start;
         window w;
         int64_t soff; /* offset in the stage, -1: straight to memory */
     } bentry;
-    int64_t ssz = stage_size(ctx, x);
+    int64_t ssz = stage_size(e, x);
     char *stage = NULL;
     bentry *be = malloc(SIEVE_BATCH * sizeof *be);
     core_iov *v = malloc(SIEVE_BATCH * sizeof *v);
@@ -256,7 +260,7 @@ static int read_batched(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
         int64_t used = 0;
         while (it.left > 0 && n < SIEVE_BATCH) {
             ocad_iter start = it;
-            window w = window_scan(&it, ctx->opt.memory_budget, h);
+            window w = window_scan(&it, e->budget, h);
             int64_t len = w.wend - w.w0;
             int64_t soff = -1;
             char *dst = mem + start.moff;
@@ -293,15 +297,17 @@ static int read_batched(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
 }
 
 static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
-                   char *mem, int method, int op_write)
+                   char *mem, int method, int op_write, const ocad_env *env)
 {
     if (x->nblocks == 0)
         return PASSION_OK;
+    ocad_env ev = env ? *env : ocad_env_ctx(ctx);
+    const ocad_env *e = &ev;
     int chosen;
-    int64_t h = choose(ctx, x, op_write, method, &chosen);
+    int64_t h = choose(ctx, e, x, op_write, method, &chosen);
     ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
     if (!op_write)
-        return read_batched(ctx, fh, x, mem, h);
+        return read_batched(ctx, e, fh, x, mem, h);
     int rc = PASSION_OK;
     ocad_iter it;
     ocad_iter_begin(&it, x);
@@ -312,11 +318,11 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
         }
         return rc;
     }
-    int64_t ssz = stage_size(ctx, x);
+    int64_t ssz = stage_size(e, x);
     char *stage = NULL;
     while (it.left > 0 && !rc) {
         ocad_iter start = it;
-        window w = window_scan(&it, ctx->opt.memory_budget, h);
+        window w = window_scan(&it, e->budget, h);
         int64_t len = w.wend - w.w0;
         if (w.nblk == 1) {
             rc = core_io_write(fh, mem + start.moff, len, w.w0);
@@ -339,13 +345,13 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
 }
 
 int ocad_xfer_read(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
-                   char *mem, int method)
+                   char *mem, int method, const ocad_env *env)
 {
-    return xfer_rw(ctx, fh, x, mem, method, 0);
+    return xfer_rw(ctx, fh, x, mem, method, 0, env);
 }
 
 int ocad_xfer_write(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
-                    const char *mem, int method)
+                    const char *mem, int method, const ocad_env *env)
 {
-    return xfer_rw(ctx, fh, x, (char *)mem, method, 1);
+    return xfer_rw(ctx, fh, x, (char *)mem, method, 1, env);
 }

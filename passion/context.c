@@ -172,8 +172,6 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
             core_err(ctx, rc, "environment variable PASSION_OPTIONS: %s",
                      why);
     }
-    ctx->msg_alpha = ctx->opt.msg_alpha;
-    ctx->msg_beta = ctx->opt.msg_beta;
     rc = core_agree(ctx, rc);
     if (rc) {
         MPI_Comm_free(&ctx->comm);

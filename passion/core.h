@@ -20,10 +20,11 @@
 
 /* Opaque slots for state hung on a context: the driver's own state (the
    fault driver's call counter), the collective layer's, the asynchronous
-   engine's (no upward calls: passion_finalize only runs the destructor the
-   owner registered, highest slot first, so the engine is drained before
-   any driver state goes). */
+   engine's, the exchange subsystem's (no upward calls: passion_finalize
+   only runs the destructor the owner registered, highest slot first, so
+   the engine is drained before any driver state goes). */
 enum { CORE_EXT_DRV = 0, CORE_EXT_COLL = 1, CORE_EXT_ENGINE = 2,
+       CORE_EXT_XCHG = 3,
        CORE_EXT_MAX = 4 };
 
 /*
@@ -78,14 +79,6 @@ struct passion_ctx {
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
     char detail[CORE_DETAIL_MAX];
-    /* message cost model, filled by the exchange layer's calibration */
-    int msg_calibrated;
-    double msg_alpha, msg_beta;
-    /* file cost model, measured by the collective layer on the first
-       uncached extent it meets (coll_file_calibrate): tries made, and the
-       latency / bandwidth agreed over ranks (0 = not measured) */
-    int file_tries;
-    double file_lat, file_bw;
     /* state owned by upper layers (prefetch engine...), freed by
        passion_finalize through the destructor they registered */
     void *ext[CORE_EXT_MAX];

@@ -233,9 +233,11 @@ void core_io_measure(core_fh *fh, int64_t lo, int64_t hi, double *lat,
 {
     passion_ctx *ctx = fh->ctx;
     *lat = *bw = 0;
-    int64_t big = ctx->opt.memory_budget < (1 << 20)
-                      ? ctx->opt.memory_budget / CORE_ALIGN * CORE_ALIGN
-                      : (1 << 20);
+    /* within what the caller (a collective call's descriptors) left of
+       the budget */
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    int64_t big = left < (1 << 20) ? left / CORE_ALIGN * CORE_ALIGN
+                                   : (1 << 20);
     if (!fh->ops->measure || big < CORE_ALIGN)
         return;
     char *buf = core_stage_alloc(ctx, big);

@@ -7,10 +7,13 @@
  * dominated sieved reads of a few MiB. Freed blocks stay mapped in a small
  * per-context cache and serve later requests of a similar size.
  *
- * Invariants: staging_now counts the bytes of the blocks in use (a reused
- * block counts at its real size); blocks in use plus blocks cached never
- * exceed max(memory_budget, what is in use): cached blocks are released
- * before a request would cross the budget; every block is 4 KiB aligned
+ * Invariants: staging_now counts the bytes the callers asked for (a
+ * reused block larger than the request counts at the request, so that a
+ * caller that plans its allocations against the budget, as a collective
+ * call does, stays within it; the difference is `slack`); the real bytes
+ * of the blocks in use plus the blocks cached never exceed
+ * max(memory_budget, what is in use): cached blocks are released before a
+ * request would cross the budget; every block is 4 KiB aligned
  * (O_DIRECT takes it as it is). The cache is guarded by a mutex because
  * helper threads may free staging.
  */
@@ -23,7 +26,8 @@
 
 typedef struct stage_blk {
     void *p;
-    int64_t bytes;
+    int64_t bytes;   /* real size */
+    int64_t counted; /* counted in staging_now (live blocks) */
 } stage_blk;
 
 struct core_stage_pool {
@@ -31,6 +35,7 @@ struct core_stage_pool {
     stage_blk cached[STAGE_CACHED];
     int ncached;
     int64_t cached_bytes;
+    int64_t slack;   /* real minus counted bytes of the live blocks */
     stage_blk *live; /* blocks handed out whose real size differs */
     int nlive, cap;
 };
@@ -61,8 +66,10 @@ static void account(passion_ctx *ctx, int64_t bytes)
         ctx->cnt.peak_staging = (uint64_t)ctx->staging_now;
 }
 
-/* Record that p (of real size bytes) is in use; 0 on success. */
-static int live_add(struct core_stage_pool *sp, void *p, int64_t bytes)
+/* Record that p (of real size bytes, counted as counted) is in use; 0 on
+   success. */
+static int live_add(struct core_stage_pool *sp, void *p, int64_t bytes,
+                    int64_t counted)
 {
     if (sp->nlive == sp->cap) {
         int cap = sp->cap ? 2 * sp->cap : 8;
@@ -72,7 +79,8 @@ static int live_add(struct core_stage_pool *sp, void *p, int64_t bytes)
         sp->live = n;
         sp->cap = cap;
     }
-    sp->live[sp->nlive++] = (stage_blk){p, bytes};
+    sp->live[sp->nlive++] = (stage_blk){p, bytes, counted};
+    sp->slack += bytes - counted;
     return 0;
 }
 
@@ -88,25 +96,26 @@ void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)
     pthread_mutex_lock(&sp->mu);
     /* best fit among the cached blocks that keep us within the budget */
     int best = -1;
-    int64_t cap = ctx->staging_now + bytes > budget ? ctx->staging_now + bytes
-                                                    : budget;
+    int64_t real = ctx->staging_now + sp->slack;
+    int64_t cap = real + bytes > budget ? real + bytes : budget;
     for (int i = 0; i < sp->ncached; i++) {
         int64_t b = sp->cached[i].bytes;
-        if (b >= bytes && ctx->staging_now + b <= cap &&
+        if (b >= bytes && real + b <= cap &&
             (best < 0 || b < sp->cached[best].bytes))
             best = i;
     }
-    if (best >= 0 && !live_add(sp, sp->cached[best].p, sp->cached[best].bytes)) {
+    if (best >= 0 &&
+        !live_add(sp, sp->cached[best].p, sp->cached[best].bytes, bytes)) {
         stage_blk blk = sp->cached[best];
         sp->cached_bytes -= blk.bytes;
         sp->cached[best] = sp->cached[--sp->ncached];
-        account(ctx, blk.bytes);
+        account(ctx, bytes);
         pthread_mutex_unlock(&sp->mu);
         return blk.p;
     }
     /* release cached blocks until the new one fits beside them */
     while (sp->ncached &&
-           ctx->staging_now + sp->cached_bytes + bytes > budget) {
+           real + sp->cached_bytes + bytes > budget) {
         int big = 0;
         for (int i = 1; i < sp->ncached; i++)
             if (sp->cached[i].bytes > sp->cached[big].bytes)
@@ -114,7 +123,7 @@ void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)
         drop_cached(sp, big);
     }
     if (!posix_memalign(&p, 4096, (size_t)bytes)) {
-        if (live_add(sp, p, bytes)) {
+        if (live_add(sp, p, bytes, bytes)) {
             free(p);
             p = NULL;
         } else {
@@ -131,14 +140,16 @@ void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
         return;
     struct core_stage_pool *sp = ctx->stage;
     pthread_mutex_lock(&sp->mu);
-    int64_t real = bytes <= 0 ? 1 : bytes;
+    int64_t real = bytes <= 0 ? 1 : bytes, counted = real;
     for (int i = sp->nlive - 1; i >= 0; i--)
         if (sp->live[i].p == p) {
             real = sp->live[i].bytes;
+            counted = sp->live[i].counted;
+            sp->slack -= real - counted;
             sp->live[i] = sp->live[--sp->nlive];
             break;
         }
-    ctx->staging_now -= real;
+    ctx->staging_now -= counted;
     /* keep it unless it alone is beyond the budget; the cache holds the
        STAGE_CACHED largest recent blocks */
     if (real <= ctx->opt.memory_budget) {
@@ -151,7 +162,7 @@ void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
                 drop_cached(sp, small);
         }
         if (sp->ncached < STAGE_CACHED) {
-            sp->cached[sp->ncached++] = (stage_blk){p, real};
+            sp->cached[sp->ncached++] = (stage_blk){p, real, 0};
             sp->cached_bytes += real;
             p = NULL;
         }

@@ -12,7 +12,7 @@
  * Sizes shrink with the number of ranks: with more ranks than cores every
  * round costs milliseconds.
  */
-#include "../collective/exchange.h"
+#include "../collective/exchange/exchange.h"
 #include "harness.h"
 
 #include <math.h>
@@ -617,6 +617,115 @@ static void test_model_choices(void)
     passion_finalize(c2);
 }
 
+
+/* ------------------------------------------------ the budget (issue 9) */
+
+/* One exchange of matrix m (bytes) through coll_exchange with a staging
+   budget; 1 when the data equal MPI_Alltoallv's. *code: the return. */
+static int run_budget(const int64_t *m, int alg, int64_t budget,
+                      int regular, uint64_t seed, coll_xchg_stats *st,
+                      int *code)
+{
+    int64_t sc[64], sd[64], rc[64], rd[64], spos = 0, rpos = 0;
+    int isc[64], isd[64], irc[64], ird[64];
+    for (int j = 0; j < P; j++) {
+        sc[j] = m[me * P + j];
+        rc[j] = m[j * P + me];
+        sd[j] = spos;
+        rd[j] = rpos;
+        spos += sc[j];
+        rpos += rc[j];
+        isc[j] = (int)sc[j];
+        isd[j] = (int)sd[j];
+        irc[j] = (int)rc[j];
+        ird[j] = (int)rd[j];
+    }
+    unsigned char *sb = malloc((size_t)spos + 1), *rb = malloc((size_t)rpos + 1),
+                  *ref = malloc((size_t)rpos + 1);
+    for (int j = 0; j < P; j++)
+        for (int64_t k = 0; k < sc[j]; k++)
+            sb[sd[j] + k] = pattern(me, j, k, seed);
+    memset(rb, 0xab, (size_t)rpos + 1);
+    memset(ref, 0xab, (size_t)rpos + 1);
+    MPI_Alltoallv(sb, isc, isd, MPI_BYTE, ref, irc, ird, MPI_BYTE,
+                  MPI_COMM_WORLD);
+    coll_xchg_args a;
+    memset(&a, 0, sizeof a);
+    a.sendbuf = sb;
+    a.recvbuf = rb;
+    a.block = regular ? m[0] : -1;
+    a.sendcounts = sc;
+    a.sdispls = sd;
+    a.recvcounts = rc;
+    a.rdispls = rd;
+    a.alg = alg;
+    a.budget = budget;
+    a.stats = st;
+    *code = coll_exchange(ctx, &a);
+    int ok = *code == 0 && memcmp(rb, ref, (size_t)rpos + 1) == 0;
+    free(sb);
+    free(rb);
+    free(ref);
+    return ok;
+}
+
+/* A fixed algorithm whose staging does not fit the budget it is given
+   runs in steps within it; auto picks one that fits; a budget no step
+   fits is ENOMEM on every rank. */
+static void test_budget_steps(void)
+{
+    th_case_seed = th_seed + 91;
+    int64_t *m = matrix(th_case_seed, small_run() ? 600 : 3000, 10);
+    int64_t *reg = malloc((size_t)P * (size_t)P * sizeof *reg);
+    for (int i = 0; i < P * P; i++)
+        reg[i] = 1500;
+    static const int algs[] = {PASSION_XCHG_FOURSTAGE,
+                               PASSION_XCHG_FOURSTAGE_NB,
+                               PASSION_XCHG_INDEX, PASSION_XCHG_AUTO};
+    const int64_t budgets[] = {1 << 20, 24 << 10, 12 << 10};
+    int64_t most_steps = 0;
+    for (int ai = 0; ai < 4; ai++)
+        for (int bi = 0; bi < 3; bi++) {
+            int regular = algs[ai] == PASSION_XCHG_INDEX;
+            coll_xchg_stats st;
+            memset(&st, 0, sizeof st);
+            int code = 0;
+            int ok = run_budget(regular ? reg : m, algs[ai], budgets[bi],
+                                regular, th_case_seed + (uint64_t)bi, &st,
+                                &code);
+            TH_CHECK(th_all(ok || code == PASSION_ENOMEM),
+                     "%s budget %lld: rc %d (%s)", coll_xchg_name(algs[ai]),
+                     (long long)budgets[bi], code, passion_ctx_errdetail(ctx));
+            if (ok && st.steps > most_steps)
+                most_steps = st.steps;
+            TH_CHECK(st.peak_staging <= budgets[bi],
+                     "%s: peak staging %lld over the budget %lld",
+                     coll_xchg_name(algs[ai]), (long long)st.peak_staging,
+                     (long long)budgets[bi]);
+            if (budgets[bi] >= (24 << 10) || algs[ai] == PASSION_XCHG_AUTO)
+                TH_CHECK(th_all(ok), "%s budget %lld must succeed: %s",
+                         coll_xchg_name(algs[ai]), (long long)budgets[bi],
+                         passion_ctx_errdetail(ctx));
+        }
+    /* the small budgets made some algorithm run in steps */
+    TH_CHECK(P < 3 || most_steps > 1, "no exchange ran in steps");
+    if (me == 0 && P == 4)
+        printf("\n  budget: up to %lld steps\n", (long long)most_steps);
+    /* no step fits: ENOMEM everywhere, with the sizes in the detail */
+    if (P >= 2) {
+        coll_xchg_stats st;
+        int code = 0;
+        run_budget(m, PASSION_XCHG_FOURSTAGE, 64, 0, th_case_seed, &st,
+                   &code);
+        TH_CHECK(th_all(code == PASSION_ENOMEM),
+                 "four-stage in 64 bytes: rc %d", code);
+        TH_CHECK(strstr(passion_ctx_errdetail(ctx), "left of the memory budget"),
+                 "detail: %s", passion_ctx_errdetail(ctx));
+    }
+    free(reg);
+    free(m);
+}
+
 static CU_TestInfo tests[] = {
     {"grid and row schedules", test_grid_schedule},
     {"index counts C1 C2", test_index_counts},
@@ -630,6 +739,7 @@ static CU_TestInfo tests[] = {
     {"messages split at the chunk limit", test_chunked},
     {"failed allocation mid-exchange", test_fault},
     {"cost model choices", test_model_choices},
+    {"staging within the budget given, in steps", test_budget_steps},
     CU_TEST_INFO_NULL,
 };
 

@@ -33,17 +33,16 @@ static void get(const core_options *o, int k, char *v, size_t n)
     FZ_CHECK(rc == 0, "get %s: %d (%s)", keys[k], rc, det);
 }
 
-/* Equal as every key's value reads (padding bytes do not matter). */
+/* Equal field by field (padding bytes do not matter; reals bit for bit). */
 static int same(const core_options *a, const core_options *b)
 {
-    char x[64], y[64];
-    for (int k = 0; k < NKEYS; k++) {
-        get(a, k, x, sizeof x);
-        get(b, k, y, sizeof y);
-        if (strcmp(x, y))
-            return 0;
-    }
-    return 1;
+#define EQ(f) (!memcmp(&a->f, &b->f, sizeof a->f))
+    return EQ(memory_budget) && EQ(driver) && EQ(direct_io) &&
+           EQ(verbosity) && EQ(exchange) && EQ(radix) && EQ(engine) &&
+           EQ(io_latency) && EQ(io_bandwidth) && EQ(io_concurrency) &&
+           EQ(msg_alpha) && EQ(msg_beta) && EQ(fault_fail_at) &&
+           EQ(fault_errno) && EQ(fault_short) && EQ(fault_ranks);
+#undef EQ
 }
 
 static void check_ranges(const core_options *o)

@@ -54,6 +54,5 @@ const coll_xchg_ops coll_xchg_pairwise = {
     .regular_only = 0,
     .agree_after = 0,
     .model = pw_model,
-    .reserve = NULL,
     .run = pw_run,
 };

@@ -107,10 +107,9 @@ int64_t coll_index_staging(int n, int r, int64_t b)
     return b * ((int64_t)n + 2 * max_step_blocks(n, r));
 }
 
-static int64_t index_reserve(const coll_xchg_plan *pl)
+static int64_t index_staging(const coll_xchg_shape *s, int radix)
 {
-    int64_t b = pl->block >= 0 ? pl->block : coll_sc(pl, 0);
-    return coll_index_staging(pl->P, radix_for(pl), b);
+    return coll_index_staging(s->procs, radix, s->block);
 }
 
 static int index_run(coll_xchg_plan *pl)
@@ -157,8 +156,10 @@ const coll_xchg_ops coll_xchg_index = {
     .name = "index",
     .id = PASSION_XCHG_INDEX,
     .regular_only = 1,
+    .has_radix = 1,
     .agree_after = 0,
+    .prealloc = 1,
     .model = index_model,
-    .reserve = index_reserve,
+    .staging = index_staging,
     .run = index_run,
 };

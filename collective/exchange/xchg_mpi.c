@@ -27,16 +27,13 @@ static double mpi_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
         return c->copy * (double)s->lmax;
     /* MPICH's own algorithms, without our agreement (added by the
        caller once) */
-    double agree = coll_agree_cost(c, P);
+    int r = 2;
     if (s->block >= 0 && s->block <= 256 && P >= 8)
-        return coll_xchg_model(c, PASSION_XCHG_INDEX, 2, s, NULL) - agree;
+        return coll_xchg_index.model(c, s, &r);
+    r = 0;
     if (s->block > 32768)
-        return coll_xchg_model(c, PASSION_XCHG_PAIRWISE, 0, s, NULL) - agree;
-    double a1 = coll_xchg_model(c, PASSION_XCHG_A1, 0, s, NULL);
-    if (P > COLL_A2A_MAX)
-        return a1 - agree;
-    return c->source == COLL_COSTS_OPTIONS ? a1 - (double)(P - 1) * c->msg
-                                           : a1;
+        return coll_xchg_pairwise.model(c, s, &r);
+    return coll_xchg_a1.model(c, s, &r);
 }
 
 /* MPI_Count arrays are our int64 arrays when the types coincide. */
@@ -112,7 +109,7 @@ static int mpi_run(coll_xchg_plan *pl)
             pl->st.bytes_sent += coll_sc(pl, j);
         }
     if (P > 1)
-        pl->st.rounds = 1;
+        pl->st.rounds++;
     return PASSION_OK;
 }
 
@@ -122,7 +119,6 @@ const coll_xchg_ops coll_xchg_mpi = {
     .regular_only = 0,
     .agree_after = 0,
     .model = mpi_model,
-    .reserve = NULL,
     .scratch = mpi_scratch,
     .run = mpi_run,
 };

@@ -176,6 +176,11 @@ void *coll_stage_alloc(coll_xchg_plan *pl, int64_t bytes, int64_t payload)
         return NULL;
     if (fault_at > 0 && ++fault_seen == fault_at)
         return NULL;
+    if (pl->stage_now + bytes > pl->limit ||
+        pl->ctx->staging_now - pl->base + bytes > pl->limit) {
+        pl->limit_hit = 1;
+        return NULL;
+    }
     void *p = core_stage_alloc(pl->ctx, bytes);
     if (!p)
         return NULL;

@@ -43,7 +43,7 @@ static int a1_run(coll_xchg_plan *pl)
     if (rc)
         return core_err(pl->ctx, rc, "a1: posting or waiting failed");
     if (n > 0)
-        pl->st.rounds = 1;
+        pl->st.rounds++;
     return PASSION_OK;
 }
 
@@ -53,6 +53,6 @@ const coll_xchg_ops coll_xchg_a1 = {
     .regular_only = 0,
     .agree_after = 0,
     .model = a1_model,
-    .reserve = NULL,
+    .hdr_sends = coll_a1_isends, /* its one step rides on the headers */
     .run = a1_run,
 };

@@ -1,8 +1,17 @@
 /*
- * exchange.h - internals of the exchange layer of collective/ (prefix
- * coll_): all-to-all exchange algorithms behind one ops table, the linear
- * cost model that `auto` chooses with, and the point-to-point helpers the
- * algorithms share.
+ * exchange.h - the exchange subsystem (collective/exchange/, prefix
+ * coll_xchg_ / coll_): all-to-all exchange algorithms behind one ops table,
+ * the linear cost model that `auto` chooses with (and that the two-phase
+ * method's model shares), the message-cost calibration, and the
+ * point-to-point helpers the algorithms share. It uses only the core
+ * (passion/); the two-phase method and the public calls above use it.
+ *
+ * Files: exchange.c the dispatcher (one call) and the public calls;
+ * xchg_table.c the ops table; xchg_state.c all per-context state;
+ * xchg_model.c the model, the choice and the staging bound; xchg_cost.c
+ * the shapes and the agreement cost the algorithms use themselves;
+ * xchg_calib.c the calibration; xchg_p2p.c messages, waits, staging
+ * accounting; xchg_<algorithm>.c one algorithm each.
  *
  * Everything here works on bytes: counts and displacements are int64 byte
  * counts, messages larger than the chunk limit (INT_MAX by default) travel
@@ -25,16 +34,26 @@
  *    from ranks named by their schedule (never MPI_ANY_SOURCE), so
  *    messages of consecutive calls cannot be confused;
  *  - counters count the algorithm's own messages: a message split at the
- *    chunk limit still counts once; the agreements are not counted.
+ *    chunk limit still counts once; the agreements are not counted;
+ *  - the staging a call holds stays within the budget its caller passes
+ *    (coll_xchg_args.budget; by default what is left of the context's
+ *    memory_budget): auto chooses among the algorithms that fit; a fixed
+ *    algorithm that does not fit runs in steps (every message cut in k
+ *    slices, slice t of every message in step t) that do; when even the
+ *    smallest step does not fit, every rank returns PASSION_ENOMEM. The
+ *    dispatcher's allocations for an algorithm are refused beyond the
+ *    budget (pl->limit), so the bound holds even where an algorithm's
+ *    staging() estimate is short: the call is then re-run in more steps.
+ *    MPI's own buffers (algorithm mpi) are not counted.
  *
  * Adding an algorithm: one file defining a coll_xchg_ops, one line in the
- * table of exchange.c (and, for a public choice, a value of enum
- * passion_xchg).
+ * table of xchg_table.c (and, for a public choice, a value of enum
+ * passion_xchg). The dispatcher names no algorithm.
  */
 #ifndef PASSION_COLL_EXCHANGE_H
 #define PASSION_COLL_EXCHANGE_H
 
-#include "../passion/core.h"
+#include "../../passion/core.h"
 
 #define COLL_TAG 0x5e00
 
@@ -46,6 +65,15 @@
  * each costs  round + k*msg + (bytes sent)*byte,  a local copy of n bytes
  * costs n*copy. For one-port algorithms (one message per round) this is
  * Bruck's C1*alpha + C2*beta with alpha = round + msg.
+ *
+ * alpha, defined once for the whole library: the seconds of a round of
+ * one message of a few bytes between two ranks (start-up and
+ * synchronisation), coll_xchg_alpha(); beta: seconds per byte of a
+ * message (costs.byte). The options msg_alpha / msg_beta give them
+ * directly (the paper's model: round = 0, msg = alpha, every message pays
+ * the whole start-up); otherwise one calibration per context measures
+ * round, msg, byte and copy (xchg_calib.c), and both the exchange's
+ * `auto` and the two-phase method's model use that one measurement.
  */
 typedef struct coll_xchg_costs {
     double round; /* s per dependent round (synchronisation latency) */
@@ -71,6 +99,15 @@ typedef struct coll_xchg_shape {
 
 /* The shape of a regular exchange of `block` bytes per pair on P ranks. */
 CORE_HIDDEN coll_xchg_shape coll_shape_regular(int procs, int64_t block);
+/* An upper bound of the shape of one step when every message is cut in k
+   slices of ceil(bytes / k). */
+CORE_HIDDEN coll_xchg_shape coll_shape_step(const coll_xchg_shape *s,
+                                            int64_t k);
+/* Seconds of a round of one small message (see alpha above). */
+static inline double coll_xchg_alpha(const coll_xchg_costs *c)
+{
+    return c->round + c->msg;
+}
 
 typedef struct coll_xchg_choice {
     int alg;        /* enum passion_xchg */
@@ -89,11 +126,24 @@ CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
    COLL_A2A_MAX ranks sends its headers in the round of its data (with
    the paper's model, costs from the options, it pays their messages). */
 CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
-/* The cheapest algorithm (and radix) for s under c. allow_index: index
-   is a candidate (the exchange is regular). Deterministic. */
+/* The cheapest algorithm (and radix) for s under c. allow_index: the
+   algorithms that need equal blocks (index) are candidates (the exchange
+   is regular). Deterministic. */
 CORE_HIDDEN coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
                                               const coll_xchg_shape *s,
                                               int allow_index);
+/* The same among the algorithms whose staging for s fits in budget
+   bytes (some always do: a1, pairwise and mpi stage nothing). */
+CORE_HIDDEN coll_xchg_choice coll_xchg_choose_within(const coll_xchg_costs *c,
+                                                     const coll_xchg_shape *s,
+                                                     int64_t budget);
+/* Staging bytes algorithm alg holds at most for s (radix: index's). */
+CORE_HIDDEN int64_t coll_xchg_staging(int alg, int radix,
+                                      const coll_xchg_shape *s);
+/* Staging a caller must leave for an irregular exchange on P ranks in
+   which no rank sends or receives more than lmax bytes, with algorithm
+   alg (PASSION_XCHG_AUTO: 0, auto chooses one that fits). */
+CORE_HIDDEN int64_t coll_xchg_need(int alg, int P, int64_t lmax);
 /*
  * The context's costs: from the options when msg_alpha/msg_beta > 0,
  * else measured once per context with a short exchange (collective the
@@ -101,6 +151,8 @@ CORE_HIDDEN coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
  */
 CORE_HIDDEN int coll_xchg_costs_get(passion_ctx *ctx,
                                     coll_xchg_costs *out /* out */);
+/* The built-in costs (one rank, or a calibration that failed). */
+CORE_HIDDEN coll_xchg_costs coll_xchg_costs_default(void);
 /* 1 when the costs are known without communication (*out filled), 0 when
    a calibration is needed. Local. */
 CORE_HIDDEN int coll_xchg_costs_ready(passion_ctx *ctx,
@@ -116,6 +168,7 @@ typedef struct coll_xchg_stats {
     int64_t bytes_sent;    /* bytes sent to other ranks (framing included) */
     int64_t peak_staging;  /* staging bytes held at once */
     int64_t peak_payload;  /* of which data bytes (no descriptors) */
+    int64_t steps;         /* steps the budget asked for (1: none) */
     double seconds;        /* wall time of the call on this rank */
     double predicted;      /* model's seconds for what ran */
 } coll_xchg_stats;
@@ -129,8 +182,13 @@ typedef struct coll_xchg_args {
     int64_t block;
     const int64_t *sendcounts, *sdispls; /* P entries each */
     const int64_t *recvcounts, *rdispls;
-    int alg;   /* enum passion_xchg; PASSION_XCHG_DEFAULT = ctx option */
+    int alg;   /* enum passion_xchg; PASSION_XCHG_DEFAULT = ctx option
+                  (an option naming an algorithm that needs equal blocks
+                  runs auto's choice on an irregular exchange) */
     int radix; /* index radix 2..P; 0 = the option, else the model */
+    /* staging bytes the call may hold; <= 0: what is left of the
+       context's memory_budget (memory_budget - staging in use) */
+    int64_t budget;
     coll_xchg_stats *stats; /* out, optional: this call's counters */
 } coll_xchg_args;
 
@@ -148,21 +206,13 @@ CORE_HIDDEN int coll_exchange(passion_ctx *ctx, const coll_xchg_args *args);
 CORE_HIDDEN int coll_xchg_predict(passion_ctx *ctx,
                                   const coll_xchg_args *args,
                                   coll_xchg_choice *out /* out */);
-/* Per-context state of this layer, cached on ctx->comm as an MPI
-   attribute (freed with the communicator). */
-typedef struct coll_xchg_state {
-    int calibrated;
-    coll_xchg_costs costs;
-    coll_xchg_stats last;
-    MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
-    /* the last choice of `auto` and what it was made for (repeated
-       exchanges of one shape skip the model) */
-    int memo_ok;
-    coll_xchg_costs memo_costs;
-    coll_xchg_shape memo_shape;
-    int64_t memo_budget;
-    coll_xchg_choice memo;
-} coll_xchg_state;
+/*
+ * Per-context state of the subsystem (xchg_state.c, the one file that
+ * holds it): the calibrated costs, the memo of `auto`, the last call's
+ * counters and the private communicator; hung on the context's extension
+ * slot CORE_EXT_XCHG, freed by passion_finalize.
+ */
+typedef struct coll_xchg_state coll_xchg_state;
 /* NULL only when out of memory. Local. */
 CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);
 /* The layer's own communicator (a duplicate of ctx->comm whose errors are
@@ -170,6 +220,23 @@ CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);
    reported and drained). Collective the first time on ctx;
    MPI_COMM_NULL when out of memory. */
 CORE_HIDDEN MPI_Comm coll_xchg_comm(passion_ctx *ctx);
+/* The measured costs: 1 and *out when calibrated, else 0. */
+CORE_HIDDEN int coll_xchg_state_costs(const coll_xchg_state *st,
+                                      coll_xchg_costs *out);
+CORE_HIDDEN void coll_xchg_state_set_costs(coll_xchg_state *st,
+                                           const coll_xchg_costs *c);
+/* auto's last choice, when it was made for the same costs, shape and
+   budget: 1 and *out; else 0. */
+CORE_HIDDEN int coll_xchg_memo_get(const coll_xchg_state *st,
+                                   const coll_xchg_costs *c,
+                                   const coll_xchg_shape *s, int64_t budget,
+                                   coll_xchg_choice *out);
+CORE_HIDDEN void coll_xchg_memo_put(coll_xchg_state *st,
+                                    const coll_xchg_costs *c,
+                                    const coll_xchg_shape *s, int64_t budget,
+                                    const coll_xchg_choice *ch);
+CORE_HIDDEN void coll_xchg_state_set_last(coll_xchg_state *st,
+                                          const coll_xchg_stats *last);
 
 /* Up to this many ranks the agreement is an all-to-all of headers (one
    round); above, a non-blocking allreduce (log2 P rounds). */
@@ -192,24 +259,40 @@ CORE_HIDDEN const char *coll_xchg_name(int alg);
 
 typedef struct coll_xchg_plan coll_xchg_plan;
 
+/*
+ * What an algorithm tells the dispatcher, which names no algorithm: the
+ * model, the staging and the piggy-backed first step all come from here.
+ */
 typedef struct coll_xchg_ops {
     const char *name; /* as passion_options_set spells it */
     int id;           /* enum passion_xchg */
     int regular_only; /* 1: needs equal blocks (index) */
+    int has_radix;    /* 1: takes a radix; 0 asks the model for the best */
     int agree_after;  /* 1: run may fail locally (allocates once sizes are
                          known); the outcome is agreed after it */
-    /* Model seconds (the paper's count of start-ups and bytes under the
-       linear model); radix: 0 = choose, the choice returned. */
+    int prealloc;     /* 1: the dispatcher allocates staging() bytes before
+                         the run (pl->reserved); 0: the run allocates them
+                         itself (coll_stage_alloc), within pl->limit */
+    /* Model seconds of the algorithm itself (the paper's count of
+       start-ups and bytes under the linear model), without the entry
+       agreement (coll_xchg_model adds it); radix: 0 = choose, the choice
+       returned. */
     double (*model)(const coll_xchg_costs *costs,
                     const coll_xchg_shape *shape, int *radix);
-    /* Staging bytes this rank needs, known before any message (allocated
-       by the dispatcher ahead of the agreement); NULL: none. */
-    int64_t (*reserve)(const coll_xchg_plan *pl);
-    /* Bytes of bookkeeping (schedules, tables) allocated likewise, not
-       counted as staging; NULL: none. */
+    /* Staging bytes a rank holds at most for this shape and radix (an
+       upper bound, the same on every rank); NULL: none. */
+    int64_t (*staging)(const coll_xchg_shape *shape, int radix);
+    /* Bytes of bookkeeping (schedules, tables) allocated before the run,
+       not counted as staging; NULL: none. */
     int64_t (*scratch)(const coll_xchg_plan *pl);
+    /* The first step, when it can travel in the round of the entry
+       agreement: post this rank's messages (every message whole, landing
+       at its receiver's displacement) from request slot *k on; NULL when
+       the algorithm has no such step. When set, that step is the whole
+       algorithm: the dispatcher completes it with the round. */
+    int (*hdr_sends)(coll_xchg_plan *pl, int tag, int *k);
     /* Run on this rank; 0 or a local error code. With agree_after == 0
-       it must not fail once the agreement passed. */
+       it must not fail once the agreement passed. Adds to pl->st. */
     int (*run)(coll_xchg_plan *pl);
 } coll_xchg_ops;
 
@@ -223,13 +306,17 @@ struct coll_xchg_plan {
     int64_t block; /* >= 0 regular */
     const int64_t *sc, *sd, *rc, *rd;
     int radix;
-    coll_xchg_shape shape;   /* agreed */
+    coll_xchg_shape shape;   /* agreed (of the current step) */
     coll_xchg_costs costs;   /* agreed (or defaults) */
-    void *reserved;          /* ops->reserve bytes, staging */
+    void *reserved;          /* staging() bytes when prealloc */
     int64_t reserved_bytes;
     void *scratch;           /* ops->scratch bytes */
     MPI_Request *req;        /* request pool allocated before agreement */
     int nreq;
+    int64_t limit;           /* staging bytes this call may hold */
+    int64_t base;            /* the context's staging at entry (the
+                                limit counts blocks at their real size) */
+    int limit_hit;           /* an allocation was refused by the limit */
     int64_t stage_now, payload_now;
     coll_xchg_stats st;
 };
@@ -258,8 +345,11 @@ extern CORE_HIDDEN const coll_xchg_ops coll_xchg_index;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_fourstage;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_fourstage_nb;
 
-/* The ops of an algorithm id, NULL if none. */
-CORE_HIDDEN const coll_xchg_ops *coll_xchg_ops_get(int alg);
+/* The table (xchg_table.c): our own algorithms first, so that on a tie
+   of the model they win over MPI's call. */
+CORE_HIDDEN const coll_xchg_ops *coll_xchg_ops_get(int alg); /* NULL: none */
+CORE_HIDDEN int coll_xchg_ops_count(void);
+CORE_HIDDEN const coll_xchg_ops *coll_xchg_ops_at(int i);
 
 /* ------------------------------------------------ index (xchg_index.c) */
 
@@ -340,7 +430,8 @@ CORE_HIDDEN int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf,
    fails; 0 turns it off. */
 CORE_HIDDEN void coll_xchg_set_fault(int64_t nth);
 
-/* Staging accounting of one call (on top of core_stage_alloc). */
+/* Staging accounting of one call (on top of core_stage_alloc); refuses
+   (NULL, pl->limit_hit set) what would take the call past pl->limit. */
 CORE_HIDDEN void *coll_stage_alloc(coll_xchg_plan *pl, int64_t bytes,
                                    int64_t payload);
 CORE_HIDDEN void coll_stage_free(coll_xchg_plan *pl, void *p, int64_t bytes,

@@ -1000,6 +1000,27 @@ static int64_t fs_tables(const coll_grid *g, fs_run *run, char *base)
     return pos + 16;
 }
 
+/*
+ * Staging bound: Theorem 1's two generations of 2 C^2 Lmax / P data
+ * bytes, plus a byte per piece where sizes do not divide evenly, plus the
+ * descriptors: a message carries a 16-byte header and 24 bytes per piece,
+ * a node holds at most 2 P C + 4 C pieces of a generation, and the
+ * headers of the messages it sends in a stage (all of them at once in the
+ * non-blocking variant).
+ */
+static int64_t fs_staging(const coll_xchg_shape *s, int radix)
+{
+    (void)radix;
+    int64_t P = s->procs;
+    if (P <= 1)
+        return 0;
+    int64_t C = (int64_t)ceil(sqrt((double)P));
+    int64_t per = (s->lmax + P - 1) / P;
+    int64_t pieces = 2 * P * C + 4 * C;
+    int64_t desc = 3 * (32 * C + 24 * pieces);
+    return 2 * C * C * per + 2 * pieces + desc;
+}
+
 static int64_t fs_scratch(const coll_xchg_plan *pl)
 {
     coll_grid g = coll_grid_make(pl->P);
@@ -1070,7 +1091,7 @@ const coll_xchg_ops coll_xchg_fourstage = {
     .regular_only = 0,
     .agree_after = 1,
     .model = fs_model,
-    .reserve = NULL,
+    .staging = fs_staging,
     .scratch = fs_scratch,
     .run = fs_run_blocking,
 };
@@ -1081,7 +1102,7 @@ const coll_xchg_ops coll_xchg_fourstage_nb = {
     .regular_only = 0,
     .agree_after = 1,
     .model = fs_model_nb,
-    .reserve = NULL,
+    .staging = fs_staging,
     .scratch = fs_scratch,
     .run = fs_run_nb,
 };

@@ -1,13 +1,11 @@
 /*
- * xchg_model.c - the cost model of the exchange layer and its
- * calibration: CCL's tunable choice (seeds/003) on the linear model
- * (ALGORITHMS.md section 5). Each algorithm's ops->model counts its
- * rounds, messages, bytes and local copies as its paper does (Bruck: C1
- * and C2; four-stage: Theorem 2); `auto` takes the cheapest.
+ * xchg_calib.c - the one message-cost calibration of the library (alpha,
+ * beta and their parts; exchange.h defines them), run once per context
+ * the first time a choice needs it, by the exchange's `auto` or by the
+ * two-phase method's model, whichever comes first: both read the same
+ * figures afterwards.
  *
- * The calibration is one short measured exchange per context, run the
- * first time a choice needs it:
- *   t1 = one ring step of 8 bytes       = round + msg
+ *   t1 = one ring step of 8 bytes       = round + msg  (= alpha)
  *   t2 = 8 bytes to every peer at once  = round + (P-1) msg
  *   t3 = one ring step of S bytes       = round + msg + S byte
  *   a local copy of S bytes             = S copy
@@ -16,12 +14,10 @@
  * costs. About a dozen rounds: microseconds at P = 2, a few hundred
  * milliseconds at P = 16 on two cores.
  *
- * Invariant: coll_xchg_choose is a pure function of (costs, shape); equal
- * inputs on every rank give equal choices.
+ * Invariant: the stored costs are identical on every rank.
  */
 #include "exchange.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,76 +26,16 @@
 #define CAL_TAG (COLL_TAG + 14)
 
 /* built-in costs when nothing is known (only for options with one of the
-   two values set) */
+   two values set, and for one rank) */
 #define DEF_ALPHA 5e-6
 #define DEF_BETA 2e-10
 #define DEF_COPY 1e-10
 
-coll_xchg_shape coll_shape_regular(int procs, int64_t block)
+coll_xchg_costs coll_xchg_costs_default(void)
 {
-    coll_xchg_shape s = {0};
-    s.procs = procs;
-    s.block = block;
-    s.lmax = block * procs;
-    s.lmax_x = block * (procs - 1);
-    s.mmax = procs > 1 ? block : 0;
-    s.total = block * procs * (int64_t)(procs - 1);
-    return s;
-}
-
-double coll_agree_cost(const coll_xchg_costs *c, int P)
-{
-    if (P <= 1)
-        return 0;
-    if (P > COLL_A2A_MAX)
-        return ceil(log2((double)P)) * (c->round + c->msg);
-    return c->round + (double)(P - 1) * c->msg;
-}
-
-double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
-                       const coll_xchg_shape *s, int *best_radix)
-{
-    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
-    int r = radix;
-    if (!ops || (ops->regular_only && s->block < 0))
-        return HUGE_VAL;
-    double t = ops->model(c, s, &r);
-    if (best_radix)
-        *best_radix = r;
-    /* the entry agreement. A1 sends its headers in the round of its data,
-       to the same peers: with measured costs that round costs what the
-       calibration's fan costs (msg is what one more peer in a round
-       adds, and A1 adds none); with the paper's model (costs from the
-       options) every message is a start-up, headers too */
-    if (alg == PASSION_XCHG_A1 && s->procs > 1 && s->procs <= COLL_A2A_MAX) {
-        if (c->source == COLL_COSTS_OPTIONS)
-            t += (double)(s->procs - 1) * c->msg;
-    } else {
-        t += coll_agree_cost(c, s->procs);
-    }
-    return t;
-}
-
-coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
-                                  const coll_xchg_shape *s, int allow_index)
-{
-    /* our own algorithms first: on a tie they win over MPI's call */
-    static const int order[] = {PASSION_XCHG_A1, PASSION_XCHG_PAIRWISE,
-                                PASSION_XCHG_INDEX, PASSION_XCHG_FOURSTAGE,
-                                PASSION_XCHG_FOURSTAGE_NB, PASSION_XCHG_MPI};
-    coll_xchg_choice best = {PASSION_XCHG_A1, 0, HUGE_VAL};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        if (order[i] == PASSION_XCHG_INDEX && !allow_index)
-            continue;
-        int r = 0;
-        double t = coll_xchg_model(c, order[i], 0, s, &r);
-        if (t < best.seconds) {
-            best.alg = order[i];
-            best.radix = order[i] == PASSION_XCHG_INDEX ? r : 0;
-            best.seconds = t;
-        }
-    }
-    return best;
+    coll_xchg_costs c = {DEF_ALPHA / 2, DEF_ALPHA / 2, DEF_BETA, DEF_COPY,
+                         COLL_COSTS_DEFAULT};
+    return c;
 }
 
 int coll_xchg_costs_ready(passion_ctx *ctx, coll_xchg_costs *out)
@@ -116,15 +52,10 @@ int coll_xchg_costs_ready(passion_ctx *ctx, coll_xchg_costs *out)
         *out = c;
         return 1;
     }
-    coll_xchg_state *st = coll_xchg_state_get(ctx);
-    if (st && st->calibrated) {
-        *out = st->costs;
+    if (coll_xchg_state_costs(coll_xchg_state_get(ctx), out))
         return 1;
-    }
     if (ctx->size <= 1) {
-        coll_xchg_costs c = {DEF_ALPHA / 2, DEF_ALPHA / 2, DEF_BETA,
-                             DEF_COPY, COLL_COSTS_DEFAULT};
-        *out = c;
+        *out = coll_xchg_costs_default();
         return 1;
     }
     return 0;
@@ -296,10 +227,6 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
     free(scratch);
     if (rc)
         return rc;
-    st->calibrated = 1;
-    st->costs = *out;
-    ctx->msg_calibrated = 1;
-    ctx->msg_alpha = out->round + out->msg;
-    ctx->msg_beta = out->byte;
+    coll_xchg_state_set_costs(st, out);
     return PASSION_OK;
 }

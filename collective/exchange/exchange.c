@@ -1,0 +1,976 @@
+/*
+ * exchange.c - the dispatcher of the exchange subsystem and the public
+ * passion_alltoall / passion_alltoallv. It names no algorithm: what it
+ * needs of one (model, staging, tables, a first step that rides on the
+ * agreement) comes from the ops table.
+ *
+ * One call goes, one function each:
+ *   1. call_begin: the algorithm (argument, or the context's option) and
+ *      radix, the context's state and communicator, the budget, local
+ *      checks and sizes;
+ *   2. call_guess: what will probably run (a fixed algorithm, or `auto`
+ *      with known costs) and in how many steps, so that its staging,
+ *      tables and request pool are allocated now (prepare);
+ *   3. call_agree: one round of headers (an allreduce above COLL_A2A_MAX
+ *      ranks): any local failure, algorithm, radix, sizes, budget, the
+ *      guess, and a checksum that is zero exactly when sendcounts[j] on
+ *      rank i equals recvcounts[i] on rank j for every pair (with high
+ *      probability); the guessed algorithm's first step travels with it
+ *      when the table says it can;
+ *   4. call_shape: disagreements become codes; the agreed shape and
+ *      budget (the smallest of the ranks');
+ *   5. call_costs: the calibration, when a choice needs it (first call);
+ *   6. call_choose: what runs (auto: the cheapest that fits the budget)
+ *      and in how many steps (a fixed algorithm: the fewest that fit);
+ *   7. call_run: the step that rode on the agreement is completed, or the
+ *      plan is prepared again when the guess was wrong, and the steps
+ *      run; an algorithm that allocates while running has its outcome
+ *      agreed, and a run refused by the budget on every failing rank runs
+ *      again in twice the steps;
+ *   8. call_end: counters.
+ * Invariant: every exit after step 3 is taken by all ranks alike.
+ */
+#include "exchange.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- checks */
+
+typedef struct xchg_local {
+    int64_t lout, lin, lout_x, lin_x, mmax, total_x;
+    int64_t block; /* every count equal to it, else -1 */
+    uint64_t check;
+} xchg_local;
+
+static uint64_t pair_hash(int i, int j)
+{
+    uint64_t z = ((uint64_t)(uint32_t)i << 32 | (uint32_t)j) +
+                 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) | 1;
+}
+
+static int local_scan(coll_xchg_plan *pl, xchg_local *L)
+{
+    passion_ctx *ctx = pl->ctx;
+    int P = pl->P, me = pl->me;
+    memset(L, 0, sizeof *L);
+    if (pl->block < 0 && (!pl->sc || !pl->sd || !pl->rc || !pl->rd))
+        return core_err(ctx, PASSION_EINVAL, "exchange: NULL count array");
+    if (pl->block >= 0) {
+        int64_t t;
+        if (!core_mul(pl->block, P, &t))
+            return core_err(ctx, PASSION_EOVERFLOW,
+                            "exchange: %lld bytes x %d ranks overflows",
+                            (long long)pl->block, P);
+    }
+    L->block = coll_sc(pl, 0);
+    for (int j = 0; j < P; j++) {
+        int64_t s = coll_sc(pl, j), r = coll_rc(pl, j);
+        int64_t sd = coll_sd(pl, j), rd = coll_rd(pl, j), e;
+        if (s < 0 || r < 0 || sd < 0 || rd < 0)
+            return core_err(ctx, PASSION_EINVAL,
+                            "exchange: negative count or displacement "
+                            "for rank %d",
+                            j);
+        if (!core_add(s, sd, &e) || !core_add(r, rd, &e) ||
+            !core_add(L->lout, s, &L->lout) || !core_add(L->lin, r, &L->lin))
+            return core_err(ctx, PASSION_EOVERFLOW,
+                            "exchange: byte counts overflow");
+        if (s != L->block || r != L->block)
+            L->block = -1;
+        if (j != me) {
+            L->lout_x += s;
+            L->lin_x += r;
+            if (s > L->mmax)
+                L->mmax = s;
+            if (r > L->mmax)
+                L->mmax = r;
+        }
+        L->check += pair_hash(me, j) * (uint64_t)s;
+        L->check -= pair_hash(j, me) * (uint64_t)r;
+    }
+    L->total_x = L->lout_x;
+    if (L->lout > 0 && !pl->sbuf)
+        return core_err(ctx, PASSION_EINVAL, "exchange: NULL send buffer");
+    if (L->lin > 0 && !pl->rbuf)
+        return core_err(ctx, PASSION_EINVAL, "exchange: NULL receive buffer");
+    if (pl->sbuf == MPI_IN_PLACE)
+        return core_err(ctx, PASSION_ENOTSUP, "exchange: MPI_IN_PLACE");
+    return PASSION_OK;
+}
+
+/* the header: sums first, then maxima (a minimum travels negated; a
+   value travels with its negation where all ranks must agree on it) */
+enum {
+    V_CHECK, V_TOTAL, V_NSUM,
+    V_FAIL = V_NSUM, V_ALG, V_NALG, V_RADIX, V_NRADIX, V_MODE, V_NMODE,
+    V_READY, V_NREADY, V_BLOCK, V_NBLOCK, V_LMAX, V_LMAX_X, V_MMAX,
+    V_NBUDGET, V_GUESS, V_NGUESS, V_GRADIX, V_NGRADIX, V_GSTEPS, V_NGSTEPS,
+    V_GRES, V_NGRES, V_N
+};
+
+/* fold header b into a: sums, then maxima */
+static void fold(int64_t *a, const int64_t *b, int n, int nsum)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = i < nsum ? (int64_t)((uint64_t)a[i] + (uint64_t)b[i])
+                        : (a[i] > b[i] ? a[i] : b[i]);
+}
+
+/*
+ * The entry agreement when every rank sends its header to every rank, and
+ * A1's data that may travel with it. hdr[i] is rank i's header; its last
+ * entry is the number of bytes rank i sent to this rank with it (-1:
+ * none).
+ */
+typedef struct xchg_round {
+    int64_t hin[COLL_A2A_MAX][V_N + 1];
+    int64_t hout[COLL_A2A_MAX][V_N + 1];
+    int posted;  /* data receives posted into the receive buffer */
+    int spec;    /* this rank's data went with its headers */
+    int rfirst[COLL_A2A_MAX], rn[COLL_A2A_MAX]; /* receive requests */
+    int sfirst, sn;                             /* send requests */
+    int nreq;                                   /* requests in use */
+} xchg_round;
+
+#define TAG_HDR (COLL_TAG + 12)
+#define TAG_HDR_DATA (COLL_TAG + 13) /* a first step riding on the headers */
+
+/* headers to everyone (and the first step of `spec`'s algorithm when
+   spec is not NULL); returns the fold of all headers in out. That data is
+   received only once its sender's header has said how long it is, so
+   that nothing is ever truncated. */
+static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
+                       int nsum, const coll_xchg_ops *spec, int64_t *out)
+{
+    int P = pl->P, me = pl->me, n = 0, rc = PASSION_OK;
+    MPI_Request hq[2 * COLL_A2A_MAX];
+    for (int i = 0; i < P && !rc; i++)
+        if (i != me &&
+            MPI_Irecv(x->hin[i], V_N + 1, MPI_INT64_T, i, TAG_HDR, pl->comm,
+                      &hq[n++]) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    for (int j = 0; j < P && !rc; j++) {
+        if (j == me)
+            continue;
+        memcpy(x->hout[j], v, V_N * sizeof *v);
+        x->hout[j][V_N] = x->spec ? coll_sc(pl, j) : -1;
+        if (MPI_Isend(x->hout[j], V_N + 1, MPI_INT64_T, j, TAG_HDR, pl->comm,
+                      &hq[n++]) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    }
+    /* sends first in the pool: [0, sn) */
+    int k = 0;
+    if (!rc && x->spec)
+        rc = spec->hdr_sends(pl, TAG_HDR_DATA, &k);
+    x->sfirst = 0;
+    x->sn = k;
+    if (!rc)
+        rc = coll_waitall(n, hq);
+    if (rc)
+        return rc;
+    memcpy(x->hin[me], v, V_N * sizeof *v);
+    x->hin[me][V_N] = -1;
+    /* data that came with the headers and fits where it is expected */
+    for (int i = 0; i < P && !rc; i++) {
+        x->rfirst[i] = k;
+        x->rn[i] = 0;
+        int64_t sb = x->hin[i][V_N];
+        if (i == me || !x->posted || sb < 0 || sb != coll_rc(pl, i))
+            continue;
+        x->rn[i] = (int)coll_nparts(sb);
+        rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, i), sb, i, TAG_HDR_DATA,
+                        pl->req + k);
+        k += x->rn[i];
+    }
+    x->nreq = k;
+    memcpy(out, v, V_N * sizeof *v);
+    for (int i = 0; i < P; i++)
+        if (i != me)
+            fold(out, x->hin[i], V_N, nsum);
+    return rc;
+}
+
+/* receive a message of a peer without a place for it (errors returned
+   by our communicator) */
+static void drain(coll_xchg_plan *pl, int src, int tag)
+{
+    char c;
+    MPI_Recv(&c, 0, MPI_BYTE, src, tag, pl->comm, MPI_STATUS_IGNORE);
+}
+
+/*
+ * End the round's data traffic. complete (not NULL): the algorithm whose
+ * step rides on the headers is what runs, so finish it (data not yet
+ * sent with the headers goes now). Otherwise take what arrived and drain
+ * what has no place (inconsistent arguments), so that no message is left
+ * behind.
+ */
+static int round_finish(coll_xchg_plan *pl, xchg_round *x,
+                        const coll_xchg_ops *complete)
+{
+    int P = pl->P, me = pl->me, rc = PASSION_OK, k = x->nreq;
+    if (complete) {
+        for (int i = 0; i < P && !rc; i++) {
+            if (i == me || x->hin[i][V_N] >= 0)
+                continue;
+            int64_t b = coll_rc(pl, i);
+            rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, i), b, i, TAG_HDR_DATA,
+                            pl->req + k);
+            k += (int)coll_nparts(b);
+        }
+        if (!rc && !x->spec)
+            rc = complete->hdr_sends(pl, TAG_HDR_DATA, &k);
+        coll_copy_self(pl);
+        if (!rc)
+            rc = coll_waitall(k, pl->req);
+        if (k > 0)
+            pl->st.rounds++;
+        pl->st.alg = complete->id;
+        return rc ? core_err(pl->ctx, rc, "%s: exchange failed",
+                             complete->name)
+                  : rc;
+    }
+    for (int i = 0; i < P; i++) {
+        int64_t sb = x->hin[i][V_N];
+        if (i == me || sb <= 0 || x->rn[i] > 0)
+            continue;
+        for (int64_t q = 0; q < coll_nparts(sb); q++)
+            drain(pl, i, TAG_HDR_DATA);
+    }
+    return coll_waitall(k, pl->req);
+}
+
+/* an agreement on a vector: all-to-all of headers or an allreduce */
+static int agree_vec(coll_xchg_plan *pl, int64_t *v, int n, int nsum)
+{
+    if (pl->P <= 1)
+        return PASSION_OK;
+    if (pl->P > COLL_A2A_MAX || n > V_N)
+        return coll_allreduce(pl->comm, v, n, nsum);
+    xchg_round *x = calloc(1, sizeof *x);
+    int64_t out[V_N + 1];
+    if (!x) /* fall back to the allreduce, which needs no memory here */
+        return coll_allreduce(pl->comm, v, n, nsum);
+    int64_t w[V_N];
+    memset(w, 0, sizeof w);
+    memcpy(w, v, (size_t)n * sizeof *v);
+    int rc = round_start(pl, x, w, nsum, NULL, out);
+    if (!rc)
+        memcpy(v, out, (size_t)n * sizeof *v);
+    free(x);
+    return rc;
+}
+
+/* agree on a failure flag; on failure every rank returns the same code */
+static int agree_flag(coll_xchg_plan *pl, int rc)
+{
+    int64_t f = rc ? 1 : 0;
+    int arc = agree_vec(pl, &f, 1, 0);
+    if (arc)
+        return core_err(pl->ctx, arc, "exchange: agreement failed");
+    return f ? core_agree(pl->ctx, rc) : PASSION_OK;
+}
+
+/* ------------------------------------------------------------- one call */
+
+typedef struct xchg_call {
+    passion_ctx *ctx;
+    const coll_xchg_args *a;
+    coll_xchg_choice *predict; /* not NULL: say what would run, no run */
+    coll_xchg_state *state;
+    coll_xchg_plan pl;
+    xchg_local L;
+    xchg_round *x;           /* the round of headers (P <= COLL_A2A_MAX) */
+    int alg, radix;          /* asked (the option resolved) */
+    int from_option;         /* alg is the context's option */
+    coll_xchg_costs costs;
+    int ready;               /* costs known without communication */
+    int64_t budget;          /* this rank's budget for the call */
+    int guess, guess_radix;  /* prepared for (-1: nothing) */
+    int64_t guess_steps;
+    int64_t v[V_N];          /* the agreed header */
+    coll_xchg_shape shape;   /* agreed */
+    int64_t abudget;         /* agreed: the smallest budget */
+    int run, run_radix;      /* what runs */
+    int64_t steps;           /* in how many steps */
+    int64_t *step_arr;       /* 4 P words of one step's counts */
+    int retries;             /* runs refused by the budget so far */
+} xchg_call;
+
+/* auto decides: asked, or the option names an algorithm that needs equal
+   blocks and the exchange is irregular */
+static int wants_auto(const xchg_call *c, int regular)
+{
+    if (c->alg == PASSION_XCHG_AUTO)
+        return 1;
+    const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+    return c->from_option && ops->regular_only && !regular;
+}
+
+/* The fewest steps (1, 2, 4, ...) in which alg's staging for s fits in
+   budget; 0 when no number does. */
+static int64_t steps_for(int alg, int radix, const coll_xchg_shape *s,
+                         int64_t budget)
+{
+    int64_t kmax = s->lmax > 1 ? s->lmax : 1;
+    for (int64_t k = 1;; k = k > kmax / 2 ? kmax : 2 * k) {
+        coll_xchg_shape t = coll_shape_step(s, k);
+        if (coll_xchg_staging(alg, radix, &t) <= budget)
+            return k;
+        if (k >= kmax)
+            return 0;
+    }
+}
+
+static coll_xchg_choice choose_auto(xchg_call *c, const coll_xchg_shape *s,
+                                    int64_t budget)
+{
+    coll_xchg_choice ch;
+    if (coll_xchg_memo_get(c->state, &c->costs, s, budget, &ch))
+        return ch;
+    ch = coll_xchg_choose_within(&c->costs, s, budget);
+    coll_xchg_memo_put(c->state, &c->costs, s, budget, &ch);
+    return ch;
+}
+
+/* The request pool, the algorithm's tables, its staging when the
+   dispatcher allocates it, and the arrays of a step. */
+static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
+                   const coll_xchg_shape *s)
+{
+    coll_xchg_plan *pl = &c->pl;
+    const xchg_local *L = &c->L;
+    if (!pl->req) {
+        int64_t big = L->lout > L->lin ? L->lout : L->lin;
+        int64_t n = 2 * (int64_t)pl->P * (coll_nparts(big) + 1) + 8;
+        pl->req = malloc((size_t)n * sizeof *pl->req);
+        if (!pl->req)
+            return core_err(pl->ctx, PASSION_ENOMEM,
+                            "exchange: %lld MPI requests", (long long)n);
+        pl->nreq = (int)n;
+    }
+    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    if (!ops)
+        return PASSION_OK;
+    pl->radix = radix;
+    if (ops->scratch && !pl->scratch) {
+        int64_t n = ops->scratch(pl);
+        pl->scratch = n > 0 ? malloc((size_t)n) : NULL;
+        if (n > 0 && !pl->scratch)
+            return core_err(pl->ctx, PASSION_ENOMEM,
+                            "exchange %s: %lld bytes of tables", ops->name,
+                            (long long)n);
+    }
+    if (steps > 1 && !c->step_arr) {
+        c->step_arr = malloc(4 * (size_t)pl->P * sizeof *c->step_arr);
+        if (!c->step_arr)
+            return core_err(pl->ctx, PASSION_ENOMEM,
+                            "exchange: counts of a step");
+    }
+    if (!ops->prealloc || steps < 1)
+        return PASSION_OK;
+    coll_xchg_shape t = coll_shape_step(s, steps);
+    int64_t n = coll_xchg_staging(alg, radix, &t);
+    if (n <= 0)
+        return PASSION_OK;
+    pl->reserved = coll_stage_alloc(pl, n, n);
+    if (!pl->reserved)
+        return core_err(pl->ctx, PASSION_ENOMEM,
+                        "exchange %s: %lld staging bytes (%lld left of the "
+                        "budget)",
+                        ops->name, (long long)n, (long long)pl->limit);
+    pl->reserved_bytes = n;
+    return PASSION_OK;
+}
+
+static void unprepare(xchg_call *c)
+{
+    coll_xchg_plan *pl = &c->pl;
+    coll_stage_free(pl, pl->reserved, pl->reserved_bytes,
+                    pl->reserved_bytes);
+    pl->reserved = NULL;
+    pl->reserved_bytes = 0;
+    free(pl->scratch);
+    pl->scratch = NULL;
+    free(c->step_arr);
+    c->step_arr = NULL;
+}
+
+/* 1. the request, local checks and sizes */
+static int call_begin(xchg_call *c, passion_ctx *ctx,
+                      const coll_xchg_args *a, int rc,
+                      coll_xchg_choice *predict)
+{
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->a = a;
+    c->predict = predict;
+    c->guess = -1;
+    coll_xchg_plan *pl = &c->pl;
+    pl->ctx = ctx;
+    pl->P = ctx->size;
+    pl->me = ctx->rank;
+    pl->st.alg = -1;
+    c->state = coll_xchg_state_get(ctx);
+    pl->comm = coll_xchg_comm(ctx);
+    c->from_option = a->alg == PASSION_XCHG_DEFAULT;
+    c->alg = c->from_option ? ctx->opt.exchange : a->alg;
+    c->radix = a->radix ? a->radix : ctx->opt.radix;
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    c->budget = a->budget > 0 ? a->budget : left > 0 ? left : 0;
+    pl->limit = c->budget;
+    pl->base = ctx->staging_now;
+    int rmax = pl->P > 2 ? pl->P : 2;
+    if (pl->comm == MPI_COMM_NULL) {
+        /* no communicator of our own: agree on the context's */
+        pl->comm = ctx->comm;
+        if (!rc)
+            rc = core_err(ctx, PASSION_ENOMEM, "exchange: communicator");
+    }
+    if (!rc && !c->state)
+        rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
+    if (!rc && c->alg != PASSION_XCHG_AUTO && !coll_xchg_ops_get(c->alg))
+        rc = core_err(ctx, PASSION_EINVAL, "unknown exchange algorithm %d",
+                      c->alg);
+    if (!rc && c->radix != 0 && (c->radix < 2 || c->radix > rmax))
+        rc = core_err(ctx, PASSION_EINVAL, "radix %d outside 2..%d",
+                      c->radix, rmax);
+    if (!rc) {
+        pl->sbuf = a->sendbuf;
+        pl->rbuf = a->recvbuf;
+        pl->block = a->block;
+        pl->sc = a->sendcounts;
+        pl->sd = a->sdispls;
+        pl->rc = a->recvcounts;
+        pl->rd = a->rdispls;
+        rc = local_scan(pl, &c->L);
+    }
+    if (!rc && c->alg != PASSION_XCHG_AUTO && c->L.block < 0 &&
+        coll_xchg_ops_get(c->alg)->regular_only && !c->from_option)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "%s exchange needs equal counts to every rank",
+                      coll_xchg_name(c->alg));
+    return rc;
+}
+
+/* this rank's view of the shape: exact when regular; irregular, the
+   agreement corrects it */
+static coll_xchg_shape local_shape(const xchg_call *c)
+{
+    const xchg_local *L = &c->L;
+    int P = c->pl.P;
+    coll_xchg_shape s = coll_shape_regular(P, L->block);
+    if (L->block < 0) {
+        s.block = -1;
+        s.lmax = L->lout > L->lin ? L->lout : L->lin;
+        s.lmax_x = L->lout_x > L->lin_x ? L->lout_x : L->lin_x;
+        s.mmax = L->mmax;
+        s.total = L->total_x * P;
+    }
+    return s;
+}
+
+/* 2. what will probably run, prepared now */
+static int call_guess(xchg_call *c, int rc)
+{
+    c->ready = coll_xchg_costs_ready(c->ctx, &c->costs);
+    if (rc)
+        return rc;
+    coll_xchg_shape s = local_shape(c);
+    if (!wants_auto(c, c->L.block >= 0)) {
+        const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+        c->guess = c->alg;
+        c->guess_radix = c->radix;
+        if (ops->has_radix && !c->radix) {
+            if (c->ready)
+                coll_xchg_model(&c->costs, c->alg, 0, &s, &c->guess_radix);
+            else
+                c->guess = -1;
+        }
+        if (ops->has_radix && c->guess_radix > c->pl.P)
+            c->guess_radix = c->pl.P;
+        if (c->guess >= 0)
+            c->guess_steps =
+                steps_for(c->guess, c->guess_radix, &s, c->budget);
+    } else if (c->ready) {
+        coll_xchg_choice ch = choose_auto(c, &s, c->budget);
+        c->guess = ch.alg;
+        c->guess_radix = ch.radix;
+        c->guess_steps = 1;
+    }
+    if (c->predict)
+        return PASSION_OK;
+    return prepare(c, c->guess, c->guess_radix, c->guess_steps, &s);
+}
+
+/* 3. the agreement, with the guessed algorithm's first step when it can
+   ride on it; returns 0 when the call goes on, else the agreed code
+   (*done set) */
+static int call_agree(xchg_call *c, int rc, int *done)
+{
+    coll_xchg_plan *pl = &c->pl;
+    const xchg_local *L = &c->L;
+    int64_t *v = c->v;
+    int P = pl->P;
+    v[V_CHECK] = (int64_t)L->check;
+    v[V_TOTAL] = L->total_x;
+    v[V_FAIL] = rc ? 1 : 0;
+    v[V_ALG] = c->alg;
+    v[V_NALG] = -c->alg;
+    v[V_RADIX] = c->radix;
+    v[V_NRADIX] = -c->radix;
+    v[V_MODE] = c->a->block >= 0;
+    v[V_NMODE] = -(c->a->block >= 0);
+    v[V_READY] = c->ready;
+    v[V_NREADY] = -c->ready;
+    v[V_BLOCK] = L->block;
+    v[V_NBLOCK] = -L->block;
+    v[V_LMAX] = L->lout > L->lin ? L->lout : L->lin;
+    v[V_LMAX_X] = L->lout_x > L->lin_x ? L->lout_x : L->lin_x;
+    v[V_MMAX] = L->mmax;
+    v[V_NBUDGET] = -c->budget;
+    v[V_GUESS] = c->guess;
+    v[V_NGUESS] = -c->guess;
+    v[V_GRADIX] = c->guess_radix;
+    v[V_NGRADIX] = -c->guess_radix;
+    v[V_GSTEPS] = c->guess_steps > 1; /* counts of a step allocated */
+    v[V_NGSTEPS] = -(c->guess_steps > 1);
+    v[V_GRES] = pl->reserved_bytes;
+    v[V_NGRES] = -pl->reserved_bytes;
+    int arc;
+    *done = 1;
+    if (P > 1 && P <= COLL_A2A_MAX) {
+        c->x = calloc(1, sizeof *c->x);
+        if (!c->x) {
+            /* nothing can be posted without the round: agree through the
+               allreduce that this rank failed */
+            v[V_FAIL] = 1;
+            if (!rc)
+                rc = core_err(c->ctx, PASSION_ENOMEM, "exchange: round");
+            arc = coll_allreduce(pl->comm, v, V_N, V_NSUM);
+        } else {
+            /* whether data may come with the headers depends only on
+               values the agreement checks equal (alg) */
+            const coll_xchg_ops *asked = coll_xchg_ops_get(c->alg);
+            const coll_xchg_ops *g = coll_xchg_ops_get(c->guess);
+            c->x->posted = !rc && !c->predict &&
+                           (!asked || asked->hdr_sends || asked->regular_only);
+            c->x->spec = c->x->posted && g && g->hdr_sends;
+            int64_t w[V_N];
+            arc = round_start(pl, c->x, v, V_NSUM, c->x->spec ? g : NULL, w);
+            memcpy(v, w, sizeof w);
+        }
+    } else {
+        arc = P > 1 ? coll_allreduce(pl->comm, v, V_N, V_NSUM) : PASSION_OK;
+    }
+    if (arc)
+        return core_err(c->ctx, arc, "exchange: argument agreement failed");
+    if (v[V_FAIL])
+        return core_agree(c->ctx, rc);
+    *done = 0;
+    return PASSION_OK;
+}
+
+/* 4. the agreed shape; disagreements are errors on every rank */
+static int call_shape(xchg_call *c)
+{
+    const int64_t *v = c->v;
+    passion_ctx *ctx = c->ctx;
+    if (v[V_ALG] != -v[V_NALG] || v[V_RADIX] != -v[V_NRADIX])
+        return core_err(ctx, PASSION_EMISMATCH,
+                        "ranks passed different exchange algorithms or "
+                        "radix");
+    if (v[V_MODE] != -v[V_NMODE] || v[V_READY] != -v[V_NREADY])
+        return core_err(ctx, PASSION_EMISMATCH,
+                        "ranks mix alltoall and alltoallv, or have "
+                        "different cost options");
+    if (v[V_CHECK] != 0)
+        return core_err(ctx, PASSION_EMISMATCH,
+                        "send counts do not match the receive counts of "
+                        "their destinations");
+    coll_xchg_shape *s = &c->shape;
+    memset(s, 0, sizeof *s);
+    s->procs = c->pl.P;
+    s->block = v[V_BLOCK] == -v[V_NBLOCK] ? v[V_BLOCK] : -1;
+    s->lmax = v[V_LMAX];
+    s->lmax_x = v[V_LMAX_X];
+    s->mmax = v[V_MMAX];
+    s->total = v[V_TOTAL];
+    c->abudget = -v[V_NBUDGET];
+    c->pl.limit = c->abudget;
+    if (c->alg != PASSION_XCHG_AUTO && s->block < 0 &&
+        coll_xchg_ops_get(c->alg)->regular_only && !c->from_option)
+        return core_err(ctx, PASSION_EINVAL,
+                        "%s exchange needs equal counts on every rank",
+                        coll_xchg_name(c->alg));
+    return PASSION_OK;
+}
+
+/* 5. the costs, when a choice needs them (collective the first time) */
+static int call_costs(xchg_call *c)
+{
+    int regular = c->shape.block >= 0;
+    const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+    int need = wants_auto(c, regular) || (ops->has_radix && !c->radix);
+    if (!need || c->ready)
+        return PASSION_OK;
+    if (c->x)
+        round_finish(&c->pl, c->x, NULL);
+    free(c->x);
+    c->x = NULL;
+    int rc = coll_xchg_costs_get(c->ctx, &c->costs);
+    if (!rc)
+        c->ready = 1;
+    return rc;
+}
+
+/* 6. what runs, in how many steps */
+static int call_choose(xchg_call *c)
+{
+    const coll_xchg_shape *s = &c->shape;
+    if (wants_auto(c, s->block >= 0)) {
+        coll_xchg_choice ch = choose_auto(c, s, c->abudget);
+        c->run = ch.alg;
+        c->run_radix = ch.radix;
+    } else {
+        const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+        c->run = c->alg;
+        c->run_radix = c->radix;
+        if (ops->has_radix && !c->radix)
+            coll_xchg_model(&c->costs, c->alg, 0, s, &c->run_radix);
+    }
+    const coll_xchg_ops *ops = coll_xchg_ops_get(c->run);
+    if (ops->has_radix && c->run_radix > c->pl.P)
+        c->run_radix = c->pl.P;
+    if (!ops->has_radix)
+        c->run_radix = 0;
+    c->steps = steps_for(c->run, c->run_radix, s, c->abudget);
+    if (c->steps == 0) {
+        coll_xchg_shape t = coll_shape_step(s, s->lmax > 1 ? s->lmax : 1);
+        return core_err(c->ctx, PASSION_ENOMEM,
+                        "exchange %s needs at least %lld staging bytes "
+                        "(1-byte steps), %lld left of the memory budget",
+                        ops->name,
+                        (long long)coll_xchg_staging(c->run, c->run_radix,
+                                                     &t),
+                        (long long)c->abudget);
+    }
+    return PASSION_OK;
+}
+
+/* byte range of step t of k of a message of n bytes */
+static void slice(int64_t n, int64_t t, int64_t k, int64_t *lo, int64_t *len)
+{
+    int64_t sl = n <= 0 ? 0 : (n - 1) / k + 1;
+    int64_t a = t * sl < n ? t * sl : n;
+    int64_t b = a + sl < n ? a + sl : n;
+    *lo = a;
+    *len = b - a;
+}
+
+/* The steps of the run: slice t of every message in step t. Every step is
+   a whole protocol, so an algorithm that fails locally (and keeps the
+   protocol going) runs them all; an MPI failure ends them. */
+static int run_steps(xchg_call *c, const coll_xchg_ops *ops)
+{
+    coll_xchg_plan *pl = &c->pl;
+    pl->limit_hit = 0;
+    if (c->steps <= 1) {
+        pl->shape = c->shape;
+        return ops->run(pl);
+    }
+    coll_xchg_plan base = *pl;
+    int P = pl->P, rc = PASSION_OK;
+    int64_t *sc = c->step_arr, *sd = sc + P, *rcv = sd + P, *rd = rcv + P;
+    pl->block = -1;
+    pl->sc = sc;
+    pl->sd = sd;
+    pl->rc = rcv;
+    pl->rd = rd;
+    pl->shape = coll_shape_step(&c->shape, c->steps);
+    for (int64_t t = 0; t < c->steps; t++) {
+        for (int j = 0; j < P; j++) {
+            int64_t lo, len;
+            slice(coll_sc(&base, j), t, c->steps, &lo, &len);
+            sc[j] = len;
+            sd[j] = coll_sd(&base, j) + lo;
+            slice(coll_rc(&base, j), t, c->steps, &lo, &len);
+            rcv[j] = len;
+            rd[j] = coll_rd(&base, j) + lo;
+        }
+        int r = ops->run(pl);
+        if (r && !rc)
+            rc = r;
+        if (rc && !ops->agree_after)
+            break;
+    }
+    pl->block = base.block;
+    pl->sc = base.sc;
+    pl->sd = base.sd;
+    pl->rc = base.rc;
+    pl->rd = base.rd;
+    return rc;
+}
+
+/* The outcome of a run that may fail locally. *retry: every failing rank
+   failed only because the budget refused an allocation, and more steps
+   are possible (at most XCHG_RETRIES times: the staging() bound is meant
+   to hold, the retries only cover where it is short). */
+#define XCHG_RETRIES 3
+static int agree_outcome(xchg_call *c, int rc, int *retry)
+{
+    coll_xchg_plan *pl = &c->pl;
+    int64_t kmax = c->shape.lmax > 1 ? c->shape.lmax : 1;
+    int64_t f[2] = {rc ? 1 : 0,
+                    rc && !(rc == PASSION_ENOMEM && pl->limit_hit)};
+    *retry = 0;
+    int arc = agree_vec(pl, f, 2, 0);
+    if (arc)
+        return core_err(c->ctx, arc, "exchange: agreement failed");
+    if (!f[0])
+        return PASSION_OK;
+    if (!f[1] && c->steps < kmax && c->retries < XCHG_RETRIES) {
+        c->retries++;
+        *retry = 1;
+        return PASSION_OK;
+    }
+    if (rc && !f[1])
+        rc = core_err(c->ctx, PASSION_ENOMEM,
+                      "exchange %s: staging over the %lld bytes left of "
+                      "the memory budget, even in %lld steps",
+                      coll_xchg_name(c->run), (long long)c->abudget,
+                      (long long)c->steps);
+    return core_agree(c->ctx, rc);
+}
+
+/* 7. the run */
+static int call_run(xchg_call *c)
+{
+    coll_xchg_plan *pl = &c->pl;
+    const coll_xchg_ops *ops = coll_xchg_ops_get(c->run);
+    pl->costs = c->costs;
+    pl->radix = c->run_radix;
+    pl->st.alg = c->run;
+    pl->st.radix = c->run_radix;
+    if (c->ready)
+        pl->st.predicted =
+            coll_xchg_model(&c->costs, c->run, c->run_radix, &c->shape, NULL);
+    /* the step that rode on the agreement is the whole algorithm */
+    if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
+        int rc = round_finish(pl, c->x, ops);
+        free(c->x);
+        c->x = NULL;
+        return rc;
+    }
+    if (c->x) {
+        round_finish(pl, c->x, NULL);
+        free(c->x);
+        c->x = NULL;
+    }
+    /* the guesses of step 2 may differ between ranks (budgets, the local
+       view of an irregular shape): then every rank prepares again */
+    const int64_t *v = c->v;
+    coll_xchg_shape t = coll_shape_step(&c->shape, c->steps);
+    int64_t res = ops->prealloc ? coll_xchg_staging(c->run, c->run_radix, &t)
+                                : 0;
+    int rc = PASSION_OK;
+    if (v[V_GUESS] != -v[V_NGUESS] || v[V_GRADIX] != -v[V_NGRADIX] ||
+        v[V_GSTEPS] != -v[V_NGSTEPS] || v[V_GRES] != -v[V_NGRES] ||
+        c->run != c->guess || c->run_radix != c->guess_radix ||
+        (c->steps > 1) != v[V_GSTEPS] || v[V_GRES] != res) {
+        unprepare(c);
+        rc = agree_flag(pl, prepare(c, c->run, c->run_radix, c->steps,
+                                    &c->shape));
+        if (rc)
+            return rc;
+    }
+    for (;;) {
+        pl->st.steps = c->steps;
+        rc = run_steps(c, ops);
+        if (!ops->agree_after)
+            return rc;
+        int retry;
+        rc = agree_outcome(c, rc, &retry);
+        if (!retry)
+            return rc;
+        /* every failing rank met the budget: twice the steps */
+        int64_t kmax = c->shape.lmax > 1 ? c->shape.lmax : 1;
+        c->steps = c->steps > kmax / 2 ? kmax : 2 * c->steps;
+        unprepare(c);
+        rc = agree_flag(pl, prepare(c, c->run, c->run_radix, c->steps,
+                                    &c->shape));
+        if (rc)
+            return rc;
+    }
+}
+
+/* 8. counters */
+static void call_end(xchg_call *c, double t0)
+{
+    coll_xchg_plan *pl = &c->pl;
+    if (c->x) {
+        round_finish(pl, c->x, NULL);
+        free(c->x);
+        c->x = NULL;
+    }
+    unprepare(c);
+    free(pl->req);
+    pl->req = NULL;
+    pl->st.seconds = core_now() - t0;
+    if (c->predict)
+        return;
+    passion_ctx *ctx = c->ctx;
+    ctx->cnt.messages_sent += (uint64_t)pl->st.messages;
+    ctx->cnt.bytes_sent += (uint64_t)pl->st.bytes_sent;
+    ctx->cnt.rounds += (uint64_t)pl->st.rounds;
+    ctx->cnt.t_comm += pl->st.seconds;
+    coll_xchg_state_set_last(c->state, &pl->st);
+    if (c->a->stats)
+        *c->a->stats = pl->st;
+}
+
+static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
+                         coll_xchg_choice *predict)
+{
+    double t0 = core_now();
+    xchg_call c;
+    int done = 0;
+    rc = call_begin(&c, ctx, a, rc, predict);
+    rc = call_guess(&c, rc);
+    rc = call_agree(&c, rc, &done);
+    if (!done) {
+        rc = call_shape(&c);
+        if (!rc)
+            rc = call_costs(&c);
+        if (!rc)
+            rc = call_choose(&c);
+        if (!rc && predict) {
+            predict->alg = c.run;
+            predict->radix = c.run_radix;
+            predict->seconds = coll_xchg_model(&c.costs, c.run, c.run_radix,
+                                               &c.shape, NULL);
+        } else if (!rc) {
+            rc = call_run(&c);
+        }
+    }
+    call_end(&c, t0);
+    return rc;
+}
+
+int coll_exchange(passion_ctx *ctx, const coll_xchg_args *args)
+{
+    if (!ctx || !args)
+        return PASSION_EINVAL;
+    return exchange_call(ctx, args, PASSION_OK, NULL);
+}
+
+int coll_xchg_predict(passion_ctx *ctx, const coll_xchg_args *args,
+                      coll_xchg_choice *out)
+{
+    if (!ctx || !args || !out)
+        return PASSION_EINVAL;
+    coll_xchg_args a = *args;
+    if (a.alg == PASSION_XCHG_DEFAULT)
+        a.alg = PASSION_XCHG_AUTO;
+    return exchange_call(ctx, &a, PASSION_OK, out);
+}
+
+/* ------------------------------------------------------------ public API */
+
+static int type_bytes(passion_ctx *ctx, MPI_Datatype t, int64_t *es)
+{
+    *es = 0;
+    if (t == MPI_DATATYPE_NULL)
+        return core_err(ctx, PASSION_EINVAL, "exchange: MPI_DATATYPE_NULL");
+    MPI_Count size, lb, ext, tlb, text;
+    if (MPI_Type_size_x(t, &size) != MPI_SUCCESS ||
+        MPI_Type_get_extent_x(t, &lb, &ext) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent_x(t, &tlb, &text) != MPI_SUCCESS ||
+        size == MPI_UNDEFINED)
+        return core_err(ctx, PASSION_EMPI, "exchange: datatype query");
+    if (lb != 0 || ext != size || tlb != 0 || text != size)
+        return core_err(ctx, PASSION_ENOTSUP,
+                        "exchange: datatype not contiguous (size %lld, "
+                        "extent %lld)",
+                        (long long)size, (long long)ext);
+    *es = (int64_t)size;
+    return PASSION_OK;
+}
+
+int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
+                     int64_t count, MPI_Datatype type, passion_xchg alg,
+                     int radix)
+{
+    if (!ctx)
+        return PASSION_EINVAL;
+    int64_t es = 0, block = 0;
+    int rc = type_bytes(ctx, type, &es);
+    if (!rc && count < 0)
+        rc = core_err(ctx, PASSION_EINVAL, "alltoall: negative count");
+    if (!rc && !core_mul(count, es, &block))
+        rc = core_err(ctx, PASSION_EOVERFLOW, "alltoall: count overflows");
+    coll_xchg_args a;
+    memset(&a, 0, sizeof a);
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.block = rc ? 0 : block;
+    a.alg = alg;
+    a.radix = radix;
+    return exchange_call(ctx, &a, rc, NULL);
+}
+
+int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
+                      const int64_t *sendcounts, const int64_t *sdispls,
+                      void *recvbuf, const int64_t *recvcounts,
+                      const int64_t *rdispls, MPI_Datatype type,
+                      passion_xchg alg, int radix)
+{
+    if (!ctx)
+        return PASSION_EINVAL;
+    int P = ctx->size;
+    int64_t es = 0;
+    int rc = type_bytes(ctx, type, &es);
+    int64_t *b = calloc(4 * (size_t)P, sizeof *b);
+    if (!rc && !b)
+        rc = core_err(ctx, PASSION_ENOMEM, "alltoallv: count arrays");
+    if (!rc && (!sendcounts || !sdispls || !recvcounts || !rdispls))
+        rc = core_err(ctx, PASSION_EINVAL, "alltoallv: NULL count array");
+    for (int j = 0; j < P && !rc; j++) {
+        const int64_t in[4] = {sendcounts[j], sdispls[j], recvcounts[j],
+                               rdispls[j]};
+        for (int k = 0; k < 4 && !rc; k++) {
+            if (in[k] < 0)
+                rc = core_err(ctx, PASSION_EINVAL,
+                              "alltoallv: negative count or displacement "
+                              "for rank %d",
+                              j);
+            else if (!core_mul(in[k], es, &b[k * P + j]))
+                rc = core_err(ctx, PASSION_EOVERFLOW,
+                              "alltoallv: bytes overflow for rank %d", j);
+        }
+    }
+    coll_xchg_args a;
+    memset(&a, 0, sizeof a);
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.block = -1;
+    if (rc && b)
+        memset(b, 0, 4 * (size_t)P * sizeof *b);
+    if (b) {
+        a.sendcounts = b;
+        a.sdispls = b + P;
+        a.recvcounts = b + 2 * P;
+        a.rdispls = b + 3 * P;
+    } else {
+        a.block = 0; /* take part with nothing */
+    }
+    a.alg = alg;
+    a.radix = radix;
+    rc = exchange_call(ctx, &a, rc, NULL);
+    free(b);
+    return rc;
+}

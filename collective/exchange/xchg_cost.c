@@ -1,0 +1,56 @@
+/*
+ * xchg_cost.c - the pieces of the cost model that algorithms use
+ * themselves: the shape of a regular exchange, the shape of one step, the
+ * cost of the entry agreement. Pure functions, below the ops table (the
+ * table and the choice are in xchg_table.c and xchg_model.c).
+ */
+#include "exchange.h"
+
+#include <math.h>
+
+coll_xchg_shape coll_shape_regular(int procs, int64_t block)
+{
+    coll_xchg_shape s = {0};
+    s.procs = procs;
+    s.block = block;
+    s.lmax = block * procs;
+    s.lmax_x = block * (procs - 1);
+    s.mmax = procs > 1 ? block : 0;
+    s.total = block * procs * (int64_t)(procs - 1);
+    return s;
+}
+
+static int64_t ceil_div(int64_t a, int64_t k)
+{
+    return a <= 0 ? 0 : (a - 1) / k + 1;
+}
+
+coll_xchg_shape coll_shape_step(const coll_xchg_shape *s, int64_t k)
+{
+    if (k <= 1)
+        return *s;
+    coll_xchg_shape t = *s;
+    int64_t P = s->procs;
+    /* a slice is at most ceil(bytes / k) <= bytes / k + 1: a rank's P
+       slices add at most P bytes to its share */
+    t.block = s->block >= 0 ? ceil_div(s->block, k) : -1;
+    t.lmax = ceil_div(s->lmax, k) + P;
+    t.lmax_x = ceil_div(s->lmax_x, k) + P;
+    t.mmax = ceil_div(s->mmax, k);
+    t.total = ceil_div(s->total, k) + P * P;
+    if (t.block >= 0) {
+        coll_xchg_shape r = coll_shape_regular(s->procs, t.block);
+        return r;
+    }
+    return t;
+}
+
+double coll_agree_cost(const coll_xchg_costs *c, int P)
+{
+    if (P <= 1)
+        return 0;
+    if (P > COLL_A2A_MAX)
+        return ceil(log2((double)P)) * (c->round + c->msg);
+    return c->round + (double)(P - 1) * c->msg;
+}
+

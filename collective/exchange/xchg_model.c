@@ -1,0 +1,102 @@
+/*
+ * xchg_model.c - the cost model of the exchange subsystem: CCL's tunable
+ * choice (seeds/003) on the linear model (ALGORITHMS.md section 5). Each
+ * algorithm's ops->model counts its rounds, messages, bytes and local
+ * copies as its paper does (Bruck: C1 and C2; four-stage: Theorem 2);
+ * ops->staging bounds the memory it holds (four-stage: Theorem 1); `auto`
+ * takes the cheapest that fits the budget. The costs come from
+ * xchg_calib.c.
+ *
+ * Invariant: every function here is a pure function of its arguments
+ * (and of the ops table); equal inputs on every rank give equal choices.
+ * The shapes and the agreement's cost, which the algorithms use too, are
+ * in xchg_cost.c (no algorithm calls back into this file).
+ */
+#include "exchange.h"
+
+#include <math.h>
+
+double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
+                       const coll_xchg_shape *s, int *best_radix)
+{
+    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    int r = radix;
+    if (!ops || (ops->regular_only && s->block < 0))
+        return HUGE_VAL;
+    double t = ops->model(c, s, &r);
+    if (best_radix)
+        *best_radix = r;
+    /* the entry agreement. An algorithm whose step travels with the
+       headers sends them in the round of its data, to the same peers:
+       with measured costs that round costs what the calibration's fan
+       costs (msg is what one more peer in a round adds, and it adds
+       none); with the paper's model (costs from the options) every
+       message is a start-up, headers too */
+    if (ops->hdr_sends && s->procs > 1 && s->procs <= COLL_A2A_MAX) {
+        if (c->source == COLL_COSTS_OPTIONS)
+            t += (double)(s->procs - 1) * c->msg;
+    } else {
+        t += coll_agree_cost(c, s->procs);
+    }
+    return t;
+}
+
+int64_t coll_xchg_staging(int alg, int radix, const coll_xchg_shape *s)
+{
+    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    if (!ops || !ops->staging || (ops->regular_only && s->block < 0))
+        return 0;
+    return ops->staging(s, radix);
+}
+
+int64_t coll_xchg_need(int alg, int P, int64_t lmax)
+{
+    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    /* auto chooses within what it is given; an algorithm that needs equal
+       blocks is replaced by auto's choice on an irregular exchange */
+    if (!ops || ops->regular_only)
+        return 0;
+    coll_xchg_shape s = {0};
+    s.procs = P;
+    s.block = -1;
+    s.lmax = s.lmax_x = s.mmax = lmax;
+    s.total = lmax * P;
+    return coll_xchg_staging(alg, 0, &s);
+}
+
+static coll_xchg_choice choose(const coll_xchg_costs *c,
+                               const coll_xchg_shape *s, int allow_regular,
+                               int64_t budget)
+{
+    coll_xchg_choice best = {PASSION_XCHG_A1, 0, HUGE_VAL};
+    int found = 0;
+    for (int i = 0; i < coll_xchg_ops_count(); i++) {
+        const coll_xchg_ops *ops = coll_xchg_ops_at(i);
+        if (ops->regular_only && !allow_regular)
+            continue;
+        int r = 0;
+        double t = coll_xchg_model(c, ops->id, 0, s, &r);
+        if (budget >= 0 && coll_xchg_staging(ops->id, r, s) > budget)
+            continue;
+        if (!found || t < best.seconds) {
+            best.alg = ops->id;
+            best.radix = ops->has_radix ? r : 0;
+            best.seconds = t;
+            found = 1;
+        }
+    }
+    return best;
+}
+
+coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
+                                  const coll_xchg_shape *s, int allow_index)
+{
+    return choose(c, s, allow_index, -1);
+}
+
+coll_xchg_choice coll_xchg_choose_within(const coll_xchg_costs *c,
+                                         const coll_xchg_shape *s,
+                                         int64_t budget)
+{
+    return choose(c, s, s->block >= 0, budget < 0 ? 0 : budget);
+}

@@ -1,0 +1,137 @@
+/*
+ * xchg_state.c - all per-context state of the exchange subsystem, in one
+ * place: the calibrated message costs (shared with the two-phase method's
+ * model through coll_xchg_costs_get), the memo of `auto`'s last choice,
+ * the last call's counters and the subsystem's private communicator. It
+ * hangs on the context's extension slot CORE_EXT_XCHG and is freed by
+ * passion_finalize through the destructor registered here.
+ *
+ * Invariants: the costs and the memo are identical on every rank (the
+ * costs are reduced over ranks before they are stored, the memo is a pure
+ * function of agreed inputs); the communicator is created collectively
+ * by the first exchange call on the context.
+ */
+#include "exchange.h"
+
+#include <stdlib.h>
+
+struct coll_xchg_state {
+    int calibrated;
+    coll_xchg_costs costs;
+    coll_xchg_stats last;
+    MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
+    /* the last choice of `auto` and what it was made for (repeated
+       exchanges of one shape skip the model) */
+    int memo_ok;
+    coll_xchg_costs memo_costs;
+    coll_xchg_shape memo_shape;
+    int64_t memo_budget;
+    coll_xchg_choice memo;
+};
+
+static void state_free(passion_ctx *ctx, void *p)
+{
+    (void)ctx;
+    coll_xchg_state *s = p;
+    if (s->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&s->comm);
+    free(s);
+}
+
+coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
+{
+    coll_xchg_state *s = ctx->ext[CORE_EXT_XCHG];
+    if (s)
+        return s;
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->comm = MPI_COMM_NULL;
+    ctx->ext[CORE_EXT_XCHG] = s;
+    ctx->ext_free[CORE_EXT_XCHG] = state_free;
+    return s;
+}
+
+MPI_Comm coll_xchg_comm(passion_ctx *ctx)
+{
+    coll_xchg_state *s = coll_xchg_state_get(ctx);
+    if (s && s->comm != MPI_COMM_NULL)
+        return s->comm;
+    /* the first collective call of the layer on ctx: every rank is here */
+    MPI_Comm c = MPI_COMM_NULL;
+    if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
+        return MPI_COMM_NULL;
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (!s) {
+        MPI_Comm_free(&c);
+        return MPI_COMM_NULL;
+    }
+    s->comm = c;
+    return c;
+}
+
+int coll_xchg_state_costs(const coll_xchg_state *st, coll_xchg_costs *out)
+{
+    if (!st || !st->calibrated)
+        return 0;
+    *out = st->costs;
+    return 1;
+}
+
+void coll_xchg_state_set_costs(coll_xchg_state *st, const coll_xchg_costs *c)
+{
+    if (!st)
+        return;
+    st->calibrated = 1;
+    st->costs = *c;
+}
+
+int coll_xchg_memo_get(const coll_xchg_state *st, const coll_xchg_costs *c,
+                       const coll_xchg_shape *s, int64_t budget,
+                       coll_xchg_choice *out)
+{
+    if (!st || !st->memo_ok)
+        return 0;
+    const coll_xchg_costs *mc = &st->memo_costs;
+    const coll_xchg_shape *ms = &st->memo_shape;
+    if (st->memo_budget == budget && mc->round == c->round &&
+        mc->msg == c->msg && mc->byte == c->byte && mc->copy == c->copy &&
+        mc->source == c->source && ms->procs == s->procs &&
+        ms->block == s->block && ms->lmax == s->lmax &&
+        ms->lmax_x == s->lmax_x && ms->mmax == s->mmax &&
+        ms->total == s->total) {
+        *out = st->memo;
+        return 1;
+    }
+    return 0;
+}
+
+void coll_xchg_memo_put(coll_xchg_state *st, const coll_xchg_costs *c,
+                        const coll_xchg_shape *s, int64_t budget,
+                        const coll_xchg_choice *ch)
+{
+    if (!st)
+        return;
+    st->memo_ok = 1;
+    st->memo_costs = *c;
+    st->memo_shape = *s;
+    st->memo_budget = budget;
+    st->memo = *ch;
+}
+
+void coll_xchg_state_set_last(coll_xchg_state *st, const coll_xchg_stats *l)
+{
+    if (st)
+        st->last = *l;
+}
+
+int coll_xchg_last(passion_ctx *ctx, coll_xchg_stats *out)
+{
+    if (!ctx || !out)
+        return PASSION_EINVAL;
+    coll_xchg_state *s = coll_xchg_state_get(ctx);
+    if (!s)
+        return PASSION_ENOMEM;
+    *out = s->last;
+    return PASSION_OK;
+}

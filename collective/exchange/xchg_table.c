@@ -1,0 +1,40 @@
+/*
+ * xchg_table.c - the table of exchange algorithms: the one place that
+ * lists them. Order matters only for ties of the model: our own
+ * algorithms first, MPI's call last.
+ *
+ * Invariant: every entry has a distinct id (enum passion_xchg), a name
+ * as passion_options_set spells it, a model and a run.
+ */
+#include "exchange.h"
+
+static const coll_xchg_ops *const xchg_table[] = {
+    &coll_xchg_a1,        &coll_xchg_pairwise,     &coll_xchg_index,
+    &coll_xchg_fourstage, &coll_xchg_fourstage_nb, &coll_xchg_mpi,
+};
+
+int coll_xchg_ops_count(void)
+{
+    return (int)(sizeof xchg_table / sizeof xchg_table[0]);
+}
+
+const coll_xchg_ops *coll_xchg_ops_at(int i)
+{
+    return i >= 0 && i < coll_xchg_ops_count() ? xchg_table[i] : NULL;
+}
+
+const coll_xchg_ops *coll_xchg_ops_get(int alg)
+{
+    for (int i = 0; i < coll_xchg_ops_count(); i++)
+        if (xchg_table[i]->id == alg)
+            return xchg_table[i];
+    return NULL;
+}
+
+const char *coll_xchg_name(int alg)
+{
+    if (alg == PASSION_XCHG_AUTO)
+        return "auto";
+    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    return ops ? ops->name : NULL;
+}
