@@ -525,11 +525,7 @@ typedef struct fplan {
     int err, shrt, ranks;
 } fplan;
 
-#ifdef SOAK_HAVE_ALLOC_FAULTS
-#define HAVE_ALLOC 1
-#else
-#define HAVE_ALLOC 0
-#endif
+#define HAVE_ALLOC 1 /* fault_alloc_at (passion/alloc.c) */
 
 static void draw_plan(fplan *p)
 {
@@ -554,13 +550,7 @@ static void draw_plan(fplan *p)
    counters start now. */
 static void arm(passion_ctx *c, const fplan *p)
 {
-#if HAVE_ALLOC
     core_fault_arm(c, p->alloc_at, p->io_at, p->ranks);
-#else
-    c->opt.fault_fail_at = p->io_at;
-    c->opt.fault_ranks = p->ranks;
-#endif
-    core_fault_rearm(c);
     c->opt.fault_errno = p->err ? p->err : EIO;
     c->opt.fault_short = p->shrt;
 }
@@ -568,12 +558,9 @@ static void arm(passion_ctx *c, const fplan *p)
 static void fired(passion_ctx *c, const fplan *p, int *io, int *al)
 {
     int mine = p->ranks < 0 || p->ranks == rank;
-    *io = mine && p->io_at > 0 && core_fault_count(c) >= p->io_at;
-#if HAVE_ALLOC
-    *al = mine && p->alloc_at > 0 && c->fault_allocs >= p->alloc_at;
-#else
-    *al = 0;
-#endif
+    *io = mine && p->io_at > 0 && core_fault_calls(c) >= p->io_at;
+    *al = mine && p->alloc_at > 0 &&
+          __atomic_load_n(&c->fault_allocs, __ATOMIC_RELAXED) >= p->alloc_at;
 }
 
 static int code_of_errno(int e)

@@ -142,14 +142,6 @@ CORE_HIDDEN void coll_plan_free(coll_plan *p);
    round. */
 CORE_HIDDEN int64_t coll_plan_desc_bytes(int P, int nd);
 /*
- * core_agree's contract (every rank gets the lowest failing rank's code and
- * detail) with non-blocking collectives completed by the exchange layer's
- * waiting policy (coll_waitall: spin briefly, then yield), so that with
- * more ranks than cores a waiting rank hands its core to the rank it waits
- * for. Collective.
- */
-CORE_HIDDEN int coll_agree(passion_ctx *ctx, int rc);
-/*
  * Must independent writes with this method (direct, sieve or auto) go one
  * rank after another? Yes where two sections share an element, or where a
  * rank would sieve (read-modify-write a window) over a range another

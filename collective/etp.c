@@ -57,6 +57,7 @@ typedef struct etp_run {
     int64_t curs_bytes;
     int64_t cur_a;               /* stage holds file byte f at f - cur_a */
     int io_rc;                   /* first I/O failure of this rank */
+    char *res;                   /* next free byte of the reservation */
     int rounds;
     int threaded;
     int64_t xbudget;             /* what the rounds left to the exchange */
@@ -267,8 +268,28 @@ static int can_thread(const coll_plan *p)
 static void run_free(etp_run *u)
 {
     passion_ctx *ctx = u->p->ctx;
-    core_stage_free(ctx, u->curs, u->curs_bytes);
-    core_stage_free(ctx, u->words, u->words_bytes);
+    if (u->curs_bytes) /* 0: carved from the reservation */
+        core_stage_free(ctx, u->curs, u->curs_bytes);
+    if (u->words_bytes)
+        core_stage_free(ctx, u->words, u->words_bytes);
+}
+
+static int64_t page_up(int64_t n)
+{
+    return (n + 4095) / 4096 * 4096;
+}
+
+/* bytes from the allocator, else carved from the reservation (then
+   *bytes = 0: not ours to free) */
+static void *alloc_or_carve(etp_run *u, int64_t *bytes)
+{
+    void *m = core_stage_alloc(u->p->ctx, *bytes);
+    if (!m && u->res) {
+        m = u->res;
+        u->res += page_up(*bytes);
+        *bytes = 0;
+    }
+    return m;
 }
 
 int64_t coll_etp_desc_bytes(int P)
@@ -284,8 +305,11 @@ static int run_alloc(etp_run *u)
     const int P = p->P;
     u->words_bytes = (int64_t)P * 13 * 8;
     u->curs_bytes = (int64_t)P * (int64_t)(sizeof(coll_cur) + sizeof(coll_vec));
-    u->words = core_stage_alloc(ctx, u->words_bytes);
-    u->curs = core_stage_alloc(ctx, u->curs_bytes);
+    /* a rank that cannot allocate them takes them from the reservation,
+       so that it still runs every round (as the buffers below) */
+    u->res = p->reserve;
+    u->words = alloc_or_carve(u, &u->words_bytes);
+    u->curs = alloc_or_carve(u, &u->curs_bytes);
     if (!u->words || !u->curs)
         return core_err(ctx, PASSION_ENOMEM, "round descriptors");
     u->pos = u->words;
@@ -325,7 +349,7 @@ int coll_etp_run(coll_plan *p, char *buf)
                       &u.rbuf[1]};
     int64_t size[5] = {u.stage_sz, u.send_sz, u.recv_sz,
                        two_send ? u.send_sz : 0, two_recv ? u.recv_sz : 0};
-    char *res = p->reserve;
+    char *res = u.res;
     for (int k = 0; k < 5; k++) {
         if (!size[k])
             continue;

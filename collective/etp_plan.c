@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the access descriptions' receive buffer of a rank that could not
+   allocate its own (see coll_plan_init) */
+#define FAD_STACK 32768
+
 static int64_t dbits(double v)
 {
     int64_t b;
@@ -50,15 +54,15 @@ static void coll_ext_free(passion_ctx *ctx, void *ext)
 {
     (void)ctx;
     coll_ext *e = ext;
-    free(e->reserve);
-    free(e);
+    core_free(ctx, e->reserve);
+    core_free(ctx, e);
 }
 
 static coll_ext *ext_get(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     if (!e) {
-        if (!(e = calloc(1, sizeof *e)))
+        if (!(e = core_calloc(ctx, 1, sizeof *e)))
             return NULL;
         ctx->ext[CORE_EXT_COLL] = e;
         ctx->ext_free[CORE_EXT_COLL] = coll_ext_free;
@@ -73,11 +77,11 @@ static void *reserve_get(passion_ctx *ctx, int64_t bytes)
         return NULL;
     if (e->reserve && e->bytes >= bytes)
         return e->reserve;
-    free(e->reserve);
+    core_free(ctx, e->reserve);
     e->reserve = NULL;
     e->bytes = 0;
     void *res = NULL;
-    if (posix_memalign(&res, 4096, (size_t)bytes))
+    if (core_alloc_fault(ctx) || posix_memalign(&res, 4096, (size_t)bytes))
         return NULL;
     e->reserve = res;
     e->bytes = bytes;
@@ -165,12 +169,9 @@ static void file_calibrate(coll_plan *p, coll_ext *e)
     if (p->elems[p->me] > 0)
         core_io_measure(p->f->fh, p->x[p->me].foff0, p->x[p->me].fend, &lat,
                         &bw);
-    double v[2] = {lat, bw > 0 ? -bw : -DBL_MAX}, r[2];
+    double r[2] = {lat, bw > 0 ? -bw : -DBL_MAX};
     e->file_tries++;
-    MPI_Request req;
-    if (MPI_Iallreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, ctx->comm, &req) !=
-            MPI_SUCCESS ||
-        coll_waitall(1, &req))
+    if (core_agree_max(ctx, PASSION_OK, r, 2))
         return;
     if (r[0] > 0)
         e->file_lat = r[0];
@@ -180,30 +181,6 @@ static void file_calibrate(coll_plan *p, coll_ext *e)
         fprintf(stderr, "passion: file costs measured (try %d): latency %.3g "
                 "s, bandwidth %.3g B/s (0 = not measured, default kept)\n",
                 e->file_tries, e->file_lat, e->file_bw);
-}
-
-int coll_agree(passion_ctx *ctx, int rc)
-{
-    long long key = rc < 0 ? (long long)ctx->rank * 65536 + (-rc)
-                           : (long long)ctx->size * 65536;
-    long long min = key;
-    MPI_Request req;
-    double t0 = core_now();
-    int bad = MPI_Iallreduce(&key, &min, 1, MPI_LONG_LONG, MPI_MIN, ctx->comm,
-                             &req) != MPI_SUCCESS ||
-              coll_waitall(1, &req);
-    if (!bad && min < (long long)ctx->size * 65536) {
-        int root = (int)(min / 65536);
-        rc = -(int)(min % 65536);
-        bad = MPI_Ibcast(ctx->detail, CORE_DETAIL_MAX, MPI_CHAR, root,
-                         ctx->comm, &req) != MPI_SUCCESS ||
-              coll_waitall(1, &req);
-        ctx->detail[CORE_DETAIL_MAX - 1] = '\0';
-    } else if (!bad) {
-        rc = PASSION_OK;
-    }
-    ctx->cnt.t_comm += core_now() - t0;
-    return bad ? core_err(ctx, PASSION_EMPI, "agreement on the outcome") : rc;
 }
 
 /*
@@ -288,7 +265,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                 method == PASSION_METHOD_ETP_STATIC ||
                 method == PASSION_METHOD_ETP_DYNAMIC)) {
         p->reserve = reserve_get(ctx, p->cap_stage + 4 * p->cap_xchg +
-                                          5 * 4096);
+                                          7 * 4096 +
+                                          coll_etp_desc_bytes(P));
         if (!p->reserve)
             rc = core_err(ctx, PASSION_ENOMEM,
                           "reserving %lld bytes of address space for the "
@@ -320,34 +298,44 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
             mine[COLL_FAD_HEAD + nd + d] = s->count[d];
             mine[COLL_FAD_HEAD + 2 * nd + d] = s->stride[d];
         }
-    if (!mem) {
-        /* Known limit: a rank that cannot allocate these O(P) bytes cannot
-           receive the allgather; it fails alone (the others would wait in
-           the allgather), the one place where a local failure is not
-           turned into an agreed code. */
-        return rc;
+    /* A rank without the descriptors' memory still takes part in the
+       allgather, into a buffer on the stack, and fails in the agreement
+       after it like any other rank. Past FAD_STACK bytes (hundreds of
+       ranks) the ranks agree on the allocation first: one more round. */
+    int64_t fad_stack[FAD_STACK / 8];
+    int64_t *fad = (int64_t *)mem;
+    if (mem) {
+        p->fad = (int64_t *)mem;
+        p->elems = p->fad + (int64_t)P * W;
+        p->dlo = p->elems + P;
+        p->dhi = p->dlo + P;
+        p->scratch = p->dhi + P;
+        p->x = (ocad_xfer *)(p->scratch + P);
     }
-    p->fad = (int64_t *)mem;
-    p->elems = p->fad + (int64_t)P * W;
-    p->dlo = p->elems + P;
-    p->dhi = p->dlo + P;
-    p->scratch = p->dhi + P;
-    p->x = (ocad_xfer *)(p->scratch + P);
+    if ((int64_t)P * W * 8 > FAD_STACK) {
+        int arc = core_agree(ctx, rc);
+        if (arc)
+            return arc;
+    } else if (!mem) {
+        fad = fad_stack;
+    }
     double t0 = core_now();
     MPI_Request req;
-    int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, p->fad, W, MPI_INT64_T,
+    int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, fad, W, MPI_INT64_T,
                              ctx->comm, &req) != MPI_SUCCESS ||
               coll_waitall(1, &req);
     ctx->cnt.t_comm += core_now() - t0;
     ctx->cnt.rounds++;
     if (mrc)
-        return coll_agree(ctx, core_err(ctx, PASSION_EMPI,
+        return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Iallgather of the FAD"));
+    if (!mem)
+        return core_agree(ctx, rc);
     int anybad = 0;
     for (int r = 0; r < P; r++)
         anybad |= p->fad[(int64_t)r * W + COLL_FAD_RC] != 0;
     if (anybad)
-        return coll_agree(ctx, rc);
+        return core_agree(ctx, rc);
     for (int r = 1; r < P; r++)
         for (int w = COLL_FAD_METHOD; w < COLL_FAD_AGREE_END; w++)
             if (p->fad[(int64_t)r * W + w] != p->fad[w]) {

@@ -76,12 +76,12 @@ coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
     if (MPI_Comm_get_attr(ctx->comm, state_key, &v, &flag) == MPI_SUCCESS &&
         flag)
         return v;
-    coll_xchg_state *s = calloc(1, sizeof *s);
+    coll_xchg_state *s = core_calloc(ctx, 1, sizeof *s);
     if (!s)
         return NULL;
     s->comm = MPI_COMM_NULL;
     if (MPI_Comm_set_attr(ctx->comm, state_key, s) != MPI_SUCCESS) {
-        free(s);
+        core_free(ctx, s);
         return NULL;
     }
     return s;
@@ -92,13 +92,20 @@ MPI_Comm coll_xchg_comm(passion_ctx *ctx)
     coll_xchg_state *s = coll_xchg_state_get(ctx);
     if (s && s->comm != MPI_COMM_NULL)
         return s->comm;
-    /* the first collective call of the layer on ctx: every rank is here */
+    /* the first collective call of the layer on ctx: every rank is here,
+       and all keep the communicator or none does (agreed), so that every
+       later call finds the same answer above on every rank */
     MPI_Comm c = MPI_COMM_NULL;
+    int rc = PASSION_OK;
     if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
-        return MPI_COMM_NULL;
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    if (!s) {
-        MPI_Comm_free(&c);
+        rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_dup");
+    else
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (!rc && !s)
+        rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
+    if (core_agree(ctx, rc)) {
+        if (c != MPI_COMM_NULL)
+            MPI_Comm_free(&c);
         return MPI_COMM_NULL;
     }
     s->comm = c;
@@ -243,7 +250,7 @@ static int prepare(coll_xchg_plan *pl, const xchg_local *L, int alg,
     if (!pl->req) {
         int64_t big = L->lout > L->lin ? L->lout : L->lin;
         int64_t n = 2 * (int64_t)pl->P * (coll_nparts(big) + 1) + 8;
-        pl->req = malloc((size_t)n * sizeof *pl->req);
+        pl->req = core_malloc(pl->ctx, (size_t)n * sizeof *pl->req);
         if (!pl->req)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: %lld MPI requests",
@@ -256,7 +263,7 @@ static int prepare(coll_xchg_plan *pl, const xchg_local *L, int alg,
     pl->radix = radix;
     if (ops->scratch && !pl->scratch) {
         int64_t n = ops->scratch(pl);
-        pl->scratch = n > 0 ? malloc((size_t)n) : NULL;
+        pl->scratch = n > 0 ? core_malloc(pl->ctx, (size_t)n) : NULL;
         if (n > 0 && !pl->scratch)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange %s: %lld bytes of tables", ops->name,
@@ -287,7 +294,7 @@ static void unprepare(coll_xchg_plan *pl)
                     pl->reserved_bytes);
     pl->reserved = NULL;
     pl->reserved_bytes = 0;
-    free(pl->scratch);
+    core_free(pl->ctx, pl->scratch);
     pl->scratch = NULL;
 }
 
@@ -425,35 +432,10 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x, int complete)
     return coll_waitall(k, pl->req);
 }
 
-/* an agreement on a vector: all-to-all of headers or an allreduce */
-static int agree_vec(coll_xchg_plan *pl, int64_t *v, int n, int nsum)
-{
-    if (pl->P <= 1)
-        return PASSION_OK;
-    if (pl->P > COLL_A2A_MAX || n > V_N)
-        return coll_allreduce(pl->comm, v, n, nsum);
-    xchg_round *x = calloc(1, sizeof *x);
-    int64_t out[V_N + 1];
-    if (!x) /* fall back to the allreduce, which needs no memory here */
-        return coll_allreduce(pl->comm, v, n, nsum);
-    int64_t w[V_N];
-    memset(w, 0, sizeof w);
-    memcpy(w, v, (size_t)n * sizeof *v);
-    int rc = round_start(pl, x, w, nsum, out);
-    if (!rc)
-        memcpy(v, out, (size_t)n * sizeof *v);
-    free(x);
-    return rc;
-}
-
-/* agree on a failure flag; on failure every rank returns the same code */
+/* agree on the outcome; on failure every rank returns the same code */
 static int agree_flag(coll_xchg_plan *pl, int rc)
 {
-    int64_t f = rc ? 1 : 0;
-    int arc = agree_vec(pl, &f, 1, 0);
-    if (arc)
-        return core_err(pl->ctx, arc, "exchange: agreement failed");
-    return f ? core_agree(pl->ctx, rc) : PASSION_OK;
+    return core_agree(pl->ctx, rc);
 }
 
 static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
@@ -470,7 +452,7 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     xchg_local L;
     memset(&L, 0, sizeof L);
     void *calib = NULL;
-    xchg_round *x = NULL;
+    xchg_round xround, *x = NULL;
     coll_xchg_costs costs;
     memset(&costs, 0, sizeof costs);
     coll_xchg_state *state = coll_xchg_state_get(ctx);
@@ -511,7 +493,7 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
         rc = core_err(ctx, PASSION_EINVAL,
                       "index exchange needs equal counts to every rank");
     if (!rc && need_costs && !ready) {
-        calib = malloc((size_t)coll_calib_bytes(P));
+        calib = core_malloc(ctx, (size_t)coll_calib_bytes(P));
         if (!calib)
             rc = core_err(ctx, PASSION_ENOMEM, "exchange calibration");
     }
@@ -570,22 +552,16 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     v[V_NGRADIX] = -guess_radix;
     int arc;
     if (P > 1 && P <= COLL_A2A_MAX) {
-        x = calloc(1, sizeof *x);
-        if (!x) {
-            /* nothing can be posted without the round: agree through the
-               allreduce that this rank failed */
-            v[V_FAIL] = 1;
-            if (!rc)
-                rc = core_err(ctx, PASSION_ENOMEM, "exchange: round");
-            arc = coll_allreduce(pl.comm, v, V_N, V_NSUM);
-        } else {
-            int a1ish = alg == PASSION_XCHG_A1 || alg == PASSION_XCHG_AUTO;
-            x->posted = !rc && !predict && a1ish;
-            x->spec = x->posted && guess == PASSION_XCHG_A1;
-            int64_t w[V_N];
-            arc = round_start(&pl, x, v, V_NSUM, w);
-            memcpy(v, w, sizeof v);
-        }
+        /* on the stack: a rank must never miss the round for want of
+           memory (its peers would wait for its headers) */
+        x = &xround;
+        memset(x, 0, sizeof *x);
+        int a1ish = alg == PASSION_XCHG_A1 || alg == PASSION_XCHG_AUTO;
+        x->posted = !rc && !predict && a1ish;
+        x->spec = x->posted && guess == PASSION_XCHG_A1;
+        int64_t w[V_N];
+        arc = round_start(&pl, x, v, V_NSUM, w);
+        memcpy(v, w, sizeof v);
     } else {
         arc = P > 1 ? coll_allreduce(pl.comm, v, V_N, V_NSUM) : PASSION_OK;
     }
@@ -633,7 +609,6 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     if (need_costs && !ready) {
         if (x)
             round_finish(&pl, x, 0);
-        free(x);
         x = NULL;
         rc = coll_xchg_calibrate(ctx, calib, &costs);
         if (rc)
@@ -683,13 +658,11 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
     /* A1 ends in the round that carried the agreement */
     if (x && x->posted && run == PASSION_XCHG_A1) {
         rc = round_finish(&pl, x, 1);
-        free(x);
         x = NULL;
         goto out;
     }
     if (x) {
         round_finish(&pl, x, 0);
-        free(x);
         x = NULL;
     }
     /* the guesses of step 1 may differ between ranks (budgets): then
@@ -711,11 +684,11 @@ static int exchange_call(passion_ctx *ctx, const coll_xchg_args *a, int rc,
 out:
     if (x) {
         round_finish(&pl, x, 0);
-        free(x);
+        x = NULL;
     }
     unprepare(&pl);
-    free(pl.req);
-    free(calib);
+    core_free(ctx, pl.req);
+    core_free(ctx, calib);
     pl.st.seconds = core_now() - t0;
     if (!predict) {
         ctx->cnt.messages_sent += (uint64_t)pl.st.messages;
@@ -805,7 +778,7 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     int P = ctx->size;
     int64_t es = 0;
     int rc = type_bytes(ctx, type, &es);
-    int64_t *b = calloc(4 * (size_t)P, sizeof *b);
+    int64_t *b = core_calloc(ctx, 4 * (size_t)P, sizeof *b);
     if (!rc && !b)
         rc = core_err(ctx, PASSION_ENOMEM, "alltoallv: count arrays");
     if (!rc && (!sendcounts || !sdispls || !recvcounts || !rdispls))
@@ -842,6 +815,6 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     a.alg = alg;
     a.radix = radix;
     rc = exchange_call(ctx, &a, rc, NULL);
-    free(b);
+    core_free(ctx, b);
     return rc;
 }

@@ -95,7 +95,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         rc = independent(&p, buf, chosen);
     }
     coll_plan_free(&p);
-    return coll_agree(ctx, rc);
+    return core_agree(ctx, rc);
 }
 
 int passion_file_read_all(passion_file *f, const passion_section *s,

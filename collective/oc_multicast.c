@@ -6,9 +6,12 @@
  *
  * Invariants: the section moves in pieces along the array's slowest
  * storage dimension, each within the memory budget, so staging is bounded
- * whatever the section's size; every member runs every piece's broadcast
- * even after a local failure, and the outcome is agreed over the whole
- * context, so nobody hangs.
+ * whatever the section's size; the ranks agree that every member holds
+ * the piece buffer before the first broadcast; every member runs every
+ * piece's broadcast even after a local failure, a piece the root could
+ * not read is marked so (a status byte after it) and written nowhere, and
+ * the outcome is agreed over the whole context, so nobody hangs and no
+ * file receives bytes the root did not read.
  */
 #include "../ocad/ocad.h"
 
@@ -117,7 +120,37 @@ int passion_file_multicast_all(passion_file *f, int root,
         MPI_SUCCESS)
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Comm_split in multicast"));
-    if (sub != MPI_COMM_NULL && passion_section_elems(src, nd) > 0) {
+    /* the piece buffer: per * k bytes and a status byte the root sets to
+       1 when it read the piece, so that after a failed read nobody writes
+       what the buffer happens to hold */
+    int busy = sub != MPI_COMM_NULL && passion_section_elems(src, nd) > 0;
+    int cd = a->spec.order[0];
+    int64_t per = a->esize, k = 1;
+    char *pb = NULL;
+    if (busy) {
+        for (int d = 0; d < nd; d++)
+            if (d != cd)
+                per *= src->count[d];
+        int64_t lim = ctx->opt.memory_budget < MC_MAXMSG
+                          ? ctx->opt.memory_budget
+                          : MC_MAXMSG;
+        k = (lim - 1) / per; /* the status byte counts too */
+        if (k < 1)
+            k = 1;
+        if (k > src->count[cd])
+            k = src->count[cd];
+        pb = core_stage_alloc(ctx, per * k + 1);
+        if (!pb)
+            rc = core_err(ctx, PASSION_ENOMEM, "multicast buffer");
+    }
+    /* every member can take part in every broadcast, or nobody starts */
+    if ((rc = core_agree(ctx, rc))) {
+        core_stage_free(ctx, pb, per * k + 1);
+        if (sub != MPI_COMM_NULL)
+            MPI_Comm_free(&sub);
+        return rc;
+    }
+    if (busy) {
         /* the root's rank in sub */
         int sroot = 0;
         MPI_Group wg, sg;
@@ -126,42 +159,31 @@ int passion_file_multicast_all(passion_file *f, int root,
         MPI_Group_translate_ranks(wg, 1, &root, sg, &sroot);
         MPI_Group_free(&wg);
         MPI_Group_free(&sg);
-        int cd = a->spec.order[0];
-        int64_t per = a->esize;
-        for (int d = 0; d < nd; d++)
-            if (d != cd)
-                per *= src->count[d];
-        int64_t lim = ctx->opt.memory_budget < MC_MAXMSG
-                          ? ctx->opt.memory_budget
-                          : MC_MAXMSG;
-        int64_t k = lim / per;
-        if (k < 1)
-            k = 1;
-        if (k > src->count[cd])
-            k = src->count[cd];
-        char *pb = core_stage_alloc(ctx, per * k);
-        if (!pb)
-            rc = core_err(ctx, PASSION_ENOMEM, "multicast buffer");
         for (int64_t i = 0; i < src->count[cd]; i += k) {
             int64_t c = src->count[cd] - i < k ? src->count[cd] - i : k;
             passion_section s1 = *src;
             s1.start[cd] += i * src->stride[cd];
             s1.count[cd] = c;
-            if (!rc && ctx->rank == root)
-                rc = passion_file_read(f, &s1, pb, NULL,
-                                          PASSION_METHOD_AUTO);
-            static char dummy[1];
+            if (ctx->rank == root) {
+                if (!rc)
+                    rc = passion_file_read(f, &s1, pb, NULL,
+                                           PASSION_METHOD_AUTO);
+                pb[per * c] = rc ? 0 : 1;
+            }
             double t0 = core_now();
-            if (MPI_Bcast(pb ? pb : dummy, pb ? (int)(per * c) : 0, MPI_BYTE,
-                          sroot, sub) != MPI_SUCCESS && !rc)
-                rc = core_err(ctx, PASSION_EMPI, "MPI_Bcast in multicast");
+            MPI_Request req;
+            if ((MPI_Ibcast(pb, (int)(per * c + 1), MPI_BYTE, sroot, sub,
+                            &req) != MPI_SUCCESS ||
+                 core_wait(&req)) &&
+                !rc)
+                rc = core_err(ctx, PASSION_EMPI, "MPI_Ibcast in multicast");
             ctx->cnt.t_comm += core_now() - t0;
             ctx->cnt.rounds++;
             if (ctx->rank == root) {
                 ctx->cnt.messages_sent++;
                 ctx->cnt.bytes_sent += (uint64_t)(per * c);
             }
-            if (rc || !member)
+            if (rc || !member || pb[per * c] != 1)
                 continue;
             if (dst) {
                 passion_section d1 = *dst;
@@ -183,10 +205,9 @@ int passion_file_multicast_all(passion_file *f, int root,
                 unpack_box(a, cnt, pb, buf, &m1);
             }
         }
-        core_stage_free(ctx, pb, per * k);
-        MPI_Comm_free(&sub);
-    } else if (sub != MPI_COMM_NULL) {
-        MPI_Comm_free(&sub);
     }
+    core_stage_free(ctx, pb, per * k + 1);
+    if (sub != MPI_COMM_NULL)
+        MPI_Comm_free(&sub);
     return core_agree(ctx, rc);
 }

@@ -183,11 +183,15 @@ typedef enum passion_engine {
  *   io_concurrency  reads kept in flight by batched reads, 0 = 8; 0
  *   msg_alpha       seconds per message start-up, 0 = measure; 0
  *   msg_beta        seconds per message byte, 0 = measure; 0
- * Test only (the fault driver; not part of the stable interface):
- *   fault_fail_at   fail the Nth I/O request (1-based), 0 never; 0
+ * Test only (fault injection; not part of the stable interface):
+ *   fault_fail_at   fail the Nth I/O request (1-based, driver fault),
+ *                   once, 0 never; 0
  *   fault_errno     errno of that failure; EIO
  *   fault_short     0 | 1: every request moves at most half; 0
- *   fault_ranks     -1 every rank, else only this rank; -1
+ *   fault_alloc_at  fail the library's Nth allocation (1-based, counted
+ *                   from passion_init, the context being the first),
+ *                   once, with any driver; 0 never; 0
+ *   fault_ranks     -1 every rank, else only this rank (both faults); -1
  * Every setter validates: an unknown key, a value of the wrong type or
  * out of range is PASSION_EINVAL, the options stay as they were, and
  * passion_options_errdetail() says why. Independent, no communication.

@@ -227,7 +227,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
         return PASSION_EINVAL;
     core_enter(ctx);
     *out = NULL;
-    passion_array *a = calloc(1, sizeof *a);
+    passion_array *a = core_calloc(ctx, 1, sizeof *a);
     passion_array_spec norm;
     memset(&norm, 0, sizeof norm);
     int rc;
@@ -263,7 +263,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
     }
     rc = core_same(ctx, rc, &norm, sizeof norm, "array specs");
     if (rc) {
-        free(a);
+        core_free(ctx, a);
         return rc;
     }
     ctx->live_arrays++;
@@ -282,7 +282,7 @@ int passion_array_free(passion_array *a)
                         "still open; close them first",
                         (long long)a->open_files);
     a->ctx->live_arrays--;
-    free(a);
+    core_free(a->ctx, a);
     return PASSION_OK;
 }
 

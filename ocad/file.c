@@ -60,6 +60,9 @@ int ocad_local_path(const char *pat, int rank, char **out)
 
 static int local_name(passion_ctx *ctx, const char *pat, char **out)
 {
+    *out = NULL;
+    if (core_alloc_fault(ctx)) /* ocad_local_path has no context */
+        return core_err(ctx, PASSION_ENOMEM, "file name");
     if (ocad_local_path(pat, ctx->rank, out))
         return core_err(ctx, PASSION_ENOMEM, "file name");
     return PASSION_OK;
@@ -203,7 +206,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
     *out = NULL;
     int rc = PASSION_OK;
     char *name = NULL;
-    passion_file *f = calloc(1, sizeof *f);
+    passion_file *f = core_calloc(ctx, 1, sizeof *f);
     if (!f)
         rc = core_err(ctx, PASSION_ENOMEM, "file handle");
     else if (!path || !*path)
@@ -217,7 +220,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         key[1] = (key[1] ^ (unsigned char)*c) * 1099511628211ULL;
     rc = core_same(ctx, rc, key, sizeof key, "file modes or paths");
     if (rc) {
-        free(f);
+        core_free(ctx, f);
         return rc;
     }
     int local = a->spec.placement == PASSION_PLACE_LOCAL;
@@ -227,7 +230,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         f->writable = mode != PASSION_MODE_RDONLY;
         fill_view(f);
         rc = local ? local_name(ctx, path, &name)
-                   : ((name = strdup(path)) ? PASSION_OK
+                   : ((name = core_strdup(ctx, path)) ? PASSION_OK
                                             : core_err(ctx, PASSION_ENOMEM,
                                                        "file name"));
     }
@@ -294,8 +297,8 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         else if (rc0)
             rc = rc0;
     }
-    free(hdr);
-    free(name);
+    core_free(ctx, hdr);
+    core_free(ctx, name);
     rc = core_agree(ctx, rc);
     if (rc) {
         if (f && f->fh)
@@ -303,7 +306,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         if (tmp)
             core_io_discard(ctx, tmp); /* the old file stays as it was */
         free(tmp);
-        free(f);
+        core_free(ctx, f);
         return rc;
     }
     file_ident(f);
@@ -331,7 +334,7 @@ int passion_file_close(passion_file *f)
     rc = core_io_close(f->fh);
     f->a->open_files--;
     ctx->live_files--;
-    free(f);
+    core_free(ctx, f);
     return core_agree(ctx, rc);
 }
 

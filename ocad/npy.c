@@ -429,15 +429,15 @@ int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
         return core_err(ctx, PASSION_EFORMAT,
                         "%s: .npy header length %lld is beyond the end of "
                         "the file", path, (long long)in.data_off);
-    char *h = malloc((size_t)in.data_off);
+    char *h = core_malloc(ctx, (size_t)in.data_off);
     if (!h)
         return core_err(ctx, PASSION_ENOMEM, ".npy header");
     if ((rc = core_io_read(fh, h, in.data_off, 0))) {
-        free(h);
+        core_free(ctx, h);
         return rc;
     }
     int bad = ocad_npy_parse(h, in.data_off, &in, &why);
-    free(h);
+    core_free(ctx, h);
     if (bad)
         return core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
     int same = in.nd == a->nd;

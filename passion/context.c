@@ -73,59 +73,6 @@ int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
     return code;
 }
 
-/* key = (rank of the failure) * 2^16 + (-code); the minimum over ranks is
-   the lowest failing rank, so the outcome is deterministic. */
-static unsigned long long agree_key(const passion_ctx *ctx, int rc)
-{
-    return rc < 0 ? (unsigned long long)ctx->rank * 65536 + (unsigned)(-rc)
-                  : (unsigned long long)ctx->size * 65536;
-}
-
-/* Given the minimum key, the common code; fetch the failing rank's detail. */
-static int agree_finish(passion_ctx *ctx, unsigned long long min)
-{
-    if (min >= (unsigned long long)ctx->size * 65536)
-        return PASSION_OK;
-    int root = (int)(min / 65536);
-    int code = -(int)(min % 65536);
-    if (MPI_Bcast(ctx->detail, CORE_DETAIL_MAX, MPI_CHAR, root, ctx->comm) !=
-        MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Bcast in error agreement");
-    ctx->detail[CORE_DETAIL_MAX - 1] = '\0';
-    return code;
-}
-
-int core_agree(passion_ctx *ctx, int rc)
-{
-    unsigned long long key = agree_key(ctx, rc), min;
-    if (MPI_Allreduce(&key, &min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
-                      ctx->comm) != MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Allreduce in error agreement");
-    return agree_finish(ctx, min);
-}
-
-int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
-              const char *what)
-{
-    /* FNV-1a, 64-bit. One reduction gives the first failure and both the
-       minimum and (through ~h) the maximum hash: equal iff all agree. */
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    unsigned long long v[3] = {agree_key(ctx, rc), h, ~h}, r[3];
-    if (MPI_Allreduce(v, r, 3, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm) !=
-        MPI_SUCCESS)
-        return core_err(ctx, PASSION_EMPI, "MPI_Allreduce (argument check)");
-    if (r[0] < (unsigned long long)ctx->size * 65536)
-        return agree_finish(ctx, r[0]); /* a local error comes first */
-    if (r[1] != ~r[2])
-        return core_err(ctx, PASSION_EMISMATCH,
-                        "ranks passed different %s to a collective call",
-                        what);
-    return PASSION_OK;
-}
-
 double core_now(void)
 {
     struct timespec ts;
@@ -148,24 +95,46 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     MPI_Comm dup;
     if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
         return PASSION_EMPI;
-    passion_ctx *ctx = calloc(1, sizeof *ctx);
+    /* MPI errors on passion's communicator come back as codes
+       (PASSION_EMPI) instead of aborting the job */
+    int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) == MPI_SUCCESS
+                 ? PASSION_OK
+                 : PASSION_EMPI;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(dup, &rank);
+    MPI_Comm_size(dup, &size);
+    /* the context is the first allocation that fault_alloc_at counts */
+    int fault = opt && opt->o.fault_alloc_at == 1 &&
+                (opt->o.fault_ranks < 0 || opt->o.fault_ranks == rank);
+    passion_ctx *ctx = fault ? NULL : calloc(1, sizeof *ctx);
     if (!ctx) {
-        /* take part in the agreement so that no rank hangs */
-        long long key = 0, min;
-        MPI_Allreduce(&key, &min, 1, MPI_LONG_LONG, MPI_MIN, dup);
+        /* take part in the one agreement the other ranks make below, as
+           a context of our own on the stack, so that no rank hangs (this
+           rank once reduced a signed key against the others' unsigned
+           one and then skipped their broadcast: a hang) */
+        passion_ctx tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.comm = dup;
+        tmp.rank = rank;
+        tmp.size = size;
+        core_options_default(&tmp.opt);
+        rc = core_agree(&tmp, core_err(&tmp, PASSION_ENOMEM,
+                                       "allocating the context"));
         MPI_Comm_free(&dup);
-        return PASSION_ENOMEM;
+        return rc;
     }
     ctx->comm = dup;
-    MPI_Comm_rank(dup, &ctx->rank);
-    MPI_Comm_size(dup, &ctx->size);
+    ctx->rank = rank;
+    ctx->size = size;
     if (opt)
         ctx->opt = opt->o; /* valid: every setter checks */
     else
         core_options_default(&ctx->opt);
-    int rc = PASSION_OK;
+    ctx->fault_allocs = 1; /* the context */
+    if (rc)
+        core_err(ctx, rc, "MPI_Comm_set_errhandler");
     const char *env = getenv("PASSION_OPTIONS");
-    if (env && *env) {
+    if (!rc && env && *env) {
         char why[256] = "";
         rc = core_options_parse(&ctx->opt, env, why, sizeof why);
         if (rc)

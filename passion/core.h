@@ -53,6 +53,7 @@ typedef struct core_options {
     int fault_errno;        /* errno of the failure; default EIO */
     int fault_short;        /* 1: every call transfers at most half */
     int fault_ranks;        /* -1 every rank, else only this rank */
+    int64_t fault_alloc_at; /* fail the Nth allocation (alloc.c), once */
 } core_options;
 
 /* The public handle: the options and the last setter's error. */
@@ -79,6 +80,7 @@ struct passion_ctx {
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
     char detail[CORE_DETAIL_MAX];
+    int64_t fault_allocs; /* allocations counted since the fault was armed */
     /* state owned by upper layers (prefetch engine...), freed by
        passion_finalize through the destructor they registered */
     void *ext[CORE_EXT_MAX];
@@ -106,14 +108,48 @@ static inline void core_enter(passion_ctx *ctx)
 /* Map an errno to a passion code. */
 CORE_HIDDEN int core_errno_code(int e);
 /*
- * Agree on an outcome across the context's ranks: every rank passes its
- * local code; all get the code of the lowest-numbered failing rank, and
- * that rank's detail string. Collective; returns the common code.
+ * The agreement (agree.c), used by every collective call: every rank
+ * passes its local code; all get the code of the lowest-numbered failing
+ * rank, and that rank's detail string; no rank is left waiting. If the
+ * agreement's own MPI calls fail, PASSION_EMPI. Collective; returns the
+ * common code.
  */
 CORE_HIDDEN int core_agree(passion_ctx *ctx, int rc);
-/* Check that every rank passed the same bytes (hash compare). Collective. */
+/* Check that every rank passed the same bytes (hash compare) and agree on
+   rc as core_agree does, in one reduction; PASSION_EMISMATCH if the bytes
+   differ. Collective. */
 CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
                           const char *what);
+/* Agree on rc as core_agree does and, in the same reduction, replace the n
+   (<= 8) values of v by their maxima over the ranks (only on success).
+   Collective. */
+CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
+/* Wait for one request: spin briefly, then yield the CPU between tests.
+   PASSION_EMPI if MPI reports an error. */
+CORE_HIDDEN int core_wait(MPI_Request *req);
+
+/* ---- memory: every allocation of the library goes through these ----
+ *
+ * They are malloc/calloc/realloc/free, except that the fault option
+ * fault_alloc_at = N makes the Nth allocation counted since the fault was
+ * armed (at passion_init, where the context's own allocation is the first,
+ * or by core_fault_arm) fail once, on the ranks fault_ranks selects. ctx
+ * may be NULL (no injection). core_alloc_fault() is the same check for
+ * allocations made some other way (posix_memalign, mmap): 1 = fail now.
+ */
+CORE_HIDDEN void *core_malloc(passion_ctx *ctx, size_t n);
+CORE_HIDDEN void *core_calloc(passion_ctx *ctx, size_t n, size_t size);
+CORE_HIDDEN void *core_realloc(passion_ctx *ctx, void *p, size_t n);
+CORE_HIDDEN void core_free(passion_ctx *ctx, void *p);
+CORE_HIDDEN char *core_strdup(passion_ctx *ctx, const char *s);
+CORE_HIDDEN int core_alloc_fault(passion_ctx *ctx);
+/* Tests: arm the fault options now (counters restart at 0): fail the
+   alloc_at-th allocation and the io_at-th I/O request (0 = never) on the
+   ranks `ranks` selects (-1 all). */
+CORE_HIDDEN void core_fault_arm(passion_ctx *ctx, int64_t alloc_at,
+                                int64_t io_at, int ranks);
+/* Whether this rank is one fault_ranks selects. */
+CORE_HIDDEN int core_fault_rank(const passion_ctx *ctx);
 
 /* ---- 64-bit arithmetic with overflow check ---- */
 
@@ -247,9 +283,8 @@ CORE_HIDDEN int core_posix_advise(int fd, int64_t off, int64_t len,
                                   int advice);
 /* Fault driver (tests): count requests from 0 again. */
 CORE_HIDDEN void core_fault_rearm(passion_ctx *ctx);
-/* Fault driver (tests): requests counted since then (a test knows from it
-   whether the Nth request came, i.e. whether the fault fired). */
-CORE_HIDDEN int64_t core_fault_count(passion_ctx *ctx);
+/* Requests the fault driver has counted since it was (re)armed (tests). */
+CORE_HIDDEN int64_t core_fault_calls(passion_ctx *ctx);
 
 /* Open with the context's driver; errors recorded with the path. */
 CORE_HIDDEN int core_io_open(passion_ctx *ctx, const char *path, int flags,

@@ -41,7 +41,7 @@ void core_fault_rearm(passion_ctx *ctx)
         atomic_store(&state(ctx)->calls, 0);
 }
 
-int64_t core_fault_count(passion_ctx *ctx)
+int64_t core_fault_calls(passion_ctx *ctx)
 {
     return state(ctx) ? atomic_load(&state(ctx)->calls) : 0;
 }
@@ -71,7 +71,7 @@ static int fault_open(passion_ctx *ctx, const char *path, int flags,
                       int direct, core_fh **out)
 {
     if (!ctx->ext[CORE_EXT_DRV]) {
-        fault_state *st = calloc(1, sizeof *st);
+        fault_state *st = core_calloc(ctx, 1, sizeof *st);
         if (!st)
             return -ENOMEM;
         atomic_init(&st->calls, 0);

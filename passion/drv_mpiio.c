@@ -50,18 +50,18 @@ static int mpiio_open(passion_ctx *ctx, const char *path, int flags,
         amode |= MPI_MODE_CREATE;
     if ((flags & CORE_O_CREATE) && (flags & CORE_O_EXCL))
         amode |= MPI_MODE_EXCL;
-    mpiio_fh *h = calloc(1, sizeof *h);
+    mpiio_fh *h = core_calloc(ctx, 1, sizeof *h);
     if (!h)
         return -ENOMEM;
     int mrc = MPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, &h->fh);
     if (mrc != MPI_SUCCESS) {
-        free(h);
+        core_free(ctx, h);
         return -mpi_errno(mrc);
     }
     if ((flags & CORE_O_TRUNC) &&
         (mrc = MPI_File_set_size(h->fh, 0)) != MPI_SUCCESS) {
         MPI_File_close(&h->fh);
-        free(h);
+        core_free(ctx, h);
         return -mpi_errno(mrc);
     }
     *out = &h->base;
@@ -157,7 +157,7 @@ static int mpiio_close(core_fh *fh)
 {
     mpiio_fh *h = (mpiio_fh *)fh;
     int mrc = MPI_File_close(&h->fh);
-    free(h);
+    core_free(fh->ctx, h);
     return mrc == MPI_SUCCESS ? 0 : -mpi_errno(mrc);
 }
 

@@ -42,14 +42,14 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         of |= O_TRUNC;
     if ((flags & CORE_O_CREATE) && (flags & CORE_O_EXCL))
         of |= O_EXCL;
-    posix_fh *h = calloc(1, sizeof *h);
+    posix_fh *h = core_calloc(ctx, 1, sizeof *h);
     if (!h)
         return -ENOMEM;
     h->dfd = -1;
     h->fd = open(path, of | O_CLOEXEC, 0644);
     if (h->fd < 0) {
         int e = errno;
-        free(h);
+        core_free(ctx, h);
         return -e;
     }
     if (direct) {
@@ -57,7 +57,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         if (h->dfd < 0) {
             int e = errno;
             close(h->fd);
-            free(h);
+            core_free(ctx, h);
             return -e;
         }
         h->base.align = CORE_ALIGN;
@@ -337,7 +337,7 @@ static int posix_close(core_fh *fh)
         rc = -errno;
     if (close(h->fd) && !rc)
         rc = -errno;
-    free(h);
+    core_free(fh->ctx, h);
     return rc;
 }
 
@@ -367,10 +367,11 @@ int core_posix_unlink(passion_ctx *ctx, const char *path)
 
 int core_posix_sync_dir(passion_ctx *ctx, const char *path)
 {
-    (void)ctx;
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-                      : strdup(".");
+    char *dir = core_alloc_fault(ctx) ? NULL
+                : slash ? strndup(path, slash == path ? 1
+                                                      : (size_t)(slash - path))
+                        : strdup(".");
     if (!dir)
         return -ENOMEM;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -77,7 +77,7 @@ static void state_free(passion_ctx *ctx, void *p)
         st->uring.ops->stop(&st->uring);
     if (st->thread_up)
         st->thread.ops->stop(&st->thread);
-    free(st);
+    core_free(ctx, st);
 }
 
 static int env_engine(const char *env, int *kind)
@@ -141,7 +141,7 @@ static int state_get(passion_ctx *ctx, engine_state **out)
     int kind, rc = core_engine_wanted(ctx, &kind);
     if (rc)
         return rc;
-    engine_state *st = calloc(1, sizeof *st);
+    engine_state *st = core_calloc(ctx, 1, sizeof *st);
     if (!st)
         return core_err(ctx, PASSION_ENOMEM, "I/O engine state");
     int lvl = MPI_THREAD_SINGLE;
@@ -154,7 +154,7 @@ static int state_get(passion_ctx *ctx, engine_state **out)
         if (e == 0) {
             st->kind = PASSION_ENGINE_URING;
         } else if (kind == PASSION_ENGINE_URING) {
-            free(st);
+            core_free(ctx, st);
             return core_err(ctx, PASSION_ENOTSUP,
                             "io_uring was asked for but cannot be set up: %s",
                             strerror(-e));
@@ -166,7 +166,7 @@ static int state_get(passion_ctx *ctx, engine_state **out)
     if (st->kind != PASSION_ENGINE_URING) {
         st->kind = PASSION_ENGINE_THREAD;
         if ((rc = thread_up(ctx, st))) {
-            free(st);
+            core_free(ctx, st);
             return rc;
         }
     }
@@ -209,7 +209,8 @@ static int ring_prep(core_op *op)
         if (alen > CORE_MAXREQ)
             return -1; /* the worker bounces it piece by piece */
         void *b;
-        if (posix_memalign(&b, (size_t)fh->align, (size_t)alen))
+        if (core_alloc_fault(fh->ctx) ||
+            posix_memalign(&b, (size_t)fh->align, (size_t)alen))
             return -1;
         op->bounce = b;
         op->b0 = a0;

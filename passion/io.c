@@ -44,7 +44,7 @@ int core_io_open(passion_ctx *ctx, const char *path, int flags, core_fh **fh)
                         path, ops->name, strerror(-rc));
     (*fh)->ops = ops;
     (*fh)->ctx = ctx;
-    (*fh)->path = strdup(path);
+    (*fh)->path = core_strdup(ctx, path);
     if (!(*fh)->path) {
         ops->close(*fh);
         *fh = NULL;
@@ -63,7 +63,7 @@ int core_io_close(core_fh *fh)
     if (rc < 0)
         rc = core_err(ctx, core_errno_code(-rc), "close %s: %s", path,
                       strerror(-rc));
-    free(path);
+    core_free(ctx, path);
     return rc;
 }
 
@@ -113,7 +113,8 @@ int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
         return write ? fh->ops->pwrite(fh, buf, len, off)
                      : fh->ops->pread(fh, buf, len, off);
     void *b;
-    if (posix_memalign(&b, (size_t)fh->align, (size_t)alen))
+    if (core_alloc_fault(fh->ctx) ||
+        posix_memalign(&b, (size_t)fh->align, (size_t)alen))
         return -ENOMEM;
     /* a short count that stops before the wanted bytes is not the end of
        the file: read on into the bounce */
@@ -280,7 +281,7 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
             rc = core_io_read(fh, v[i].buf, v[i].len, v[i].off);
         return rc;
     }
-    core_op *ops = calloc((size_t)n, sizeof *ops);
+    core_op *ops = core_calloc(ctx, (size_t)n, sizeof *ops);
     if (!ops)
         return core_err(ctx, PASSION_ENOMEM, "batched read of %s", fh->path);
     double t0 = core_now();
@@ -313,7 +314,7 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
                          ops[i].len - ops[i].done, ops[i].err);
     }
     if (bw.left == 0)
-        free(ops);
+        core_free(ctx, ops);
     return rc;
 }
 
@@ -334,20 +335,20 @@ int core_io_publish(core_fh *fh, const char *path, int noreplace)
 {
     passion_ctx *ctx = fh->ctx;
     const core_driver_ops *ops = fh->ops;
-    char *np = strdup(path);
+    char *np = core_strdup(ctx, path);
     if (!np)
         return core_err(ctx, PASSION_ENOMEM, "file name");
     /* the data and size first, then the name, then the name's directory */
     int rc = ops->sync(fh);
     if (rc < 0) {
-        free(np);
+        core_free(ctx, np);
         return core_err(ctx, core_errno_code(-rc), "sync %s: %s", fh->path,
                         strerror(-rc));
     }
     rc = ops->rename ? ops->rename(ctx, fh->path, path, noreplace)
                      : -ENOTSUP;
     if (rc < 0) {
-        free(np);
+        core_free(ctx, np);
         return core_err(ctx, core_errno_code(-rc), "rename %s to %s: %s",
                         fh->path, path, strerror(-rc));
     }

@@ -50,11 +50,13 @@ static const key_def keys[] = {
     {"io_concurrency", K_INT, F(io_concurrency), 0, 4096, NULL},
     {"msg_alpha", K_REAL, F(msg_alpha), 0, 0, NULL},
     {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL},
-    /* test only: the fault driver */
+    /* test only: the fault driver (fault_ranks serves both faults) */
     {"fault_fail_at", K_INT, F(fault_fail_at), 0, INT64_MAX, NULL},
     {"fault_errno", K_INT, F(fault_errno), 1, 4095, NULL},
     {"fault_short", K_INT, F(fault_short), 0, 1, NULL},
     {"fault_ranks", K_INT, F(fault_ranks), -1, 1 << 30, NULL},
+    /* test only: allocation failures (alloc.c), any driver */
+    {"fault_alloc_at", K_INT, F(fault_alloc_at), 0, INT64_MAX, NULL},
 };
 #undef F
 

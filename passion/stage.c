@@ -43,7 +43,7 @@ struct core_stage_pool {
 static struct core_stage_pool *pool_get(passion_ctx *ctx)
 {
     if (!ctx->stage) {
-        struct core_stage_pool *sp = calloc(1, sizeof *sp);
+        struct core_stage_pool *sp = core_calloc(ctx, 1, sizeof *sp);
         if (!sp)
             return NULL;
         pthread_mutex_init(&sp->mu, NULL);
@@ -88,6 +88,9 @@ void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)
 {
     if (bytes <= 0)
         bytes = 1;
+    /* an injected failure (fault_alloc_at), cached block or not */
+    if (core_alloc_fault(ctx))
+        return NULL;
     struct core_stage_pool *sp = pool_get(ctx);
     if (!sp)
         return NULL;

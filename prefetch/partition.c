@@ -251,7 +251,7 @@ static void release(passion_part_iter *it)
         core_stage_free(it->ctx, it->inb[i], it->bbytes);
         core_stage_free(it->ctx, it->outb[i], it->bbytes);
     }
-    free(it);
+    core_free(it->ctx, it);
 }
 
 int passion_part_open(passion_file *f, const passion_part_opts *opts,
@@ -268,7 +268,7 @@ int passion_part_open(passion_file *f, const passion_part_opts *opts,
         passion_part_opts_init(&def);
         opts = &def;
     }
-    passion_part_iter *it = calloc(1, sizeof *it);
+    passion_part_iter *it = core_calloc(f->ctx, 1, sizeof *it);
     int rc = it ? PASSION_OK
                 : core_err(f->ctx, PASSION_ENOMEM, "partition iterator");
     if (it) {

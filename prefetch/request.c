@@ -67,7 +67,7 @@ static void win_free(pf_win *w)
         r->staged -= w->stage_bytes;
     }
     r->active--;
-    free(w);
+    core_free(r->ctx, w);
 }
 
 static void req_pump(passion_request *r);
@@ -160,7 +160,7 @@ static void req_pump(passion_request *r)
             r->it = save; /* wait until staging comes back */
             break;
         }
-        pf_win *pw = calloc(1, sizeof *pw);
+        pf_win *pw = core_calloc(r->ctx, 1, sizeof *pw);
         if (!pw) {
             req_fail(r, core_err(r->ctx, PASSION_ENOMEM, "request window"));
             break;
@@ -191,14 +191,14 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx);
-    passion_request *r = calloc(1, sizeof *r);
+    passion_request *r = core_calloc(ctx, 1, sizeof *r);
     if (!r)
         return core_err(ctx, PASSION_ENOMEM, "request");
     int rc = ocad_section_prepare(f, s, buf, mem, method, op_write, &r->x);
     if (!rc)
         rc = core_engine_kind(ctx, &(int){0});
     if (rc) {
-        free(r);
+        core_free(ctx, r);
         return rc;
     }
     r->ctx = ctx;
@@ -280,7 +280,7 @@ int passion_request_wait(passion_request *r)
         memcpy(ctx->detail, r->detail, sizeof r->detail);
     if (r->active == 0) {
         ocad_file_release(r->f);
-        free(r);
+        core_free(ctx, r);
     }
     return rc;
 }

@@ -240,7 +240,7 @@ static void release(passion_slab_iter *it)
         core_stage_free(it->ctx, it->inb[i], it->bbytes);
     for (int i = 0; i < SLAB_NOUT; i++)
         core_stage_free(it->ctx, it->outb[i], it->bbytes);
-    free(it);
+    core_free(it->ctx, it);
 }
 
 int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
@@ -257,7 +257,7 @@ int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
         passion_slab_opts_init(&def);
         opts = &def;
     }
-    passion_slab_iter *it = calloc(1, sizeof *it);
+    passion_slab_iter *it = core_calloc(f->ctx, 1, sizeof *it);
     if (!it)
         return core_err(f->ctx, PASSION_ENOMEM, "slab iterator");
     it->ctx = f->ctx;

@@ -213,18 +213,14 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
     coll_xchg_state *st = coll_xchg_state_get(ctx);
     MPI_Comm comm = coll_xchg_comm(ctx);
     int64_t n = coll_calib_bytes(ctx->size);
-    void *scratch = malloc((size_t)n);
-    int64_t fail = (!st || !scratch || comm == MPI_COMM_NULL) ? 1 : 0;
-    int rc = coll_allreduce(comm == MPI_COMM_NULL ? ctx->comm : comm, &fail,
-                            1, 0);
-    if (!rc && fail)
-        rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
+    void *scratch = core_malloc(ctx, (size_t)n);
+    int rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
                                  ? core_err(ctx, PASSION_ENOMEM,
                                             "exchange calibration: no memory")
                                  : PASSION_OK);
     if (!rc)
         rc = coll_xchg_calibrate(ctx, scratch, out);
-    free(scratch);
+    core_free(ctx, scratch);
     if (rc)
         return rc;
     coll_xchg_state_set_costs(st, out);

@@ -294,7 +294,7 @@ static int bufs_push(fs_run *run, fs_bufs *b, char *p, int64_t bytes,
 {
     if (b->n == b->cap) {
         int cap = b->cap ? 2 * b->cap : 16;
-        fs_buf *v = realloc(b->v, (size_t)cap * sizeof *v);
+        fs_buf *v = core_realloc(run->pl->ctx, b->v, (size_t)cap * sizeof *v);
         if (!v) {
             coll_stage_free(run->pl, p, bytes, payload);
             return fs_failed(run, PASSION_ENOMEM, "buffer list");
@@ -334,16 +334,16 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
     MPI_Aint *disp = NULL;
     if (!run->fail) {
         m->hdr = coll_stage_alloc(pl, hb, 0);
-        lens = malloc((size_t)(k + 2) * sizeof *lens);
-        disp = malloc((size_t)(k + 2) * sizeof *disp);
+        lens = core_malloc(pl->ctx, (size_t)(k + 2) * sizeof *lens);
+        disp = core_malloc(pl->ctx, (size_t)(k + 2) * sizeof *disp);
         if (parts > 1)
-            m->req = malloc((size_t)parts * sizeof *m->req);
+            m->req = core_malloc(pl->ctx, (size_t)parts * sizeof *m->req);
         if (!m->hdr || !lens || !disp || !m->req) {
             fs_failed(run, PASSION_ENOMEM, "message header");
             coll_stage_free(pl, m->hdr, hb, 0);
             m->hdr = NULL;
             if (m->req != &m->one)
-                free(m->req);
+                core_free(pl->ctx, m->req);
             m->req = &m->one;
         } else {
             m->hdr_bytes = hb;
@@ -351,8 +351,8 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
     }
     if (run->fail) {
         /* a well-formed empty message */
-        free(lens);
-        free(disp);
+        core_free(pl->ctx, lens);
+        core_free(pl->ctx, disp);
         if (MPI_Isend(&fs_empty, (int)sizeof fs_empty, MPI_BYTE, m->peer,
                       tag, pl->comm, m->req) != MPI_SUCCESS) {
             /* MPI is gone: nothing else can be done */
@@ -405,8 +405,8 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
         lo = hi;
         hi = hi + chunk < total ? hi + chunk : total;
     }
-    free(lens);
-    free(disp);
+    core_free(pl->ctx, lens);
+    core_free(pl->ctx, disp);
     pl->st.messages++;
     pl->st.bytes_sent += total;
 }
@@ -416,7 +416,7 @@ static void fs_msg_done(fs_run *run, fs_msg *m)
     coll_stage_free(run->pl, m->hdr, m->hdr_bytes, 0);
     m->hdr = NULL;
     if (m->req != &m->one)
-        free(m->req);
+        core_free(run->pl->ctx, m->req);
     m->req = &m->one;
     m->nreq = 0;
 }
@@ -544,7 +544,7 @@ static void fs_take(fs_run *run, MPI_Status *st, int src, int tag,
         int64_t cap = (*capin ? 2 * *capin : 64);
         while (cap < *nin + h.nseg)
             cap *= 2;
-        fs_piece *v = realloc(*in, (size_t)cap * sizeof *v);
+        fs_piece *v = core_realloc(pl->ctx, *in, (size_t)cap * sizeof *v);
         if (!v) {
             coll_stage_free(pl, buf, total, 0);
             fs_failed(run, PASSION_ENOMEM, "piece list");
@@ -678,14 +678,14 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         cap = run->nheld + (int64_t)P * nk;
     if (cap == 0 || run->fail)
         return NULL;
-    fs_piece *out = malloc((size_t)cap * sizeof *out);
-    fs_piece *sorted = malloc((size_t)cap * sizeof *sorted);
-    int64_t *cnt = calloc((size_t)(nk > C ? nk : C) + 1, sizeof *cnt);
+    fs_piece *out = core_malloc(run->pl->ctx, (size_t)cap * sizeof *out);
+    fs_piece *sorted = core_malloc(run->pl->ctx, (size_t)cap * sizeof *sorted);
+    int64_t *cnt = core_calloc(run->pl->ctx, (size_t)(nk > C ? nk : C) + 1, sizeof *cnt);
     int64_t n = 0;
     if (!out || !sorted || !cnt) {
-        free(out);
-        free(sorted);
-        free(cnt);
+        core_free(run->pl->ctx, out);
+        core_free(run->pl->ctx, sorted);
+        core_free(run->pl->ctx, cnt);
         fs_failed(run, PASSION_ENOMEM, "piece lists");
         return NULL;
     }
@@ -750,8 +750,8 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         cnt[k + 1] += cnt[k];
     for (int64_t i = 0; i < n; i++)
         sorted[cnt[out[i].key]++] = out[i];
-    free(out);
-    free(cnt);
+    core_free(run->pl->ctx, out);
+    core_free(run->pl->ctx, cnt);
     *nout = n;
     return sorted;
 }
@@ -811,7 +811,7 @@ static void fs_self(fs_run *run, int stage, const fs_piece *out, int64_t first,
             bytes += out[i].len;
     if (*nin + count > *capin) {
         int64_t cap = *nin + count + 64;
-        fs_piece *v = realloc(*in, (size_t)cap * sizeof *v);
+        fs_piece *v = core_realloc(run->pl->ctx, *in, (size_t)cap * sizeof *v);
         if (!v) {
             fs_failed(run, PASSION_ENOMEM, "piece list");
             return;
@@ -944,8 +944,8 @@ static void fs_stage(fs_run *run, int stage)
     int64_t sf, sn;
     key_range(out, nout, peer_key(run, stage, me), &sf, &sn);
     fs_self(run, stage, out, sf, sn, &in, &nin, &capin);
-    free(out);
-    free(run->held);
+    core_free(run->pl->ctx, out);
+    core_free(run->pl->ctx, run->held);
     run->held = in;
     run->nheld = run->fail ? 0 : nin;
     if (!run->nb) {
@@ -1046,7 +1046,7 @@ static int fs_exchange(coll_xchg_plan *pl, int nb)
     if (!pl->scratch)
         return core_err(pl->ctx, PASSION_EINVAL, "four-stage: no tables");
     fs_tables(&run.g, &run, pl->scratch);
-    run.held = malloc((size_t)P * sizeof *run.held);
+    run.held = core_malloc(pl->ctx, (size_t)P * sizeof *run.held);
     if (!run.held)
         fs_failed(&run, PASSION_ENOMEM, "piece list");
     for (int d = 0; d < P && run.held; d++) {
@@ -1068,10 +1068,10 @@ static int fs_exchange(coll_xchg_plan *pl, int nb)
     bufs_free(&run, &run.old);
     bufs_free(&run, &run.cur);
     bufs_free(&run, &run.next);
-    free(run.old.v);
-    free(run.cur.v);
-    free(run.next.v);
-    free(run.held);
+    core_free(pl->ctx, run.old.v);
+    core_free(pl->ctx, run.cur.v);
+    core_free(pl->ctx, run.next.v);
+    core_free(pl->ctx, run.held);
     return run.rc;
 }
 

@@ -1,0 +1,162 @@
+/*
+ * agree.c - the one agreement of passion's collective calls: every rank
+ * returns the same code and the same detail, and no rank is left waiting.
+ *
+ * Every collective call ends in core_agree (or core_same, which also
+ * checks that the ranks passed the same arguments) on the context's
+ * communicator, which every rank reaches whatever failed locally before.
+ *
+ * How: one all-reduce (MPI_MIN) of an unsigned 64-bit key, (rank of the
+ * failure) * 2^16 + (-code) on a failing rank and P * 2^16 on a rank that
+ * succeeded, so the minimum names the lowest failing rank and its code
+ * and every rank derives the same outcome from it; then, only when a rank
+ * failed, a broadcast of that rank's detail string from it. Both steps
+ * are taken by every rank or by none, as their condition is the reduced
+ * key, identical everywhere.
+ *
+ * The waits spin briefly and then yield the CPU (as the exchange layer's
+ * do), which matters when ranks outnumber cores. If an MPI call of the
+ * agreement itself fails (the context's communicator returns errors, see
+ * passion_init), the rank returns PASSION_EMPI at once instead of waiting:
+ * no rank hangs on passion's account; whether the peers' MPI calls return
+ * is then up to MPI.
+ *
+ * Invariant: the key's type is unsigned on every rank and in every call
+ * site (a signed reduction on one rank and an unsigned one on another is
+ * a hang); nothing else in the library reduces an outcome.
+ */
+#include "core.h"
+
+#include <sched.h>
+#include <string.h>
+
+#define AGREE_SPIN_SECONDS 20e-6
+#define AGREE_SHIFT 65536ULL
+
+/* the key of a local outcome */
+static unsigned long long agree_key(const passion_ctx *ctx, int rc)
+{
+    return rc < 0 ? (unsigned long long)ctx->rank * AGREE_SHIFT +
+                        (unsigned)(-rc)
+                  : (unsigned long long)ctx->size * AGREE_SHIFT;
+}
+
+int core_wait(MPI_Request *req)
+{
+    double t0 = 0;
+    for (long i = 0;; i++) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return PASSION_EMPI;
+        if (done)
+            return PASSION_OK;
+        if (i == 0)
+            t0 = core_now();
+        else if (core_now() - t0 > AGREE_SPIN_SECONDS)
+            sched_yield();
+    }
+}
+
+/* Reduce n keys with MPI_MIN on the context's communicator. */
+static int reduce_min(passion_ctx *ctx, unsigned long long *v,
+                      unsigned long long *r, int n)
+{
+    MPI_Request req;
+    if (MPI_Iallreduce(v, r, n, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm,
+                       &req) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    return core_wait(&req);
+}
+
+/* Given the minimum key, the common code; the failing rank's detail. */
+static int agree_finish(passion_ctx *ctx, unsigned long long min)
+{
+    if (min >= (unsigned long long)ctx->size * AGREE_SHIFT)
+        return PASSION_OK;
+    int root = (int)(min / AGREE_SHIFT);
+    int code = -(int)(min % AGREE_SHIFT);
+    MPI_Request req;
+    if (MPI_Ibcast(ctx->detail, CORE_DETAIL_MAX, MPI_CHAR, root, ctx->comm,
+                   &req) != MPI_SUCCESS ||
+        core_wait(&req))
+        return core_err(ctx, PASSION_EMPI,
+                        "MPI_Ibcast of the detail in the error agreement");
+    ctx->detail[CORE_DETAIL_MAX - 1] = '\0';
+    return code;
+}
+
+int core_agree(passion_ctx *ctx, int rc)
+{
+    if (rc > 0) /* not a code: count it as success */
+        rc = PASSION_OK;
+    double t0 = core_now();
+    unsigned long long key = agree_key(ctx, rc), min = key;
+    int mrc = reduce_min(ctx, &key, &min, 1);
+    if (!mrc)
+        rc = agree_finish(ctx, min);
+    else
+        rc = core_err(ctx, PASSION_EMPI,
+                      "MPI_Iallreduce in the error agreement");
+    ctx->cnt.t_comm += core_now() - t0;
+    return rc;
+}
+
+int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
+              const char *what)
+{
+    if (rc > 0)
+        rc = PASSION_OK;
+    /* FNV-1a, 64-bit. One reduction gives the first failure and both the
+       minimum and (through ~h) the maximum hash: equal iff all agree. */
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    double t0 = core_now();
+    unsigned long long v[3] = {agree_key(ctx, rc), h, ~h}, r[3];
+    int mrc = reduce_min(ctx, v, r, 3);
+    if (mrc)
+        rc = core_err(ctx, PASSION_EMPI,
+                      "MPI_Iallreduce in the argument check (%s)", what);
+    else if (r[0] < (unsigned long long)ctx->size * AGREE_SHIFT)
+        rc = agree_finish(ctx, r[0]); /* a local error comes first */
+    else if (r[1] != ~r[2])
+        rc = core_err(ctx, PASSION_EMISMATCH,
+                      "ranks passed different %s to a collective call",
+                      what);
+    else
+        rc = PASSION_OK;
+    ctx->cnt.t_comm += core_now() - t0;
+    return rc;
+}
+
+int core_agree_max(passion_ctx *ctx, int rc, double *v, int n)
+{
+    if (n > 8)
+        return core_agree(ctx, core_err(ctx, PASSION_EINVAL,
+                                        "core_agree_max: %d values", n));
+    /* one reduction: the key as a double (exact below 2^53), negated so
+       that MPI_MAX gives the minimum key, then the values */
+    if (rc > 0)
+        rc = PASSION_OK;
+    double in[9], out[9];
+    in[0] = -(double)agree_key(ctx, rc);
+    for (int i = 0; i < n; i++)
+        in[1 + i] = v[i];
+    double t0 = core_now();
+    MPI_Request req;
+    int mrc = MPI_Iallreduce(in, out, n + 1, MPI_DOUBLE, MPI_MAX, ctx->comm,
+                             &req) != MPI_SUCCESS ||
+              core_wait(&req);
+    if (mrc) {
+        rc = core_err(ctx, PASSION_EMPI,
+                      "MPI_Iallreduce in the error agreement");
+    } else {
+        rc = agree_finish(ctx, (unsigned long long)-out[0]);
+        if (!rc)
+            for (int i = 0; i < n; i++)
+                v[i] = out[1 + i];
+    }
+    ctx->cnt.t_comm += core_now() - t0;
+    return rc;
+}
