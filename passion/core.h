@@ -152,8 +152,9 @@ typedef struct core_iov {
     int64_t res;
 } core_iov;
 
+/* CORE_O_EXCL, with CORE_O_CREATE: fail (EEXIST) if the file exists */
 enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
-       CORE_O_TRUNC = 4, CORE_O_EXCL = 8 /* with CREATE: fail if it exists */ };
+       CORE_O_TRUNC = 4, CORE_O_EXCL = 8 };
 
 typedef struct core_driver_ops {
     const char *name;
