@@ -26,6 +26,10 @@
  * ones that measure passion's prefetch against no prefetch at all. Every output is checked: the
  * 2048x2048 image against the in-core reference, the 16384x16384 one
  * between prefetch and no-prefetch.
+ * Memory-limited regime (--regime memlimit --memlimit BYTES; bench/run
+ * runs the program in a memory control group of that limit): cold, one
+ * 8-bit image of n x n >= 8 times the limit (n a multiple of 1024), 3x3,
+ * 8 and 16 slabs, 3 repetitions, memory budget limit/8 per rank.
  */
 #include "bench_apps_util.h"
 #include "../apps/apps.h"
@@ -128,13 +132,27 @@ int main(int argc, char **argv)
         "bytes_written,t_io,t_compute,slabs,window,prefetch,reuse,"
         "overlap_efficiency,hidden,io_wait,t_compute_run,engine,load,check");
     int nimg = ba.quick && !only ? 1 : 2;
+    img big = {"memlimit-u8", 1024, APP_PIXEL_U8, {3, 0}, 1, {8, 16, 0}, 2};
+    int64_t budget = 64LL << 20;
+    char bigname[64];
+    const int memlim = bench_memlimit_min_bytes(&ba) > 0;
+    if (memlim) {
+        while (big.n * big.n < bench_memlimit_min_bytes(&ba))
+            big.n += 1024;
+        snprintf(bigname, sizeof bigname, "%lldx%lld-u8",
+                 (long long)big.n, (long long)big.n);
+        big.name = bigname;
+        budget = ba.memlimit / 8;
+        nimg = 1;
+    }
     for (int ii = 0; ii < nimg; ii++) {
-        const img *im = &images[ii];
+        const img *im = memlim ? &big : &images[ii];
         if (only && !strstr(im->name, only))
             continue;
         for (int od = 0; od < (ba.cold ? 2 : 1); od++) {
             passion_ctx *ctx;
-            if (bench_init(&ctx, "memory_budget=64M,direct_io=%d", od)) {
+            if (bench_init(&ctx, "memory_budget=%lld,direct_io=%d",
+                           (long long)budget, od)) {
                 MPI_Finalize();
                 return 1;
             }
@@ -213,6 +231,8 @@ int main(int argc, char **argv)
                     memset(rr, 0, sizeof rr);
                     int nrep = im->n > 4096 && !ba.reps ? (ba.cold ? 5 : 3)
                                                         : reps;
+                    if (memlim && !ba.reps)
+                        nrep = 3;
                     bench_progress(&ba, "prefetch P=%d %s %s %dx%d %d slabs%s",
                                    ba.size, ba.regime, im->name, window,
                                    window, slabs, od ? " O_DIRECT" : "");

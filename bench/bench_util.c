@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +28,23 @@ int bench_args_parse(bench_args *a, int argc, char **argv)
             a->reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             a->quick = 1;
+        else if (!strcmp(argv[i], "--memlimit") && i + 1 < argc)
+            a->memlimit = strtoll(argv[++i], NULL, 10);
     }
-    if (strcmp(a->regime, "warm") && strcmp(a->regime, "cold"))
+    if (strcmp(a->regime, "warm") && strcmp(a->regime, "cold") &&
+        strcmp(a->regime, "memlimit"))
         return -1;
-    a->cold = !strcmp(a->regime, "cold");
+    if (!strcmp(a->regime, "memlimit") && a->memlimit <= 0)
+        return -1;
+    a->cold = strcmp(a->regime, "warm") != 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->ranks_note = a->size > cpus ? "oversubscribed" : "dedicated";
     return 0;
+}
+
+int64_t bench_memlimit_min_bytes(const bench_args *a)
+{
+    return strcmp(a->regime, "memlimit") ? 0 : 8 * a->memlimit;
 }
 
 FILE *bench_csv_open(const bench_args *a, const char *header)
@@ -58,6 +69,31 @@ long bench_peak_rss_kib(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss;
+}
+
+void bench_rss_reset(void)
+{
+    malloc_trim(0); /* freed heap back to the system: a fair baseline */
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    if (fd >= 0) {
+        if (write(fd, "5", 1) < 0) {
+            /* older kernels: the peak stays cumulative */
+        }
+        close(fd);
+    }
+}
+
+long bench_rss_peak_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib >= 0 ? kib : bench_peak_rss_kib();
 }
 
 int bench_drop_cache_path(const char *path)

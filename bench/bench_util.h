@@ -15,11 +15,15 @@
 
 typedef struct bench_args {
     const char *csv;     /* --csv FILE (rows appended by rank 0) */
-    const char *regime;  /* --regime warm|cold */
+    const char *regime;  /* --regime warm|cold|memlimit */
     const char *scratch; /* --scratch DIR for data files */
     int reps;            /* --reps N (0 = the suite's default) */
     int quick;           /* --quick: smaller sizes, fewer points */
-    int cold;            /* regime == cold */
+    int cold;            /* regime cold or memlimit: pages dropped before
+                            every repetition */
+    int64_t memlimit;    /* --memlimit BYTES: the memory control group's
+                            limit the run sits in (bench/run sets it with
+                            --regime memlimit; required there) */
     int rank, size;
     const char *ranks_note; /* "dedicated" or "oversubscribed" */
 } bench_args;
@@ -27,11 +31,25 @@ typedef struct bench_args {
 /* Parse the common arguments; unknown ones are left to the caller. */
 int bench_args_parse(bench_args *a, int argc, char **argv);
 
+/*
+ * The smallest array size a suite uses in the memory-limited regime:
+ * 8 times the control group's limit, so the page cache cannot hold it.
+ * 0 in the other regimes.
+ */
+int64_t bench_memlimit_min_bytes(const bench_args *a);
+
+
 /* Open the CSV (rank 0) and write the header if the file is new. */
 FILE *bench_csv_open(const bench_args *a, const char *header);
 
 /* Peak resident set of this process, KiB (getrusage). */
 long bench_peak_rss_kib(void);
+
+/* Reset the peak resident set (malloc_trim, then /proc/self/clear_refs
+   "5") so that bench_rss_peak_kib measures from here; and read it (VmHWM,
+   KiB; getrusage's cumulative peak where VmHWM is missing). */
+void bench_rss_reset(void);
+long bench_rss_peak_kib(void);
 
 /* fdatasync + posix_fadvise(DONTNEED) on a path. 0 or -errno. */
 int bench_drop_cache_path(const char *path);

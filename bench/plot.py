@@ -17,6 +17,8 @@ def main():
     suite, path, png = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(path) as f:
         rows = list(csv.DictReader(f))
+    if suite == "patterns":
+        return patterns_plot(rows, png)
     if not rows or not {"case", "method", "seconds"} <= set(rows[0]):
         return 0
     # model-only rows (projections) have no time to plot; a calibration
@@ -63,6 +65,52 @@ def main():
                  for j in range(len(present))]
         cmds.append("plot " + ", ".join(plots))
     cmds.append("unset multiplot")
+    subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
+    return 0
+
+
+PEERS = ["romio-coll", "romio-coll-tuned", "romio-indep", "hdf5-coll",
+         "hdf5-indep"]
+
+
+def patterns_plot(rows, png):
+    """Suite patterns: passion / best peer per case, sorted, one curve per
+    (P, regime), log scale, with the goal lines at 1.0 and 0.5."""
+    groups = OrderedDict()
+    for r in rows:
+        if r.get("check") == "ok" and r["seconds"]:
+            groups.setdefault((r["procs"], r["regime"], r["case"]), {})[
+                r["method"]] = float(r["seconds"])
+    curves = OrderedDict()
+    for (p, reg, _), g in groups.items():
+        peers = [g[m] for m in PEERS if m in g]
+        if "passion" in g and peers and min(peers) > 0:
+            curves.setdefault((p, reg), []).append(g["passion"] / min(peers))
+    if not curves:
+        return 0
+    tmp = tempfile.mkdtemp()
+    plots = []
+    for i, ((p, reg), v) in enumerate(curves.items()):
+        v.sort()
+        dat = os.path.join(tmp, f"c{i}.dat")
+        with open(dat, "w") as f:
+            for j, x in enumerate(v):
+                f.write(f"{(j + 0.5) / len(v):.6f} {x:.6g}\n")
+        plots.append(f"'{dat}' using 1:2 with linespoints pt 7 ps 0.4 "
+                     f"title 'P={p} {reg} ({len(v)} cases)'")
+    cmds = ["set terminal pngcairo size 900,560 font ',10'",
+            f"set output '{png}'",
+            "set title 'passion bench patterns: passion (auto) / best of "
+            "five peer modes, per case, sorted'",
+            "set xlabel 'fraction of cases'", "set ylabel 'ratio (log)'",
+            "set logscale y", "set grid", "set key top left",
+            "set arrow from 0,1 to 1,1 nohead lw 2 lc rgb 'red'",
+            "set arrow from 0,0.5 to 1,0.5 nohead lw 2 dt 2 lc rgb 'dark-green'",
+            "set label 'goal: 90th percentile <= 1.0' at 0.02,1.12",
+            "set label 'median <= 0.5' at 0.02,0.56",
+            "set arrow from 0.9, graph 0 to 0.9, graph 1 nohead dt 3",
+            "set arrow from 0.5, graph 0 to 0.5, graph 1 nohead dt 3",
+            "plot " + ", ".join(plots)]
     subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
     return 0
 

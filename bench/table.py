@@ -14,9 +14,11 @@ from collections import OrderedDict
 RATIOS = {
     "sieve": ("direct", ["sieve", "auto", "romio-indep"]),
     "etp": ("passion", ["romio-coll", "romio-coll-tuned", "romio-indep",
+                        "hdf5-coll", "hdf5-indep",
                         "direct", "etp-static", "etp-dynamic"]),
     "etp-large": ("passion", ["romio-coll", "romio-coll-tuned",
-                              "romio-indep", "direct"]),
+                              "romio-indep", "hdf5-coll", "hdf5-indep",
+                              "direct"]),
     "prefetch": ("prefetch", ["no-prefetch"]),
     "reuse": ("reuse", ["no-reuse"]),
 }
@@ -56,6 +58,9 @@ def main():
         open(md, "w").write(f"# {suite}\n\n(no rows)\n")
         return
     header = list(rows[0].keys())
+    if suite == "patterns":
+        open(md, "w").write("\n".join(patterns_tables(rows, path)) + "\n")
+        return
     parts = [f"# Benchmark `{suite}`\n", table(header, rows), ""]
     if suite in RATIOS and "method" in header:
         num, dens = RATIOS[suite]
@@ -86,6 +91,8 @@ def main():
         parts += goal_table(rows, *GOALS[suite])
     if suite == "prefetch" and "overlap_efficiency" in header:
         parts += overlap_table(rows)
+    if path.endswith(".csv"):
+        parts += cgroup_table(path[:-4] + ".cgroup.csv")
     open(md, "w").write("\n".join(parts) + "\n")
 
 
@@ -221,11 +228,11 @@ def exchange_tables(rows):
 
 # suites whose goal is a ratio against the best of several peers:
 # (numerator, peers, cases that must be `strided` times faster, strided)
+PEERS = ["romio-coll", "romio-coll-tuned", "romio-indep", "hdf5-coll",
+         "hdf5-indep"]
 GOALS = {
-    "etp": ("passion", ["romio-coll", "romio-coll-tuned", "romio-indep"],
-            ("6.5-", "6.6-"), 2.0),
-    "etp-large": ("passion", ["romio-coll", "romio-coll-tuned",
-                              "romio-indep"], (), 2.0),
+    "etp": ("passion", PEERS, ("6.5-", "6.6-"), 2.0),
+    "etp-large": ("passion", PEERS, (), 2.0),
 }
 
 
@@ -235,7 +242,7 @@ def goal_table(rows, num, peers, strided_prefixes, factor):
     key = ("case", "op", "procs", "regime")
     groups = OrderedDict()
     for r in rows:
-        if r.get("seconds"):
+        if r.get("seconds") and r.get("check") == "ok":
             groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
     out, met, total = [], 0, 0
     for k, g in groups.items():
@@ -261,6 +268,157 @@ def goal_table(rows, num, peers, strided_prefixes, factor):
                         "met"]
     return [f"## Goal: {num} / best of {', '.join(peers)} "
             f"({met} of {total} met)\n", table(head, out), ""]
+
+
+FIXED = ["direct", "sieve", "etp-static", "etp-dynamic"]
+
+
+def pct(v, q):
+    """Nearest-rank percentile of a sorted list."""
+    if not v:
+        return float("nan")
+    import math
+    return v[max(0, math.ceil(q * len(v)) - 1)]
+
+
+def patterns_tables(rows, path):
+    """Suite patterns: per case passion (auto) / best of the five peer
+    modes; its distribution per P and regime (goal: 90th percentile <= 1.0,
+    worst <= 1.5, median <= 0.5), the worst ten with what auto chose and
+    the fastest fixed method, peak memory per method, failures."""
+    key = ("case", "procs", "regime")
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
+    seed = rows[0].get("seed", "")
+    out = ["# Benchmark `patterns`\n",
+           f"Seed {seed}; {len({r['case'] for r in rows})} cases. ratio = "
+           "passion (auto) / the best of " + ", ".join(PEERS) +
+           " in the same run (medians over repetitions of the slowest "
+           "rank's time); below 1 means passion is faster. best fixed: the "
+           "fastest of passion's own methods (" + ", ".join(FIXED) + ").\n"]
+    fails = [r for r in rows if r.get("check") == "FAIL"]
+    per = OrderedDict()
+    for (case, procs, regime), g in groups.items():
+        a = g.get("passion")
+        if not a or a.get("check") != "ok" or not a["seconds"]:
+            continue
+        peers = {m: float(g[m]["seconds"]) for m in PEERS
+                 if m in g and g[m].get("check") == "ok" and g[m]["seconds"]}
+        fixed = {m: float(g[m]["seconds"]) for m in FIXED
+                 if m in g and g[m].get("check") == "ok" and g[m]["seconds"]}
+        if not peers:
+            continue
+        bp = min(peers, key=peers.get)
+        t = float(a["seconds"])
+        bf = min(fixed, key=fixed.get) if fixed else ""
+        per.setdefault((procs, regime), []).append({
+            "case": case, "kind": a["kind"], "op": a["op"],
+            "array": f"{a['nd']}-D {a['order']} {a['shape']} x{a['esize']}B",
+            "tiles": a["tiles"], "runs": a["runs"],
+            "extent_bytes": a["extent_bytes"],
+            "passion s": a["seconds"], "best peer": bp,
+            "peer s": f"{peers[bp]:.6g}",
+            "ratio": t / peers[bp] if peers[bp] > 0 else float("inf"),
+            "auto chose": a.get("chosen", ""),
+            "auto io": f"{a['io_calls']} calls, {a['bytes_read']} B read, "
+                       f"{a['bytes_written']} B written, {a['messages']} msgs",
+            "best fixed": bf, "fixed s": f"{fixed[bf]:.6g}" if bf else "",
+            "auto/best fixed": f"{t / fixed[bf]:.3f}"
+            if bf and fixed[bf] > 0 else ""})
+    dh = ["procs", "regime", "cases", "median", "p90", "worst",
+          "above 1.0", "above 1.5", "at most 0.5", "goal met"]
+    dr = []
+    for (procs, regime), cs in per.items():
+        v = sorted(c["ratio"] for c in cs)
+        med, p90, worst = pct(v, 0.5), pct(v, 0.9), v[-1]
+        ok = med <= 0.5 and p90 <= 1.0 and worst <= 1.5
+        dr.append({"procs": procs, "regime": regime, "cases": str(len(v)),
+                   "median": f"{med:.3f}", "p90": f"{p90:.3f}",
+                   "worst": f"{worst:.3f}",
+                   "above 1.0": str(sum(x > 1.0 for x in v)),
+                   "above 1.5": str(sum(x > 1.5 for x in v)),
+                   "at most 0.5": str(sum(x <= 0.5 for x in v)),
+                   "goal met": "yes" if ok else "NO"})
+    out += ["## Distribution of passion / best peer (goal: median <= 0.5, "
+            "90th percentile <= 1.0, worst <= 1.5)\n", table(dh, dr), ""]
+    wh = ["case", "kind", "op", "array", "tiles", "runs", "extent_bytes",
+          "passion s", "best peer", "peer s", "ratio", "auto chose",
+          "auto io", "best fixed", "fixed s", "auto/best fixed"]
+    for (procs, regime), cs in per.items():
+        worst = sorted(cs, key=lambda c: -c["ratio"])[:10]
+        rows_ = [dict(c, ratio=f"{c['ratio']:.3f}") for c in worst]
+        out += [f"## Worst ten, P={procs} {regime}\n", table(wh, rows_), ""]
+    # auto against its own fixed methods
+    ah = ["procs", "regime", "cases", "auto = fastest fixed (within 1.1x)",
+          "median auto/best fixed", "worst auto/best fixed"]
+    ar = []
+    for (procs, regime), cs in per.items():
+        v = sorted(float(c["auto/best fixed"]) for c in cs
+                   if c["auto/best fixed"])
+        if v:
+            ar.append({"procs": procs, "regime": regime, "cases": str(len(v)),
+                       "auto = fastest fixed (within 1.1x)":
+                       str(sum(x <= 1.1 for x in v)),
+                       "median auto/best fixed": f"{pct(v, 0.5):.3f}",
+                       "worst auto/best fixed": f"{v[-1]:.3f}"})
+    out += ["## Auto against the fastest of passion's fixed methods\n",
+            table(ah, ar), ""]
+    # peak memory per method
+    mem = OrderedDict()
+    for r in rows:
+        if not r.get("peak_rss_kib") or not r.get("base_rss_kib"):
+            continue
+        k = (r["procs"], r["regime"], r["method"])
+        add = (int(r["peak_rss_kib"]) - int(r["base_rss_kib"])) / 1024
+        stg = int(r["peak_staging"]) / 2**20 if r.get("peak_staging") else None
+        mem.setdefault(k, ([], [], []))
+        mem[k][0].append(add)
+        mem[k][2].append(int(r["peak_rss_kib"]) / 1024)
+        if stg is not None:
+            mem[k][1].append(stg)
+    mh = ["procs", "regime", "method", "max peak RSS MiB",
+          "median added MiB", "max added MiB", "max peak_staging MiB"]
+    mr = []
+    for (procs, regime, m), (adds, stgs, peaks) in mem.items():
+        adds.sort()
+        mr.append({"procs": procs, "regime": regime, "method": m,
+                   "max peak RSS MiB": f"{max(peaks):.1f}",
+                   "median added MiB": f"{pct(adds, 0.5):.1f}",
+                   "max added MiB": f"{adds[-1]:.1f}",
+                   "max peak_staging MiB": f"{max(stgs):.1f}" if stgs else ""})
+    out += ["## Peak memory per rank (largest rank): peak resident set, "
+            "what the calls added to the set at the reset before each call "
+            "(passion keeps its staging blocks between calls, so they count "
+            "in the base after the first call), and passion's staging\n",
+            table(mh, mr), ""]
+    cgp = path[:-4] + ".cgroup.csv" if path.endswith(".csv") else ""
+    out += cgroup_table(cgp)
+    if fails:
+        fh = ["case", "method", "op", "procs", "regime", "kind", "shape"]
+        out += ["## FAILED checks\n", table(fh, fails), ""]
+    else:
+        out += ["Every result was checked: no failure.", ""]
+    ch = ["case", "kind", "op", "array", "procs", "regime", "passion s",
+          "best peer", "peer s", "ratio", "auto chose", "best fixed",
+          "fixed s"]
+    allc = [dict(c, procs=p, regime=rg, ratio=f"{c['ratio']:.3f}")
+            for (p, rg), cs in per.items() for c in cs]
+    out += ["## Every case\n", table(ch, allc), ""]
+    return out
+
+
+def cgroup_table(path):
+    """The memory control group of the memlimit runs (bench/run)."""
+    import os
+    if not path or not os.path.exists(path):
+        return []
+    with open(path) as f:
+        cg = list(csv.DictReader(f))
+    if not cg:
+        return []
+    return ["## Memory control group (regime memlimit)\n",
+            table(list(cg[0].keys()), cg), ""]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1101 @@
+/*
+ * bench_patterns.c - suite `patterns`: passion on random access patterns
+ * that are not the thesis's, against the best of five peer modes in the
+ * same run.
+ *
+ * Cases are drawn from a fixed seed (--seed S, default below; printed and
+ * written in every row; --cases N, default 200). Arrays: 1-4 dimensions,
+ * row- or column-major, elements of 1-16 bytes, sizes log-uniform from
+ * 16 KiB to 64 MiB, one array in ten from 256 MiB to 1 GiB. Five cases
+ * share an array (its file is made once). Sections per rank, by kind:
+ *   random   start/count/stride drawn per dimension and rank (overlap by
+ *            chance);
+ *   disjoint the ranks split one dimension, each a random section of its
+ *            block;
+ *   shared   one random section, the same or shifted a little per rank
+ *            (overlapping);
+ *   slices   planes and pencils: some dimensions fixed at a rank's index;
+ *   tiles    block-cyclic tiles over one or two dimensions, each rank up to
+ *            8 tiles, one collective call per tile (ranks with fewer tiles
+ *            take part with nothing);
+ *   cyclic   element-wise: start = rank, stride = P in a dimension.
+ * Four cases in ten are writes. A rank's section is at most 32 MiB, its
+ * file extent at most 256 MiB and 2^19 contiguous runs (counts are halved
+ * until it fits: keeps ROMIO's offset lists and the run time in bounds).
+ *
+ * Modes, every one on every case: passion (auto: what a user gets),
+ * passion's fixed methods direct, sieve, etp-static, etp-dynamic (what
+ * auto could have chosen), and the peers romio-coll, romio-coll-tuned,
+ * romio-indep (as in bench_etp.c) and hdf5-coll, hdf5-indep (hyperslabs of
+ * a contiguous dataset, bench_hdf5.c). The array is the HDF5 file's
+ * dataset; passion and ROMIO access the same bytes after a header of its
+ * offset. Reads: repetitions are interleaved over the modes (repetition 1
+ * of every mode, then repetition 2...); writes run a mode's repetitions
+ * back to back, then the file is checked and restored. Direct and
+ * hdf5-indep (one MPI-IO request per contiguous run) are skipped where a
+ * rank has more than 2^18 runs (2^16 cold): millions of requests. A mode
+ * whose first call takes more than 5 s is not repeated.
+ *
+ * Verification: the file's byte at data offset b holds f(b), a hash of b;
+ * every read is compared with it; a write stores f(b) ^ mask(mode, rank)
+ * and after a write mode every rank scans its share of the sections'
+ * union (plus a page either side) for: the writer's value (where sections
+ * overlap: the highest rank's for passion, any writer's for the peers,
+ * whose overlapping writes MPI leaves undefined) and f(b) elsewhere.
+ *
+ * Regimes: warm, cold (fdatasync + POSIX_FADV_DONTNEED of the file before
+ * every call), memlimit (cold, inside a memory control group of
+ * --memlimit bytes that bench/run makes: every array is 8-10 times the
+ * limit, two arrays of 100 cases each; a rank's section at most limit/16,
+ * its extent at most limit/2, 2^17 runs; passion's memory budget limit/8).
+ *
+ * CSV: one row per case and mode; `chosen` is what auto did, from its
+ * counters (etp: messages between ranks; sieve: more bytes moved than
+ * asked for; direct otherwise; per rank, joined with + when ranks
+ * differ). bench/table.py gives the distribution of passion / best peer.
+ */
+#include "bench_hdf5.h"
+#include "bench_util.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAXD 4
+#define MAXTILES 8
+#define DEFAULT_SEED 20261123ULL
+#define CASES_PER_ARRAY 5
+
+enum { M_AUTO, M_DIRECT, M_SIEVE, M_STATIC, M_DYNAMIC, M_RCOLL, M_RTUNED,
+       M_RINDEP, M_H5COLL, M_H5INDEP, NMODES };
+static const char *mnames[NMODES] = {
+    "passion", "direct", "sieve", "etp-static", "etp-dynamic",
+    "romio-coll", "romio-coll-tuned", "romio-indep", "hdf5-coll",
+    "hdf5-indep"};
+/* passion's method, -1 ROMIO, -2 HDF5 */
+static const int mids[NMODES] = {
+    PASSION_METHOD_AUTO, PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
+    PASSION_METHOD_ETP_STATIC, PASSION_METHOD_ETP_DYNAMIC, -1, -1, -1, -2,
+    -2};
+
+/* ---------------------------------------------------------------- random */
+
+static uint64_t rnd(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double runit(uint64_t *s) { return (double)(rnd(s) >> 11) / 9007199254740992.0; }
+
+/* uniform in [lo, hi] */
+static int64_t rrange(uint64_t *s, int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return lo;
+    return lo + (int64_t)(rnd(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* log-uniform in [lo, hi] */
+static int64_t rlog(uint64_t *s, int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return lo;
+    double v = exp(log((double)lo) +
+                   runit(s) * (log((double)hi + 1) - log((double)lo)));
+    int64_t r = (int64_t)v;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* ------------------------------------------------------ the file's bytes */
+
+static inline uint64_t hword(uint64_t w)
+{
+    uint64_t z = (w + 1) * 0x9E3779B97F4A7C15ULL;
+    z ^= z >> 31;
+    z *= 0xBF58476D1CE4E5B9ULL;
+    return z ^ (z >> 29);
+}
+
+/* out[0..n) = f(b0 .. b0+n-1): byte b&7 of hword(b >> 3) */
+static void fbytes(int64_t b0, int64_t n, uint8_t *out)
+{
+    int64_t b = b0, i = 0;
+    while (i < n && (b & 7)) {
+        out[i++] = (uint8_t)(hword((uint64_t)b >> 3) >> (8 * (b & 7)));
+        b++;
+    }
+    for (; i + 8 <= n; i += 8, b += 8) {
+        uint64_t w = hword((uint64_t)b >> 3);
+        memcpy(out + i, &w, 8); /* little-endian machine: byte k = bits 8k */
+    }
+    for (; i < n; i++, b++)
+        out[i] = (uint8_t)(hword((uint64_t)b >> 3) >> (8 * (b & 7)));
+}
+
+static uint8_t wmask(int salt, int q)
+{
+    return (uint8_t)(((salt & 15) << 4) | ((q & 15) + 1));
+}
+
+/* ---------------------------------------------------------------- cases */
+
+typedef struct parr {
+    int nd, col;
+    int64_t esize, shape[MAXD], bytes;
+    int sd[MAXD];      /* storage order: sd[0] slowest */
+    int64_t es[MAXD];  /* element stride of storage position k */
+} parr;
+
+typedef struct pcase {
+    int arr, write, ntiles;
+    const char *kind;
+    passion_section *sec; /* [q * ntiles + t] */
+} pcase;
+
+static void arr_finish(parr *a)
+{
+    a->bytes = a->esize;
+    for (int k = 0; k < a->nd; k++) {
+        a->sd[k] = a->col ? a->nd - 1 - k : k;
+        a->bytes *= a->shape[k];
+    }
+    a->es[a->nd - 1] = 1;
+    for (int k = a->nd - 2; k >= 0; k--)
+        a->es[k] = a->es[k + 1] * a->shape[a->sd[k + 1]];
+}
+
+static void arr_gen(parr *a, uint64_t seed, int j, int64_t minb, int64_t maxb)
+{
+    uint64_t s = seed ^ (0xA77A0000ULL + (uint64_t)j * 7919);
+    rnd(&s);
+    memset(a, 0, sizeof *a);
+    a->nd = (int)rrange(&s, 1, 4);
+    a->col = (int)(rnd(&s) & 1);
+    static const int64_t pow2[5] = {1, 2, 4, 8, 16};
+    a->esize = runit(&s) < 0.5 ? pow2[rrange(&s, 0, 4)] : rrange(&s, 1, 16);
+    int64_t target = rlog(&s, minb, maxb);
+    int64_t elems = target / a->esize;
+    if (elems < 16)
+        elems = 16;
+    /* split log(elems) over the dimensions by random weights */
+    double w[MAXD], sum = 0;
+    for (int d = 0; d < a->nd; d++)
+        sum += (w[d] = 0.3 + runit(&s));
+    double rest = log((double)elems);
+    for (int d = 0; d < a->nd; d++) {
+        int64_t n = (int64_t)llround(exp(rest * w[d] / sum));
+        a->shape[d] = n < 2 ? 2 : n;
+    }
+    arr_finish(a);
+}
+
+static int64_t sec_elems(const parr *a, const passion_section *s)
+{
+    return passion_section_elems(s, a->nd);
+}
+
+/* contiguous runs of a section */
+static int64_t sec_runs(const parr *a, const passion_section *s)
+{
+    int64_t e = sec_elems(a, s);
+    if (!e)
+        return 0;
+    int64_t run = 1;
+    for (int k = a->nd - 1; k >= 0; k--) {
+        int d = a->sd[k];
+        if (s->stride[d] != 1 && s->count[d] > 1)
+            break;
+        run *= s->count[d];
+        if (s->count[d] != a->shape[d])
+            break;
+    }
+    return e / run;
+}
+
+/* first and one-past-last data byte of a section */
+static void sec_extent(const parr *a, const passion_section *s, int64_t *lo,
+                       int64_t *hi)
+{
+    int64_t l = 0, h = 0;
+    for (int k = 0; k < a->nd; k++) {
+        int d = a->sd[k];
+        l += s->start[d] * a->es[k];
+        h += (s->start[d] + (s->count[d] - 1) * s->stride[d]) * a->es[k];
+    }
+    *lo = l * a->esize;
+    *hi = (h + 1) * a->esize;
+}
+
+static void gen_dim(uint64_t *s, int64_t n, int64_t *start, int64_t *count,
+                    int64_t *stride)
+{
+    int64_t st = 1;
+    if (n >= 4 && runit(s) < 0.5)
+        st = rlog(s, 2, n / 2 < 64 ? n / 2 : 64);
+    int64_t maxc = (n - 1) / st + 1;
+    int64_t c = rlog(s, 1, maxc);
+    *stride = st;
+    *count = c;
+    *start = rrange(s, 0, n - 1 - (c - 1) * st);
+}
+
+static void full_dim(int64_t n, int64_t *start, int64_t *count,
+                     int64_t *stride)
+{
+    *start = 0, *count = n, *stride = 1;
+}
+
+/* shrink a rank's sections (all tiles) until within the caps */
+static void fit(const parr *a, passion_section *t, int nt, int64_t cap_bytes,
+                int64_t cap_ext, int64_t cap_runs)
+{
+    for (int iter = 0; iter < 200; iter++) {
+        int64_t bytes = 0, runs = 0, ext = 0;
+        for (int i = 0; i < nt; i++) {
+            if (!sec_elems(a, &t[i]))
+                continue;
+            bytes += sec_elems(a, &t[i]) * a->esize;
+            runs += sec_runs(a, &t[i]);
+            int64_t lo, hi;
+            sec_extent(a, &t[i], &lo, &hi);
+            ext += hi - lo;
+        }
+        if (bytes <= cap_bytes && runs <= cap_runs && ext <= cap_ext)
+            return;
+        /* halve the count of the slowest storage dimension that has more
+           than one index (extent), else the largest count */
+        int pick = -1;
+        if (ext > cap_ext || runs > cap_runs) {
+            for (int k = 0; k < a->nd && pick < 0; k++)
+                for (int i = 0; i < nt; i++)
+                    if (t[i].count[a->sd[k]] > 1)
+                        pick = a->sd[k];
+        } else {
+            int64_t best = 1;
+            for (int d = 0; d < a->nd; d++)
+                for (int i = 0; i < nt; i++)
+                    if (t[i].count[d] > best)
+                        best = t[i].count[d], pick = d;
+        }
+        if (pick < 0)
+            return;
+        for (int i = 0; i < nt; i++)
+            if (t[i].count[pick] > 1)
+                t[i].count[pick] = (t[i].count[pick] + 1) / 2;
+    }
+}
+
+static const char *kinds[] = {"random", "disjoint", "shared", "slices",
+                              "tiles", "cyclic"};
+
+static void case_gen(pcase *c, const parr *a, uint64_t seed, int ci, int P,
+                     int64_t cap_bytes, int64_t cap_ext, int64_t cap_runs,
+                     int64_t cap_region)
+{
+    uint64_t s = seed ^ (0xCA5E0000ULL + (uint64_t)ci * 104729);
+    rnd(&s);
+    double u = runit(&s);
+    int kind = u < 0.25 ? 0 : u < 0.45 ? 1 : u < 0.55 ? 2 : u < 0.70 ? 3
+               : u < 0.90 ? 4 : 5;
+    if (a->nd == 1 && kind == 3)
+        kind = 0;
+    c->kind = kinds[kind];
+    c->write = runit(&s) < 0.4;
+    const int nd = a->nd;
+    c->ntiles = 1;
+    passion_section base;
+    memset(&base, 0, sizeof base);
+    for (int d = 0; d < nd; d++)
+        gen_dim(&s, a->shape[d], &base.start[d], &base.count[d],
+                &base.stride[d]);
+    /* tiles: sizes per tiled dimension */
+    int tdim[2] = {-1, -1}, ntd = 0;
+    int64_t tsz[2] = {1, 1}, tn[2] = {1, 1};
+    if (kind == 4) {
+        ntd = nd >= 2 && (rnd(&s) & 1) ? 2 : 1;
+        tdim[0] = (int)rrange(&s, 0, nd - 1);
+        if (ntd == 2)
+            tdim[1] = (tdim[0] + 1 + (int)rrange(&s, 0, nd - 2)) % nd;
+        for (int i = 0; i < ntd; i++) {
+            int64_t n = a->shape[tdim[i]];
+            tsz[i] = rlog(&s, 1, n / 2 > 1 ? n / 2 : 1);
+            tn[i] = (n + tsz[i] - 1) / tsz[i];
+        }
+        c->ntiles = MAXTILES;
+    }
+    int fixdim = (int)rrange(&s, 0, nd - 1);
+    int fastest = a->sd[nd - 1];
+    c->sec = calloc((size_t)(P * c->ntiles), sizeof *c->sec);
+    int64_t tstart = kind == 4 ? rrange(&s, 0, tn[0] * tn[1] - 1) : 0;
+    for (int q = 0; q < P; q++) {
+        passion_section *t = &c->sec[q * c->ntiles];
+        for (int i = 0; i < c->ntiles; i++)
+            for (int d = 0; d < nd; d++)
+                t[i].stride[d] = 1;
+        switch (kind) {
+        case 0: /* random */
+            for (int d = 0; d < nd; d++)
+                gen_dim(&s, a->shape[d], &t->start[d], &t->count[d],
+                        &t->stride[d]);
+            break;
+        case 1: { /* disjoint: split fixdim into P blocks */
+            *t = base;
+            int64_t n = a->shape[fixdim], b0 = n * q / P, b1 = n * (q + 1) / P;
+            if (b1 > b0) {
+                gen_dim(&s, b1 - b0, &t->start[fixdim], &t->count[fixdim],
+                        &t->stride[fixdim]);
+                t->start[fixdim] += b0;
+            } else {
+                t->count[fixdim] = 0;
+            }
+            break;
+        }
+        case 2: /* shared: the same section, maybe shifted */
+            *t = base;
+            if (rnd(&s) & 1)
+                for (int d = 0; d < nd; d++) {
+                    int64_t room = a->shape[d] - 1 - t->start[d] -
+                                   (t->count[d] - 1) * t->stride[d];
+                    t->start[d] += rrange(&s, 0, room < 3 ? room : 3);
+                }
+            break;
+        case 3: { /* slices: fix 1..nd-1 dimensions at a rank's index */
+            int nfix = (int)rrange(&s, 1, nd - 1);
+            for (int d = 0; d < nd; d++) {
+                int fixed = ((d - fixdim + nd) % nd) < nfix;
+                if (fixed) {
+                    t->start[d] = rrange(&s, 0, a->shape[d] - 1);
+                    t->count[d] = 1;
+                } else if (runit(&s) < 0.6) {
+                    full_dim(a->shape[d], &t->start[d], &t->count[d],
+                             &t->stride[d]);
+                } else {
+                    t->start[d] = base.start[d], t->count[d] = base.count[d],
+                    t->stride[d] = base.stride[d];
+                }
+            }
+            break;
+        }
+        case 4: { /* tiles: linear tile index L goes to rank L % P */
+            int n = 0;
+            for (int64_t L = tstart; L < tn[0] * tn[1] && n < MAXTILES; L++) {
+                if (L % P != q)
+                    continue;
+                passion_section *x = &t[n++];
+                for (int d = 0; d < nd; d++)
+                    full_dim(a->shape[d], &x->start[d], &x->count[d],
+                             &x->stride[d]);
+                int64_t ti[2] = {L % tn[0], L / tn[0]};
+                for (int i = 0; i < ntd; i++) {
+                    int d = tdim[i];
+                    x->start[d] = ti[i] * tsz[i];
+                    x->count[d] = a->shape[d] - x->start[d] < tsz[i]
+                                      ? a->shape[d] - x->start[d]
+                                      : tsz[i];
+                }
+            }
+            for (int i = n; i < MAXTILES; i++)
+                t[i].count[0] = 0; /* takes part with nothing */
+            break;
+        }
+        default: { /* cyclic: start = rank, stride = P */
+            int d = runit(&s) < 0.7 ? fastest : fixdim;
+            for (int e = 0; e < nd; e++)
+                full_dim(a->shape[e], &t->start[e], &t->count[e],
+                         &t->stride[e]);
+            if (a->shape[d] > q) {
+                t->start[d] = q;
+                t->stride[d] = P;
+                t->count[d] = (a->shape[d] - 1 - q) / P + 1;
+            } else {
+                t->count[d] = 0;
+            }
+            break;
+        }
+        }
+        fit(a, t, c->ntiles, cap_bytes, cap_ext, cap_runs);
+    }
+    /* writes: the sections' union within cap_region (it is scanned) */
+    if (c->write) {
+        int64_t lo = INT64_MAX, hi = 0;
+        for (int i = 0; i < P * c->ntiles; i++) {
+            if (!sec_elems(a, &c->sec[i]))
+                continue;
+            int64_t l, h;
+            sec_extent(a, &c->sec[i], &l, &h);
+            lo = l < lo ? l : lo;
+            hi = h > hi ? h : hi;
+        }
+        if (hi > lo && hi - lo > cap_region)
+            c->write = 0;
+    }
+}
+
+/* ------------------------------------------------------------ the walk */
+
+typedef void (*run_fn)(void *ud, int64_t off, int64_t len, int64_t moff);
+
+/* every contiguous run of s in packed (storage) order: data byte offset,
+   length, offset in the packed buffer */
+static void walk(const parr *a, const passion_section *s, run_fn fn, void *ud)
+{
+    const int nd = a->nd;
+    if (!sec_elems(a, s))
+        return;
+    int inner = a->sd[nd - 1];
+    int64_t ilen = s->stride[inner] == 1 ? s->count[inner] : 1;
+    int64_t icount = s->stride[inner] == 1 ? 1 : s->count[inner];
+    int64_t idx[MAXD] = {0}, moff = 0;
+    for (;;) {
+        int64_t e = 0;
+        for (int k = 0; k < nd - 1; k++) {
+            int d = a->sd[k];
+            e += (s->start[d] + idx[k] * s->stride[d]) * a->es[k];
+        }
+        e += s->start[inner];
+        for (int64_t j = 0; j < icount; j++) {
+            fn(ud, (e + j * s->stride[inner]) * a->esize, ilen * a->esize,
+               moff);
+            moff += ilen * a->esize;
+        }
+        int k = nd - 2;
+        for (; k >= 0; k--) {
+            if (++idx[k] < s->count[a->sd[k]])
+                break;
+            idx[k] = 0;
+        }
+        if (k < 0)
+            break;
+    }
+}
+
+static void fn_expect(void *ud, int64_t off, int64_t len, int64_t moff)
+{
+    fbytes(off, len, (uint8_t *)ud + moff);
+}
+
+typedef struct wmap {
+    uint8_t *m;     /* writer per byte of [lo, hi): 0 none, q+1, |0x80 many */
+    int64_t lo, hi;
+    int q;
+} wmap;
+
+static void fn_mark(void *ud, int64_t off, int64_t len, int64_t moff)
+{
+    (void)moff;
+    wmap *w = ud;
+    int64_t a = off > w->lo ? off : w->lo, b = off + len < w->hi ? off + len
+                                                                  : w->hi;
+    for (int64_t i = a; i < b; i++) {
+        uint8_t *p = &w->m[i - w->lo];
+        *p = *p ? (uint8_t)(0x80 | (w->q + 1)) : (uint8_t)(w->q + 1);
+    }
+}
+
+/* ------------------------------------------------------------ the peers */
+
+static MPI_File romio_open(const char *path, int m, int P)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (m != M_RCOLL) {
+        MPI_Info_create(&info);
+        if (m == M_RTUNED) {
+            char nodes[16];
+            snprintf(nodes, sizeof nodes, "%d", P);
+            MPI_Info_set(info, "cb_config_list", "*:*");
+            MPI_Info_set(info, "cb_nodes", nodes);
+            MPI_Info_set(info, "romio_cb_read", "enable");
+            MPI_Info_set(info, "romio_cb_write", "enable");
+        } else {
+            MPI_Info_set(info, "romio_cb_read", "disable");
+            MPI_Info_set(info, "romio_cb_write", "disable");
+        }
+    }
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return fh;
+}
+
+static int romio_access(MPI_File fh, int m, const parr *a, int64_t base,
+                        const passion_section *s, void *buf, int op_write)
+{
+    MPI_Datatype ft;
+    MPI_Offset disp;
+    bench_section_filetype(a->nd, a->shape, a->sd, a->esize, base, s, &ft,
+                           &disp);
+    int rc = MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native",
+                               MPI_INFO_NULL);
+    int64_t n = sec_elems(a, s) * a->esize;
+    MPI_Status st;
+    if (rc == MPI_SUCCESS) {
+        if (m == M_RINDEP)
+            rc = op_write ? MPI_File_write(fh, buf, (int)n, MPI_BYTE, &st)
+                          : MPI_File_read(fh, buf, (int)n, MPI_BYTE, &st);
+        else
+            rc = op_write ? MPI_File_write_all(fh, buf, (int)n, MPI_BYTE, &st)
+                          : MPI_File_read_all(fh, buf, (int)n, MPI_BYTE, &st);
+    }
+    MPI_Type_free(&ft);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int hdf5_access(bench_h5 *h, int m, const parr *a,
+                       const passion_section *s, void *buf, int op_write)
+{
+    int64_t st[MAXD], ct[MAXD], sd[MAXD];
+    for (int k = 0; k < a->nd; k++) {
+        st[k] = s->start[a->sd[k]];
+        ct[k] = s->count[a->sd[k]];
+        sd[k] = s->stride[a->sd[k]];
+    }
+    return bench_h5_access(h, m == M_H5COLL, op_write, a->nd, st, ct, sd,
+                           buf);
+}
+
+/* ---------------------------------------------------------------- main */
+
+typedef struct run {
+    const bench_args *ba;
+    passion_ctx *ctx;
+    passion_file *f;
+    const char *path;
+    const parr *a;
+    int64_t base; /* data offset in the file */
+    MPI_File fh[NMODES];
+    bench_h5 *h5;
+} run;
+
+/* one timed call of a mode: every tile of this rank */
+static int call_mode(run *R, int m, const pcase *c, uint8_t *buf,
+                     const int64_t *toff, int op_write)
+{
+    int err = 0;
+    const passion_section *t = &c->sec[R->ba->rank * c->ntiles];
+    for (int i = 0; i < c->ntiles; i++) {
+        uint8_t *b = buf + toff[i];
+        int e;
+        if (mids[m] == -1)
+            e = romio_access(R->fh[m], m, R->a, R->base, &t[i], b, op_write);
+        else if (mids[m] == -2)
+            e = R->h5 ? hdf5_access(R->h5, m, R->a, &t[i], b, op_write) : -1;
+        else if (op_write)
+            e = passion_file_write_all(R->f, &t[i], b, NULL, mids[m]);
+        else
+            e = passion_file_read_all(R->f, &t[i], b, NULL, mids[m]);
+        err |= e != 0;
+    }
+    return err;
+}
+
+/* after a write mode: check this rank's share of [lo, hi) and restore it */
+static int check_restore(run *R, const pcase *c, int64_t lo, int64_t hi,
+                         int salt, int strict)
+{
+    const int P = R->ba->size, q = R->ba->rank;
+    int64_t n = hi - lo, a = lo + n * q / P, b = lo + n * (q + 1) / P;
+    if (b <= a)
+        return 0;
+    wmap w = {calloc((size_t)(b - a), 1), a, b, 0};
+    uint8_t *got = malloc((size_t)(b - a)), *want = malloc((size_t)(b - a));
+    if (!w.m || !got || !want) {
+        free(w.m), free(got), free(want);
+        return 1;
+    }
+    for (int r = 0; r < P; r++) {
+        w.q = r;
+        for (int i = 0; i < c->ntiles; i++)
+            walk(R->a, &c->sec[r * c->ntiles + i], fn_mark, &w);
+    }
+    int bad = 0;
+    int fd = open(R->path, O_RDWR);
+    if (fd < 0 || pread(fd, got, (size_t)(b - a), R->base + a) != b - a)
+        bad = 1;
+    fbytes(a, b - a, want);
+    for (int64_t i = 0; i < b - a && !bad; i++) {
+        uint8_t m = w.m[i], v = got[i] ^ want[i];
+        if (!m) {
+            bad = v != 0;
+        } else if (!(m & 0x80) || strict) {
+            bad = v != wmask(salt, (m & 0x7f) - 1);
+        } else {
+            int any = 0;
+            for (int r = 0; r < P && !any; r++)
+                any = v == wmask(salt, r);
+            bad = !any;
+        }
+    }
+    if (fd >= 0) {
+        if (pwrite(fd, want, (size_t)(b - a), R->base + a) != b - a)
+            bad = 1;
+        close(fd);
+    }
+    free(w.m), free(got), free(want);
+    return bad;
+}
+
+/* auto's method, from its counters: 1 direct, 2 sieve, 4 etp */
+static int chosen_bits(const passion_counters *k)
+{
+    if (k->messages_sent > 0)
+        return 4;
+    uint64_t moved = k->bytes_read + k->bytes_written;
+    if (!moved && !k->io_calls)
+        return 0;
+    return moved > k->bytes_useful + k->bytes_useful / 64 ? 2 : 1;
+}
+
+static void fill_file(run *R)
+{
+    const int P = R->ba->size, q = R->ba->rank;
+    int64_t n = R->a->bytes, a = n * q / P, b = n * (q + 1) / P;
+    const int64_t chunk = 8 << 20;
+    uint8_t *buf = malloc((size_t)chunk);
+    int fd = open(R->path, O_WRONLY);
+    for (int64_t o = a; o < b && fd >= 0 && buf; o += chunk) {
+        int64_t len = b - o < chunk ? b - o : chunk;
+        fbytes(o, len, buf);
+        if (pwrite(fd, buf, (size_t)len, R->base + o) != len)
+            break;
+    }
+    if (fd >= 0) {
+        if (R->ba->cold)
+            fdatasync(fd);
+        close(fd);
+    }
+    free(buf);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void shape_str(const parr *a, char *out, size_t len)
+{
+    size_t o = 0;
+    for (int d = 0; d < a->nd && o < len; d++)
+        o += (size_t)snprintf(out + o, len - o, "%s%" PRId64, d ? "x" : "",
+                              a->shape[d]);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    bench_args ba;
+    uint64_t seed = DEFAULT_SEED;
+    int ncases = 200;
+    const char *only_case = NULL;
+    int bad_args = bench_args_parse(&ba, argc, argv) != 0;
+    for (int i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--seed"))
+            seed = strtoull(argv[i + 1], NULL, 0);
+        else if (!strcmp(argv[i], "--cases"))
+            ncases = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--case"))
+            only_case = argv[i + 1];
+    }
+    int list = 0; /* --list: print the cases and stop */
+    for (int i = 1; i < argc; i++)
+        list |= !strcmp(argv[i], "--list");
+    if (bad_args || ncases < 1) {
+        if (ba.rank == 0)
+            fprintf(stderr, "usage: bench-patterns --csv F --regime "
+                            "warm|cold|memlimit [--memlimit BYTES] "
+                            "[--seed S] [--cases N] [--case cNNN] "
+                            "[--reps N] [--scratch DIR] [--list]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const int P = ba.size;
+    const int memlim = !strcmp(ba.regime, "memlimit");
+    /* sizes and caps (see the top) */
+    int64_t minb = 16 << 10, maxb = 64 << 20, bigmin = 256 << 20,
+            bigmax = 1LL << 30, cap_bytes = 32 << 20, cap_ext = 256 << 20,
+            cap_runs = 1 << 19, cap_region = 128 << 20;
+    int per_array = CASES_PER_ARRAY;
+    char opts[128] = "";
+    if (memlim) {
+        minb = bigmin = bench_memlimit_min_bytes(&ba);
+        maxb = bigmax = minb + minb / 4;
+        cap_bytes = ba.memlimit / 16;
+        cap_ext = ba.memlimit / 2;
+        cap_runs = 1 << 17;
+        cap_region = ba.memlimit / 4;
+        per_array = 100;
+        snprintf(opts, sizeof opts, "memory_budget=%" PRId64,
+                 ba.memlimit / 8);
+    }
+    if (ba.quick) {
+        maxb = 4 << 20, bigmin = 8 << 20, bigmax = 32 << 20;
+    }
+    passion_ctx *ctx;
+    int rc = bench_init(&ctx, "%s", opts);
+    if (rc) {
+        if (ba.rank == 0)
+            fprintf(stderr, "patterns: passion_init: %s\n",
+                    passion_strerror(rc));
+        MPI_Finalize();
+        return 1;
+    }
+    const int have_h5 = bench_h5_available();
+    int narr = (ncases + per_array - 1) / per_array;
+    parr *arrs = calloc((size_t)narr, sizeof *arrs);
+    pcase *cases = calloc((size_t)ncases, sizeof *cases);
+    for (int j = 0; j < narr; j++) {
+        uint64_t s = seed ^ (0xB16B16ULL + (uint64_t)j * 31337);
+        int big = !memlim && rnd(&s) % 10 == 9;
+        arr_gen(&arrs[j], seed, j, big ? bigmin : minb, big ? bigmax : maxb);
+    }
+    for (int i = 0; i < ncases; i++) {
+        cases[i].arr = i / per_array;
+        case_gen(&cases[i], &arrs[cases[i].arr], seed, i, P, cap_bytes,
+                 cap_ext, cap_runs, cap_region);
+    }
+    if (ba.rank == 0)
+        fprintf(stderr,
+                "patterns: seed %" PRIu64 ", %d cases on %d arrays, P=%d, "
+                "%s%s, HDF5 %s\n",
+                seed, ncases, narr, P, ba.regime,
+                memlim ? " (arrays >= 8x the memory limit)" : "",
+                bench_h5_version());
+    if (list) {
+        for (int i = 0; i < ncases && ba.rank == 0; i++) {
+            const pcase *c = &cases[i];
+            const parr *a = &arrs[c->arr];
+            char shp[96];
+            shape_str(a, shp, sizeof shp);
+            int64_t runs = 0, ext = 0, by = 0;
+            for (int q = 0; q < P * c->ntiles; q++) {
+                if (!sec_elems(a, &c->sec[q]))
+                    continue;
+                int64_t l, h;
+                sec_extent(a, &c->sec[q], &l, &h);
+                runs += sec_runs(a, &c->sec[q]);
+                ext += h - l;
+                by += sec_elems(a, &c->sec[q]) * a->esize;
+            }
+            printf("c%03d %-8s %-5s %d-D %s %-24s x%-2" PRId64 " %11" PRId64
+                   " B  tiles %d  section %" PRId64 " B  runs %" PRId64
+                   "  extent %" PRId64 " B\n",
+                   i, c->kind, c->write ? "write" : "read", a->nd,
+                   a->col ? "col" : "row", shp, a->esize, a->bytes,
+                   c->ntiles, by, runs, ext);
+        }
+        passion_finalize(ctx);
+        MPI_Finalize();
+        return 0;
+    }
+    FILE *csv = bench_csv_open(&ba,
+        "case,kind,op,procs,ranks,regime,method,seconds,min_seconds,reps,"
+        "nd,order,esize,shape,array_bytes,tiles,elems,runs,extent_bytes,"
+        "io_calls,bytes_read,bytes_written,messages,peak_rss_kib,"
+        "base_rss_kib,peak_staging,chosen,check,seed");
+    char path[600];
+    snprintf(path, sizeof path, "%s/patterns-%d.%s", ba.scratch, P,
+             have_h5 ? "h5" : "raw");
+    run R;
+    memset(&R, 0, sizeof R);
+    R.ba = &ba, R.ctx = ctx, R.path = path;
+    for (int m = 0; m < NMODES; m++)
+        R.fh[m] = MPI_FILE_NULL;
+    passion_array *pa = NULL;
+    int cur = -1;
+    /* first use outside any timing: calibrations of auto */
+    int calibrated = 0;
+    for (int ci = 0; ci < ncases; ci++) {
+        pcase *c = &cases[ci];
+        const parr *a = &arrs[c->arr];
+        char cname[16];
+        snprintf(cname, sizeof cname, "c%03d", ci);
+        if (only_case && strcmp(only_case, cname))
+            continue;
+        if (c->arr != cur) { /* make this array's file */
+            if (R.f) {
+                passion_file_close(R.f);
+                passion_array_free(pa);
+                R.f = NULL;
+            }
+            cur = c->arr;
+            R.a = a;
+            bench_progress(&ba, "patterns P=%d %s: array %d (%" PRId64
+                           " bytes), making its file", P, ba.regime, cur,
+                           a->bytes);
+            passion_array_spec spec;
+            passion_array_spec_init(&spec, a->nd, a->shape, a->esize);
+            spec.storage = a->col ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR;
+            spec.placement = PASSION_PLACE_GLOBAL;
+            int mode = PASSION_MODE_CREATE;
+            R.base = 0;
+            rc = 0;
+            if (have_h5) {
+                int64_t dims[MAXD];
+                for (int k = 0; k < a->nd; k++)
+                    dims[k] = a->shape[a->sd[k]];
+                rc = bench_h5_create(MPI_COMM_WORLD, path, a->nd, dims,
+                                     a->esize, &R.base) ? PASSION_EIO : 0;
+                spec.header_bytes = R.base;
+                mode = PASSION_MODE_RDWR;
+            }
+            if (!rc)
+                rc = passion_array_create(ctx, &spec, &pa);
+            if (!rc)
+                rc = passion_file_open(pa, path, mode, &R.f);
+            if (rc) {
+                if (ba.rank == 0)
+                    fprintf(stderr, "patterns: array %d: %s %s\n", cur,
+                            passion_strerror(rc), passion_ctx_errdetail(ctx));
+                break;
+            }
+            fill_file(&R);
+            if (!calibrated) {
+                /* cold: auto's file-cost measurement (at its first call
+                   on uncached data) happens here, outside the timing */
+                MPI_Barrier(MPI_COMM_WORLD);
+                if (ba.cold && ba.rank == 0)
+                    bench_drop_cache_path(path);
+                MPI_Barrier(MPI_COMM_WORLD);
+                passion_section s1;
+                int64_t one[MAXD] = {1, 1, 1, 1};
+                passion_section_set(&s1, a->nd, NULL, one, NULL);
+                uint8_t v[16];
+                passion_file_read_all(R.f, &s1, v, NULL,
+                                         PASSION_METHOD_AUTO);
+                calibrated = 1;
+            }
+        }
+        const passion_section *mine = &c->sec[ba.rank * c->ntiles];
+        int64_t toff[MAXTILES + 1], nbytes = 0, myruns = 0;
+        for (int i = 0; i < c->ntiles; i++) {
+            toff[i] = nbytes;
+            nbytes += sec_elems(a, &mine[i]) * a->esize;
+            myruns += sec_runs(a, &mine[i]);
+        }
+        /* whole-case figures (all ranks) */
+        int64_t elems = 0, runs = 0, ext = 0, lo = INT64_MAX, hi = 0;
+        int64_t maxruns = 0;
+        for (int q = 0; q < P; q++) {
+            int64_t qr = 0;
+            for (int i = 0; i < c->ntiles; i++) {
+                const passion_section *s = &c->sec[q * c->ntiles + i];
+                if (!sec_elems(a, s))
+                    continue;
+                elems += sec_elems(a, s);
+                qr += sec_runs(a, s);
+                int64_t l, h;
+                sec_extent(a, s, &l, &h);
+                ext += h - l;
+                lo = l < lo ? l : lo;
+                hi = h > hi ? h : hi;
+            }
+            runs += qr;
+            maxruns = qr > maxruns ? qr : maxruns;
+        }
+        uint8_t *expect = malloc((size_t)(nbytes ? nbytes : 1));
+        uint8_t *buf = malloc((size_t)(nbytes ? nbytes : 1));
+        for (int i = 0; i < c->ntiles; i++)
+            walk(a, &mine[i], fn_expect, expect + toff[i]);
+        int reps = ba.reps ? ba.reps : ba.cold ? 2 : 3;
+        if (!ba.reps && ba.cold && ext > (512 << 20))
+            reps = 1;
+        if (reps > 16)
+            reps = 16;
+        /* direct and HDF5's independent transfer make one request per
+           contiguous run: skipped beyond 2^18 runs on a rank (2^16 cold) */
+        int skip[NMODES] = {0};
+        if (maxruns > (ba.cold ? (1 << 16) : (1 << 18)))
+            skip[M_DIRECT] = skip[M_H5INDEP] = 1;
+        if (!have_h5)
+            skip[M_H5COLL] = skip[M_H5INDEP] = 1;
+        double t[NMODES][16];
+        int err[NMODES] = {0}, bits = 0;
+        long peak[NMODES] = {0}, basek[NMODES] = {0};
+        passion_counters cnt[NMODES];
+        memset(cnt, 0, sizeof cnt);
+        for (int m = 0; m < NMODES; m++)
+            if (mids[m] == -1 && !skip[m])
+                R.fh[m] = romio_open(path, m, P);
+        if (have_h5 && bench_h5_open(MPI_COMM_WORLD, path, &R.h5))
+            R.h5 = NULL;
+        /* one timed call; reads checked at once */
+        #define TIMED(m, r)                                                  \
+            do {                                                             \
+                if (!c->write)                                               \
+                    memset(buf, 0, (size_t)nbytes);                          \
+                MPI_Barrier(MPI_COMM_WORLD);                                 \
+                if (ba.cold && ba.rank == 0)                                 \
+                    bench_drop_cache_path(path);                             \
+                passion_counters_reset(ctx);                                 \
+                bench_rss_reset();                                           \
+                long b0 = bench_rss_peak_kib();                              \
+                MPI_Barrier(MPI_COMM_WORLD);                                 \
+                double t0 = MPI_Wtime();                                     \
+                int e = call_mode(&R, m, c, buf, toff, c->write);            \
+                if (c->write && ba.cold) {                                   \
+                    MPI_Barrier(MPI_COMM_WORLD);                             \
+                    if (ba.rank == 0) {                                      \
+                        int fd_ = open(path, O_RDONLY);                      \
+                        if (fd_ >= 0) {                                      \
+                            fdatasync(fd_);                                  \
+                            close(fd_);                                      \
+                        }                                                    \
+                    }                                                        \
+                }                                                            \
+                t[m][r] = bench_max_time(MPI_Wtime() - t0);                  \
+                long p0 = bench_rss_peak_kib();                              \
+                peak[m] = p0 > peak[m] ? p0 : peak[m];                       \
+                basek[m] = b0 > basek[m] ? b0 : basek[m];                    \
+                if (mids[m] >= 0) {                                          \
+                    passion_counters k_;                                     \
+                    passion_counters_get(ctx, &k_);                          \
+                    if (r == 0)                                              \
+                        cnt[m] = k_;                                         \
+                    if (m == M_AUTO)                                         \
+                        bits |= chosen_bits(&k_);                            \
+                }                                                            \
+                err[m] |= e;                                                 \
+                if (!c->write && memcmp(buf, expect, (size_t)nbytes))        \
+                    err[m] = 1;                                              \
+            } while (0)
+        int salt[NMODES];
+        int nrep[NMODES];
+        for (int m = 0; m < NMODES; m++)
+            nrep[m] = reps;
+        for (int m = 0; m < NMODES; m++)
+            salt[m] = (ci * 7 + m + 1) & 15;
+        if (!c->write) {
+            bench_progress(&ba, "patterns P=%d %s %s %s read, %d reps", P,
+                           ba.regime, cname, c->kind, reps);
+            for (int r = 0; r < reps; r++)
+                for (int m = 0; m < NMODES; m++) {
+                    if (skip[m] || r >= nrep[m])
+                        continue;
+                    TIMED(m, r);
+                    /* a mode whose first call took more than 5 s is not
+                       repeated */
+                    if (r == 0 && t[m][0] > 5.0 && !ba.reps)
+                        nrep[m] = 1;
+                }
+        } else {
+            int64_t rlo = lo > 4096 ? lo - 4096 : 0,
+                    rhi = hi + 4096 < a->bytes ? hi + 4096 : a->bytes;
+            bench_progress(&ba, "patterns P=%d %s %s %s write, %d reps", P,
+                           ba.regime, cname, c->kind, reps);
+            for (int m = 0; m < NMODES; m++) {
+                if (skip[m])
+                    continue;
+                uint8_t mk = wmask(salt[m], ba.rank);
+                for (int64_t i = 0; i < nbytes; i++)
+                    buf[i] = expect[i] ^ mk;
+                for (int r = 0; r < reps; r++) {
+                    TIMED(m, r);
+                    if (r == 0 && t[m][0] > 5.0 && !ba.reps) {
+                        nrep[m] = 1;
+                        break;
+                    }
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+                if (hi > lo)
+                    err[m] |= check_restore(&R, c, rlo, rhi, salt[m],
+                                            mids[m] >= 0);
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+        }
+        #undef TIMED
+        for (int m = 0; m < NMODES; m++)
+            if (R.fh[m] != MPI_FILE_NULL)
+                MPI_File_close(&R.fh[m]);
+        bench_h5_close(R.h5);
+        R.h5 = NULL;
+        /* rows */
+        int allbits = 0;
+        MPI_Allreduce(&bits, &allbits, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
+        int allerr[NMODES];
+        MPI_Allreduce(err, allerr, NMODES, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        long maxpeak[NMODES], maxbase[NMODES];
+        MPI_Reduce(peak, maxpeak, NMODES, MPI_LONG, MPI_MAX, 0,
+                   MPI_COMM_WORLD);
+        MPI_Reduce(basek, maxbase, NMODES, MPI_LONG, MPI_MAX, 0,
+                   MPI_COMM_WORLD);
+        unsigned long long mine4[NMODES][4], sum4[NMODES][4],
+            stg[NMODES], maxstg[NMODES];
+        for (int m = 0; m < NMODES; m++) {
+            mine4[m][0] = cnt[m].io_calls;
+            mine4[m][1] = cnt[m].bytes_read;
+            mine4[m][2] = cnt[m].bytes_written;
+            mine4[m][3] = cnt[m].messages_sent;
+            stg[m] = cnt[m].peak_staging;
+        }
+        MPI_Reduce(mine4, sum4, NMODES * 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                   0, MPI_COMM_WORLD);
+        MPI_Reduce(stg, maxstg, NMODES, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0,
+                   MPI_COMM_WORLD);
+        if (csv) {
+            char shp[96], chosen[32] = "";
+            shape_str(a, shp, sizeof shp);
+            static const char *bn[3] = {"direct", "sieve", "etp"};
+            for (int k = 0; k < 3; k++)
+                if (allbits & (1 << k))
+                    snprintf(chosen + strlen(chosen),
+                             sizeof chosen - strlen(chosen), "%s%s",
+                             chosen[0] ? "+" : "", bn[k]);
+            for (int m = 0; m < NMODES; m++) {
+                fprintf(csv, "%s,%s,%s,%d,%s,%s,%s,", cname, c->kind,
+                        c->write ? "write" : "read", P, ba.ranks_note,
+                        ba.regime, mnames[m]);
+                if (skip[m]) {
+                    fprintf(csv, ",,0,");
+                } else {
+                    double tmin = t[m][0];
+                    for (int r = 1; r < nrep[m]; r++)
+                        tmin = t[m][r] < tmin ? t[m][r] : tmin;
+                    fprintf(csv, "%.6g,%.6g,%d,",
+                            bench_median(t[m], nrep[m]), tmin, nrep[m]);
+                }
+                fprintf(csv,
+                        "%d,%s,%" PRId64 ",%s,%" PRId64 ",%d,%" PRId64
+                        ",%" PRId64 ",%" PRId64 ",",
+                        a->nd, a->col ? "col" : "row", a->esize, shp,
+                        a->bytes, c->ntiles, elems, runs, ext);
+                if (skip[m])
+                    fprintf(csv, ",,,,,,,,%s,",
+                            !have_h5 && mids[m] == -2
+                                ? "skipped (no HDF5)"
+                                : "skipped (runs: one request each)");
+                else if (mids[m] < 0)
+                    fprintf(csv, ",,,,%ld,%ld,,,%s,", maxpeak[m], maxbase[m],
+                            allerr[m] ? "FAIL" : "ok");
+                else
+                    fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,",
+                            sum4[m][0], sum4[m][1], sum4[m][2], sum4[m][3],
+                            maxpeak[m], maxbase[m], maxstg[m],
+                            m == M_AUTO ? chosen : "",
+                            allerr[m] ? "FAIL" : "ok");
+                fprintf(csv, "%" PRIu64 "\n", seed);
+            }
+            fflush(csv);
+        }
+        free(expect);
+        free(buf);
+    }
+    bench_progress(&ba, "patterns P=%d %s done\n", P, ba.regime);
+    if (R.f) {
+        passion_file_close(R.f);
+        passion_array_free(pa);
+    }
+    if (csv && csv != stdout)
+        fclose(csv);
+    for (int i = 0; i < ncases; i++)
+        free(cases[i].sec);
+    free(cases);
+    free(arrs);
+    passion_finalize(ctx);
+    if (ba.rank == 0)
+        unlink(path);
+    MPI_Finalize();
+    return 0;
+}
