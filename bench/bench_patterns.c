@@ -561,18 +561,41 @@ static int hdf5_access(bench_h5 *h, int m, const parr *a,
                            buf);
 }
 
-/* ---------------------------------------------------------------- main */
+/* ------------------------------------------------------------ the run */
 
 typedef struct run {
     const bench_args *ba;
     passion_ctx *ctx;
+    passion_array *pa;
     passion_file *f;
     const char *path;
-    const parr *a;
-    int64_t base; /* data offset in the file */
+    const parr *a;   /* the array whose file is open */
+    int64_t base;    /* its data offset in the file */
+    int have_h5, calibrated;
+    uint64_t seed;
+    FILE *csv;       /* rank 0 */
     MPI_File fh[NMODES];
     bench_h5 *h5;
 } run;
+
+/* one case on this rank: buffers, and the figures of all ranks */
+typedef struct cio {
+    const pcase *c;
+    char name[16];
+    uint8_t *buf, *expect;
+    int64_t nbytes, toff[MAXTILES];
+    int64_t elems, runs, ext, lo, hi, maxruns;
+    int reps, bits;
+    int skip[NMODES];
+} cio;
+
+/* one mode's results on this rank */
+typedef struct mres {
+    double t[16];
+    int nrep, err;
+    long peak, base;
+    passion_counters cnt;
+} mres;
 
 /* one timed call of a mode: every tile of this rank */
 static int call_mode(run *R, int m, const pcase *c, uint8_t *buf,
@@ -683,25 +706,320 @@ static void shape_str(const parr *a, char *out, size_t len)
                               a->shape[d]);
 }
 
+/* Make array a's file (the HDF5 dataset, or a raw file without HDF5),
+   open it with passion and fill it; the first time, auto's calibrations
+   run here, outside any timing. Collective. */
+static int array_open(run *R, const parr *a)
+{
+    const bench_args *ba = R->ba;
+    if (R->f) {
+        passion_file_close(R->f);
+        passion_array_free(R->pa);
+        R->f = NULL, R->pa = NULL;
+    }
+    R->a = a;
+    passion_array_spec spec;
+    passion_array_spec_init(&spec, a->nd, a->shape, a->esize);
+    spec.storage = a->col ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR;
+    spec.placement = PASSION_PLACE_GLOBAL;
+    int mode = PASSION_MODE_CREATE, rc = 0;
+    R->base = 0;
+    if (R->have_h5) {
+        int64_t dims[MAXD];
+        for (int k = 0; k < a->nd; k++)
+            dims[k] = a->shape[a->sd[k]];
+        rc = bench_h5_create(MPI_COMM_WORLD, R->path, a->nd, dims, a->esize,
+                             &R->base) ? PASSION_EIO : 0;
+        spec.header_bytes = R->base;
+        mode = PASSION_MODE_RDWR;
+    }
+    if (!rc)
+        rc = passion_array_create(R->ctx, &spec, &R->pa);
+    if (!rc)
+        rc = passion_file_open(R->pa, R->path, mode, &R->f);
+    if (rc)
+        return rc;
+    fill_file(R);
+    if (!R->calibrated) {
+        /* cold: auto's file-cost measurement (at its first call on
+           uncached data) happens here, outside the timing */
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (ba->cold && ba->rank == 0)
+            bench_drop_cache_path(R->path);
+        MPI_Barrier(MPI_COMM_WORLD);
+        passion_section s1;
+        int64_t one[MAXD] = {1, 1, 1, 1};
+        passion_section_set(&s1, a->nd, NULL, one, NULL);
+        uint8_t v[16];
+        passion_file_read_all(R->f, &s1, v, NULL, PASSION_METHOD_AUTO);
+        R->calibrated = 1;
+    }
+    return 0;
+}
+
+/* The case's figures, this rank's buffers and expected bytes, the
+   repetitions and the modes skipped. */
+static void cio_init(run *R, const pcase *c, int ci, cio *io)
+{
+    const bench_args *ba = R->ba;
+    const parr *a = R->a;
+    const int P = ba->size;
+    memset(io, 0, sizeof *io);
+    io->c = c;
+    snprintf(io->name, sizeof io->name, "c%03d", ci);
+    const passion_section *mine = &c->sec[ba->rank * c->ntiles];
+    for (int i = 0; i < c->ntiles; i++) {
+        io->toff[i] = io->nbytes;
+        io->nbytes += sec_elems(a, &mine[i]) * a->esize;
+    }
+    io->lo = INT64_MAX;
+    for (int q = 0; q < P; q++) {
+        int64_t qr = 0;
+        for (int i = 0; i < c->ntiles; i++) {
+            const passion_section *s = &c->sec[q * c->ntiles + i];
+            if (!sec_elems(a, s))
+                continue;
+            io->elems += sec_elems(a, s);
+            qr += sec_runs(a, s);
+            int64_t l, h;
+            sec_extent(a, s, &l, &h);
+            io->ext += h - l;
+            io->lo = l < io->lo ? l : io->lo;
+            io->hi = h > io->hi ? h : io->hi;
+        }
+        io->runs += qr;
+        io->maxruns = qr > io->maxruns ? qr : io->maxruns;
+    }
+    size_t nb = (size_t)(io->nbytes ? io->nbytes : 1);
+    io->expect = malloc(nb);
+    io->buf = malloc(nb);
+    for (int i = 0; i < c->ntiles; i++)
+        walk(a, &mine[i], fn_expect, io->expect + io->toff[i]);
+    io->reps = ba->reps ? ba->reps : ba->cold ? 2 : 3;
+    if (!ba->reps && ba->cold && io->ext > (512 << 20))
+        io->reps = 1;
+    if (io->reps > 16)
+        io->reps = 16;
+    /* direct and HDF5's independent transfer make one request per
+       contiguous run: skipped beyond 2^18 runs on a rank (2^16 cold) */
+    if (io->maxruns > (ba->cold ? (1 << 16) : (1 << 18)))
+        io->skip[M_DIRECT] = io->skip[M_H5INDEP] = 1;
+    if (!R->have_h5)
+        io->skip[M_H5COLL] = io->skip[M_H5INDEP] = 1;
+}
+
+static void cio_free(cio *io)
+{
+    free(io->expect);
+    free(io->buf);
+}
+
+/* One timed call of mode m (repetition r): the file dropped first (cold),
+   synced after a write (cold), reads checked at once. Collective. */
+static void timed_call(run *R, cio *io, int m, int r, mres *res)
+{
+    const bench_args *ba = R->ba;
+    const int op_write = io->c->write;
+    if (!op_write)
+        memset(io->buf, 0, (size_t)io->nbytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ba->cold && ba->rank == 0)
+        bench_drop_cache_path(R->path);
+    passion_counters_reset(R->ctx);
+    bench_rss_reset();
+    long b0 = bench_rss_peak_kib();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    int e = call_mode(R, m, io->c, io->buf, io->toff, op_write);
+    if (op_write && ba->cold) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        int fd = ba->rank == 0 ? open(R->path, O_RDONLY) : -1;
+        if (fd >= 0) {
+            fdatasync(fd);
+            close(fd);
+        }
+    }
+    res->t[r] = bench_max_time(MPI_Wtime() - t0);
+    long p0 = bench_rss_peak_kib();
+    res->peak = p0 > res->peak ? p0 : res->peak;
+    res->base = b0 > res->base ? b0 : res->base;
+    if (mids[m] >= 0) {
+        passion_counters k;
+        passion_counters_get(R->ctx, &k);
+        if (r == 0)
+            res->cnt = k;
+        if (m == M_AUTO)
+            io->bits |= chosen_bits(&k);
+    }
+    res->err |= e;
+    if (!op_write && memcmp(io->buf, io->expect, (size_t)io->nbytes))
+        res->err = 1;
+}
+
+/* Reads: repetition 1 of every mode, then repetition 2... A mode whose
+   first call took more than 5 s is not repeated. */
+static void run_reads(run *R, cio *io, mres *res)
+{
+    for (int r = 0; r < io->reps; r++)
+        for (int m = 0; m < NMODES; m++) {
+            if (io->skip[m] || r >= res[m].nrep)
+                continue;
+            timed_call(R, io, m, r, &res[m]);
+            if (r == 0 && res[m].t[0] > 5.0 && !R->ba->reps)
+                res[m].nrep = 1;
+        }
+}
+
+/* Writes: a mode's repetitions back to back, then the file checked and
+   restored around the sections' union (and a page either side). */
+static void run_writes(run *R, cio *io, int ci, mres *res)
+{
+    const bench_args *ba = R->ba;
+    int64_t rlo = io->lo > 4096 ? io->lo - 4096 : 0,
+            rhi = io->hi + 4096 < R->a->bytes ? io->hi + 4096 : R->a->bytes;
+    for (int m = 0; m < NMODES; m++) {
+        if (io->skip[m])
+            continue;
+        int salt = (ci * 7 + m + 1) & 15;
+        uint8_t mk = wmask(salt, ba->rank);
+        for (int64_t i = 0; i < io->nbytes; i++)
+            io->buf[i] = io->expect[i] ^ mk;
+        for (int r = 0; r < io->reps; r++) {
+            timed_call(R, io, m, r, &res[m]);
+            if (r == 0 && res[m].t[0] > 5.0 && !ba->reps) {
+                res[m].nrep = 1;
+                break;
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (io->hi > io->lo)
+            res[m].err |= check_restore(R, io->c, rlo, rhi, salt,
+                                        mids[m] >= 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+/* The case's rows (rank 0 writes): times, counters summed over ranks,
+   memory and staging of the largest rank, what auto chose. Collective. */
+static void write_rows(run *R, cio *io, mres *res)
+{
+    const bench_args *ba = R->ba;
+    const parr *a = R->a;
+    const pcase *c = io->c;
+    int bits = 0, err[NMODES], allerr[NMODES];
+    long peak[NMODES], base[NMODES], maxpeak[NMODES], maxbase[NMODES];
+    unsigned long long mine4[NMODES][4], sum4[NMODES][4], stg[NMODES],
+        maxstg[NMODES];
+    for (int m = 0; m < NMODES; m++) {
+        err[m] = res[m].err;
+        peak[m] = res[m].peak;
+        base[m] = res[m].base;
+        mine4[m][0] = res[m].cnt.io_calls;
+        mine4[m][1] = res[m].cnt.bytes_read;
+        mine4[m][2] = res[m].cnt.bytes_written;
+        mine4[m][3] = res[m].cnt.messages_sent;
+        stg[m] = res[m].cnt.peak_staging;
+    }
+    MPI_Allreduce(&io->bits, &bits, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
+    MPI_Allreduce(err, allerr, NMODES, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    MPI_Reduce(peak, maxpeak, NMODES, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(base, maxbase, NMODES, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine4, sum4, NMODES * 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(stg, maxstg, NMODES, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    FILE *csv = R->csv;
+    if (!csv)
+        return;
+    char shp[96], chosen[32] = "";
+    shape_str(a, shp, sizeof shp);
+    static const char *bn[3] = {"direct", "sieve", "etp"};
+    for (int k = 0; k < 3; k++)
+        if (bits & (1 << k))
+            snprintf(chosen + strlen(chosen), sizeof chosen - strlen(chosen),
+                     "%s%s", chosen[0] ? "+" : "", bn[k]);
+    for (int m = 0; m < NMODES; m++) {
+        fprintf(csv, "%s,%s,%s,%d,%s,%s,%s,", io->name, c->kind,
+                c->write ? "write" : "read", ba->size, ba->ranks_note,
+                ba->regime, mnames[m]);
+        if (io->skip[m]) {
+            fprintf(csv, ",,0,");
+        } else {
+            double tmin = res[m].t[0];
+            for (int r = 1; r < res[m].nrep; r++)
+                tmin = res[m].t[r] < tmin ? res[m].t[r] : tmin;
+            fprintf(csv, "%.6g,%.6g,%d,",
+                    bench_median(res[m].t, res[m].nrep), tmin, res[m].nrep);
+        }
+        fprintf(csv,
+                "%d,%s,%" PRId64 ",%s,%" PRId64 ",%d,%" PRId64 ",%" PRId64
+                ",%" PRId64 ",",
+                a->nd, a->col ? "col" : "row", a->esize, shp, a->bytes,
+                c->ntiles, io->elems, io->runs, io->ext);
+        if (io->skip[m])
+            fprintf(csv, ",,,,,,,,%s,",
+                    !R->have_h5 && mids[m] == -2
+                        ? "skipped (no HDF5)"
+                        : "skipped (runs: one request each)");
+        else if (mids[m] < 0)
+            fprintf(csv, ",,,,%ld,%ld,,,%s,", maxpeak[m], maxbase[m],
+                    allerr[m] ? "FAIL" : "ok");
+        else
+            fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,",
+                    sum4[m][0], sum4[m][1], sum4[m][2], sum4[m][3],
+                    maxpeak[m], maxbase[m], maxstg[m],
+                    m == M_AUTO ? chosen : "", allerr[m] ? "FAIL" : "ok");
+        fprintf(csv, "%" PRIu64 "\n", R->seed);
+    }
+    fflush(csv);
+}
+
+/* --list: the cases, one line each (rank 0) */
+static void list_cases(const pcase *cases, int ncases, const parr *arrs,
+                       int P)
+{
+    for (int i = 0; i < ncases; i++) {
+        const pcase *c = &cases[i];
+        const parr *a = &arrs[c->arr];
+        char shp[96];
+        shape_str(a, shp, sizeof shp);
+        int64_t runs = 0, ext = 0, by = 0;
+        for (int q = 0; q < P * c->ntiles; q++) {
+            if (!sec_elems(a, &c->sec[q]))
+                continue;
+            int64_t l, h;
+            sec_extent(a, &c->sec[q], &l, &h);
+            runs += sec_runs(a, &c->sec[q]);
+            ext += h - l;
+            by += sec_elems(a, &c->sec[q]) * a->esize;
+        }
+        printf("c%03d %-8s %-5s %d-D %s %-24s x%-2" PRId64 " %11" PRId64
+               " B  tiles %d  section %" PRId64 " B  runs %" PRId64
+               "  extent %" PRId64 " B\n",
+               i, c->kind, c->write ? "write" : "read", a->nd,
+               a->col ? "col" : "row", shp, a->esize, a->bytes, c->ntiles,
+               by, runs, ext);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     bench_args ba;
     uint64_t seed = DEFAULT_SEED;
-    int ncases = 200;
+    int ncases = 200, list = 0;
     const char *only_case = NULL;
     int bad_args = bench_args_parse(&ba, argc, argv) != 0;
-    for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--seed"))
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[i + 1], NULL, 0);
-        else if (!strcmp(argv[i], "--cases"))
+        else if (!strcmp(argv[i], "--cases") && i + 1 < argc)
             ncases = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--case"))
+        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
             only_case = argv[i + 1];
+        else if (!strcmp(argv[i], "--list"))
+            list = 1; /* print the cases and stop */
     }
-    int list = 0; /* --list: print the cases and stop */
-    for (int i = 1; i < argc; i++)
-        list |= !strcmp(argv[i], "--list");
     if (bad_args || ncases < 1) {
         if (ba.rank == 0)
             fprintf(stderr, "usage: bench-patterns --csv F --regime "
@@ -730,9 +1048,8 @@ int main(int argc, char **argv)
         snprintf(opts, sizeof opts, "memory_budget=%" PRId64,
                  ba.memlimit / 8);
     }
-    if (ba.quick) {
+    if (ba.quick)
         maxb = 4 << 20, bigmin = 8 << 20, bigmax = 32 << 20;
-    }
     passion_ctx *ctx;
     int rc = bench_init(&ctx, "%s", opts);
     if (rc) {
@@ -742,7 +1059,6 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    const int have_h5 = bench_h5_available();
     int narr = (ncases + per_array - 1) / per_array;
     parr *arrs = calloc((size_t)narr, sizeof *arrs);
     pcase *cases = calloc((size_t)ncases, sizeof *cases);
@@ -763,338 +1079,81 @@ int main(int argc, char **argv)
                 seed, ncases, narr, P, ba.regime,
                 memlim ? " (arrays >= 8x the memory limit)" : "",
                 bench_h5_version());
-    if (list) {
-        for (int i = 0; i < ncases && ba.rank == 0; i++) {
-            const pcase *c = &cases[i];
-            const parr *a = &arrs[c->arr];
-            char shp[96];
-            shape_str(a, shp, sizeof shp);
-            int64_t runs = 0, ext = 0, by = 0;
-            for (int q = 0; q < P * c->ntiles; q++) {
-                if (!sec_elems(a, &c->sec[q]))
-                    continue;
-                int64_t l, h;
-                sec_extent(a, &c->sec[q], &l, &h);
-                runs += sec_runs(a, &c->sec[q]);
-                ext += h - l;
-                by += sec_elems(a, &c->sec[q]) * a->esize;
-            }
-            printf("c%03d %-8s %-5s %d-D %s %-24s x%-2" PRId64 " %11" PRId64
-                   " B  tiles %d  section %" PRId64 " B  runs %" PRId64
-                   "  extent %" PRId64 " B\n",
-                   i, c->kind, c->write ? "write" : "read", a->nd,
-                   a->col ? "col" : "row", shp, a->esize, a->bytes,
-                   c->ntiles, by, runs, ext);
-        }
-        passion_finalize(ctx);
-        MPI_Finalize();
-        return 0;
-    }
-    FILE *csv = bench_csv_open(&ba,
-        "case,kind,op,procs,ranks,regime,method,seconds,min_seconds,reps,"
-        "nd,order,esize,shape,array_bytes,tiles,elems,runs,extent_bytes,"
-        "io_calls,bytes_read,bytes_written,messages,peak_rss_kib,"
-        "base_rss_kib,peak_staging,chosen,check,seed");
     char path[600];
-    snprintf(path, sizeof path, "%s/patterns-%d.%s", ba.scratch, P,
-             have_h5 ? "h5" : "raw");
     run R;
     memset(&R, 0, sizeof R);
-    R.ba = &ba, R.ctx = ctx, R.path = path;
+    R.ba = &ba, R.ctx = ctx, R.path = path, R.seed = seed;
+    R.have_h5 = bench_h5_available();
     for (int m = 0; m < NMODES; m++)
         R.fh[m] = MPI_FILE_NULL;
-    passion_array *pa = NULL;
-    int cur = -1;
-    /* first use outside any timing: calibrations of auto */
-    int calibrated = 0;
-    for (int ci = 0; ci < ncases; ci++) {
-        pcase *c = &cases[ci];
+    snprintf(path, sizeof path, "%s/patterns-%d.%s", ba.scratch, P,
+             R.have_h5 ? "h5" : "raw");
+    if (list && ba.rank == 0)
+        list_cases(cases, ncases, arrs, P);
+    if (!list)
+        R.csv = bench_csv_open(&ba,
+            "case,kind,op,procs,ranks,regime,method,seconds,min_seconds,"
+            "reps,nd,order,esize,shape,array_bytes,tiles,elems,runs,"
+            "extent_bytes,io_calls,bytes_read,bytes_written,messages,"
+            "peak_rss_kib,base_rss_kib,peak_staging,chosen,check,seed");
+    for (int ci = 0; ci < ncases && !list; ci++) {
+        const pcase *c = &cases[ci];
         const parr *a = &arrs[c->arr];
         char cname[16];
         snprintf(cname, sizeof cname, "c%03d", ci);
         if (only_case && strcmp(only_case, cname))
             continue;
-        if (c->arr != cur) { /* make this array's file */
-            if (R.f) {
-                passion_file_close(R.f);
-                passion_array_free(pa);
-                R.f = NULL;
-            }
-            cur = c->arr;
-            R.a = a;
+        if (a != R.a) {
             bench_progress(&ba, "patterns P=%d %s: array %d (%" PRId64
-                           " bytes), making its file", P, ba.regime, cur,
+                           " bytes), making its file", P, ba.regime, c->arr,
                            a->bytes);
-            passion_array_spec spec;
-            passion_array_spec_init(&spec, a->nd, a->shape, a->esize);
-            spec.storage = a->col ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR;
-            spec.placement = PASSION_PLACE_GLOBAL;
-            int mode = PASSION_MODE_CREATE;
-            R.base = 0;
-            rc = 0;
-            if (have_h5) {
-                int64_t dims[MAXD];
-                for (int k = 0; k < a->nd; k++)
-                    dims[k] = a->shape[a->sd[k]];
-                rc = bench_h5_create(MPI_COMM_WORLD, path, a->nd, dims,
-                                     a->esize, &R.base) ? PASSION_EIO : 0;
-                spec.header_bytes = R.base;
-                mode = PASSION_MODE_RDWR;
-            }
-            if (!rc)
-                rc = passion_array_create(ctx, &spec, &pa);
-            if (!rc)
-                rc = passion_file_open(pa, path, mode, &R.f);
-            if (rc) {
+            if ((rc = array_open(&R, a))) {
                 if (ba.rank == 0)
-                    fprintf(stderr, "patterns: array %d: %s %s\n", cur,
+                    fprintf(stderr, "patterns: array %d: %s %s\n", c->arr,
                             passion_strerror(rc), passion_ctx_errdetail(ctx));
                 break;
             }
-            fill_file(&R);
-            if (!calibrated) {
-                /* cold: auto's file-cost measurement (at its first call
-                   on uncached data) happens here, outside the timing */
-                MPI_Barrier(MPI_COMM_WORLD);
-                if (ba.cold && ba.rank == 0)
-                    bench_drop_cache_path(path);
-                MPI_Barrier(MPI_COMM_WORLD);
-                passion_section s1;
-                int64_t one[MAXD] = {1, 1, 1, 1};
-                passion_section_set(&s1, a->nd, NULL, one, NULL);
-                uint8_t v[16];
-                passion_file_read_all(R.f, &s1, v, NULL,
-                                         PASSION_METHOD_AUTO);
-                calibrated = 1;
-            }
         }
-        const passion_section *mine = &c->sec[ba.rank * c->ntiles];
-        int64_t toff[MAXTILES + 1], nbytes = 0, myruns = 0;
-        for (int i = 0; i < c->ntiles; i++) {
-            toff[i] = nbytes;
-            nbytes += sec_elems(a, &mine[i]) * a->esize;
-            myruns += sec_runs(a, &mine[i]);
-        }
-        /* whole-case figures (all ranks) */
-        int64_t elems = 0, runs = 0, ext = 0, lo = INT64_MAX, hi = 0;
-        int64_t maxruns = 0;
-        for (int q = 0; q < P; q++) {
-            int64_t qr = 0;
-            for (int i = 0; i < c->ntiles; i++) {
-                const passion_section *s = &c->sec[q * c->ntiles + i];
-                if (!sec_elems(a, s))
-                    continue;
-                elems += sec_elems(a, s);
-                qr += sec_runs(a, s);
-                int64_t l, h;
-                sec_extent(a, s, &l, &h);
-                ext += h - l;
-                lo = l < lo ? l : lo;
-                hi = h > hi ? h : hi;
-            }
-            runs += qr;
-            maxruns = qr > maxruns ? qr : maxruns;
-        }
-        uint8_t *expect = malloc((size_t)(nbytes ? nbytes : 1));
-        uint8_t *buf = malloc((size_t)(nbytes ? nbytes : 1));
-        for (int i = 0; i < c->ntiles; i++)
-            walk(a, &mine[i], fn_expect, expect + toff[i]);
-        int reps = ba.reps ? ba.reps : ba.cold ? 2 : 3;
-        if (!ba.reps && ba.cold && ext > (512 << 20))
-            reps = 1;
-        if (reps > 16)
-            reps = 16;
-        /* direct and HDF5's independent transfer make one request per
-           contiguous run: skipped beyond 2^18 runs on a rank (2^16 cold) */
-        int skip[NMODES] = {0};
-        if (maxruns > (ba.cold ? (1 << 16) : (1 << 18)))
-            skip[M_DIRECT] = skip[M_H5INDEP] = 1;
-        if (!have_h5)
-            skip[M_H5COLL] = skip[M_H5INDEP] = 1;
-        double t[NMODES][16];
-        int err[NMODES] = {0}, bits = 0;
-        long peak[NMODES] = {0}, basek[NMODES] = {0};
-        passion_counters cnt[NMODES];
-        memset(cnt, 0, sizeof cnt);
+        cio io;
+        cio_init(&R, c, ci, &io);
+        mres res[NMODES];
+        memset(res, 0, sizeof res);
         for (int m = 0; m < NMODES; m++)
-            if (mids[m] == -1 && !skip[m])
+            res[m].nrep = io.reps;
+        for (int m = 0; m < NMODES; m++)
+            if (mids[m] == -1 && !io.skip[m])
                 R.fh[m] = romio_open(path, m, P);
-        if (have_h5 && bench_h5_open(MPI_COMM_WORLD, path, &R.h5))
+        if (R.have_h5 && bench_h5_open(MPI_COMM_WORLD, path, &R.h5))
             R.h5 = NULL;
-        /* one timed call; reads checked at once */
-        #define TIMED(m, r)                                                  \
-            do {                                                             \
-                if (!c->write)                                               \
-                    memset(buf, 0, (size_t)nbytes);                          \
-                MPI_Barrier(MPI_COMM_WORLD);                                 \
-                if (ba.cold && ba.rank == 0)                                 \
-                    bench_drop_cache_path(path);                             \
-                passion_counters_reset(ctx);                                 \
-                bench_rss_reset();                                           \
-                long b0 = bench_rss_peak_kib();                              \
-                MPI_Barrier(MPI_COMM_WORLD);                                 \
-                double t0 = MPI_Wtime();                                     \
-                int e = call_mode(&R, m, c, buf, toff, c->write);            \
-                if (c->write && ba.cold) {                                   \
-                    MPI_Barrier(MPI_COMM_WORLD);                             \
-                    if (ba.rank == 0) {                                      \
-                        int fd_ = open(path, O_RDONLY);                      \
-                        if (fd_ >= 0) {                                      \
-                            fdatasync(fd_);                                  \
-                            close(fd_);                                      \
-                        }                                                    \
-                    }                                                        \
-                }                                                            \
-                t[m][r] = bench_max_time(MPI_Wtime() - t0);                  \
-                long p0 = bench_rss_peak_kib();                              \
-                peak[m] = p0 > peak[m] ? p0 : peak[m];                       \
-                basek[m] = b0 > basek[m] ? b0 : basek[m];                    \
-                if (mids[m] >= 0) {                                          \
-                    passion_counters k_;                                     \
-                    passion_counters_get(ctx, &k_);                          \
-                    if (r == 0)                                              \
-                        cnt[m] = k_;                                         \
-                    if (m == M_AUTO)                                         \
-                        bits |= chosen_bits(&k_);                            \
-                }                                                            \
-                err[m] |= e;                                                 \
-                if (!c->write && memcmp(buf, expect, (size_t)nbytes))        \
-                    err[m] = 1;                                              \
-            } while (0)
-        int salt[NMODES];
-        int nrep[NMODES];
-        for (int m = 0; m < NMODES; m++)
-            nrep[m] = reps;
-        for (int m = 0; m < NMODES; m++)
-            salt[m] = (ci * 7 + m + 1) & 15;
-        if (!c->write) {
-            bench_progress(&ba, "patterns P=%d %s %s %s read, %d reps", P,
-                           ba.regime, cname, c->kind, reps);
-            for (int r = 0; r < reps; r++)
-                for (int m = 0; m < NMODES; m++) {
-                    if (skip[m] || r >= nrep[m])
-                        continue;
-                    TIMED(m, r);
-                    /* a mode whose first call took more than 5 s is not
-                       repeated */
-                    if (r == 0 && t[m][0] > 5.0 && !ba.reps)
-                        nrep[m] = 1;
-                }
-        } else {
-            int64_t rlo = lo > 4096 ? lo - 4096 : 0,
-                    rhi = hi + 4096 < a->bytes ? hi + 4096 : a->bytes;
-            bench_progress(&ba, "patterns P=%d %s %s %s write, %d reps", P,
-                           ba.regime, cname, c->kind, reps);
-            for (int m = 0; m < NMODES; m++) {
-                if (skip[m])
-                    continue;
-                uint8_t mk = wmask(salt[m], ba.rank);
-                for (int64_t i = 0; i < nbytes; i++)
-                    buf[i] = expect[i] ^ mk;
-                for (int r = 0; r < reps; r++) {
-                    TIMED(m, r);
-                    if (r == 0 && t[m][0] > 5.0 && !ba.reps) {
-                        nrep[m] = 1;
-                        break;
-                    }
-                }
-                MPI_Barrier(MPI_COMM_WORLD);
-                if (hi > lo)
-                    err[m] |= check_restore(&R, c, rlo, rhi, salt[m],
-                                            mids[m] >= 0);
-                MPI_Barrier(MPI_COMM_WORLD);
-            }
-        }
-        #undef TIMED
+        bench_progress(&ba, "patterns P=%d %s %s %s %s, %d reps", P,
+                       ba.regime, io.name, c->kind,
+                       c->write ? "write" : "read", io.reps);
+        if (c->write)
+            run_writes(&R, &io, ci, res);
+        else
+            run_reads(&R, &io, res);
         for (int m = 0; m < NMODES; m++)
             if (R.fh[m] != MPI_FILE_NULL)
                 MPI_File_close(&R.fh[m]);
         bench_h5_close(R.h5);
         R.h5 = NULL;
-        /* rows */
-        int allbits = 0;
-        MPI_Allreduce(&bits, &allbits, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
-        int allerr[NMODES];
-        MPI_Allreduce(err, allerr, NMODES, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-        long maxpeak[NMODES], maxbase[NMODES];
-        MPI_Reduce(peak, maxpeak, NMODES, MPI_LONG, MPI_MAX, 0,
-                   MPI_COMM_WORLD);
-        MPI_Reduce(basek, maxbase, NMODES, MPI_LONG, MPI_MAX, 0,
-                   MPI_COMM_WORLD);
-        unsigned long long mine4[NMODES][4], sum4[NMODES][4],
-            stg[NMODES], maxstg[NMODES];
-        for (int m = 0; m < NMODES; m++) {
-            mine4[m][0] = cnt[m].io_calls;
-            mine4[m][1] = cnt[m].bytes_read;
-            mine4[m][2] = cnt[m].bytes_written;
-            mine4[m][3] = cnt[m].messages_sent;
-            stg[m] = cnt[m].peak_staging;
-        }
-        MPI_Reduce(mine4, sum4, NMODES * 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                   0, MPI_COMM_WORLD);
-        MPI_Reduce(stg, maxstg, NMODES, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0,
-                   MPI_COMM_WORLD);
-        if (csv) {
-            char shp[96], chosen[32] = "";
-            shape_str(a, shp, sizeof shp);
-            static const char *bn[3] = {"direct", "sieve", "etp"};
-            for (int k = 0; k < 3; k++)
-                if (allbits & (1 << k))
-                    snprintf(chosen + strlen(chosen),
-                             sizeof chosen - strlen(chosen), "%s%s",
-                             chosen[0] ? "+" : "", bn[k]);
-            for (int m = 0; m < NMODES; m++) {
-                fprintf(csv, "%s,%s,%s,%d,%s,%s,%s,", cname, c->kind,
-                        c->write ? "write" : "read", P, ba.ranks_note,
-                        ba.regime, mnames[m]);
-                if (skip[m]) {
-                    fprintf(csv, ",,0,");
-                } else {
-                    double tmin = t[m][0];
-                    for (int r = 1; r < nrep[m]; r++)
-                        tmin = t[m][r] < tmin ? t[m][r] : tmin;
-                    fprintf(csv, "%.6g,%.6g,%d,",
-                            bench_median(t[m], nrep[m]), tmin, nrep[m]);
-                }
-                fprintf(csv,
-                        "%d,%s,%" PRId64 ",%s,%" PRId64 ",%d,%" PRId64
-                        ",%" PRId64 ",%" PRId64 ",",
-                        a->nd, a->col ? "col" : "row", a->esize, shp,
-                        a->bytes, c->ntiles, elems, runs, ext);
-                if (skip[m])
-                    fprintf(csv, ",,,,,,,,%s,",
-                            !have_h5 && mids[m] == -2
-                                ? "skipped (no HDF5)"
-                                : "skipped (runs: one request each)");
-                else if (mids[m] < 0)
-                    fprintf(csv, ",,,,%ld,%ld,,,%s,", maxpeak[m], maxbase[m],
-                            allerr[m] ? "FAIL" : "ok");
-                else
-                    fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,",
-                            sum4[m][0], sum4[m][1], sum4[m][2], sum4[m][3],
-                            maxpeak[m], maxbase[m], maxstg[m],
-                            m == M_AUTO ? chosen : "",
-                            allerr[m] ? "FAIL" : "ok");
-                fprintf(csv, "%" PRIu64 "\n", seed);
-            }
-            fflush(csv);
-        }
-        free(expect);
-        free(buf);
+        write_rows(&R, &io, res);
+        cio_free(&io);
     }
-    bench_progress(&ba, "patterns P=%d %s done\n", P, ba.regime);
+    if (!list)
+        bench_progress(&ba, "patterns P=%d %s done\n", P, ba.regime);
     if (R.f) {
         passion_file_close(R.f);
-        passion_array_free(pa);
+        passion_array_free(R.pa);
     }
-    if (csv && csv != stdout)
-        fclose(csv);
+    if (R.csv && R.csv != stdout)
+        fclose(R.csv);
     for (int i = 0; i < ncases; i++)
         free(cases[i].sec);
     free(cases);
     free(arrs);
     passion_finalize(ctx);
-    if (ba.rank == 0)
+    if (ba.rank == 0 && !list)
         unlink(path);
     MPI_Finalize();
     return 0;

@@ -141,13 +141,6 @@ CORE_HIDDEN int coll_agree(passion_ctx *ctx, int rc);
  */
 CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
 
-/* Fraction (per mille) of the pages of file bytes [lo, hi) that are in
-   the page cache, sampled: cachestat(2) on fd (or on path opened here
-   when fd < 0) over at most 16 windows of 16 pages; on kernels without it
-   mincore (at most ~16k pages looked at); -1 if unknown. */
-CORE_HIDDEN int coll_cached_permille(int fd, const char *path, int64_t lo,
-                                     int64_t hi);
-
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 
 /* Static (whole array) or dynamic (bounding extent, 4 KiB aligned). */

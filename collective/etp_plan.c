@@ -14,11 +14,6 @@
 
 #include <stdio.h>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -136,132 +131,6 @@ static int sections_meet(int nd, const int64_t *s1, const int64_t *s2)
 }
 
 /*
- * cachestat(2) (Linux 6.5): the page-cache pages of a file range without
- * mapping the file. Its number is 451 in the common syscall
- * table (x86-64, arm64, riscv...). -1 where it is not available.
- */
-#if defined(__NR_cachestat)
-#define COLL_NR_CACHESTAT __NR_cachestat
-#elif defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
-#define COLL_NR_CACHESTAT 451
-#endif
-
-/* Pages of [off, off + len) in the page cache; -1 if unknown. */
-static int64_t cached_pages(int fd, int64_t off, int64_t len)
-{
-#ifdef COLL_NR_CACHESTAT
-    struct {
-        uint64_t off, len;
-    } range = {(uint64_t)off, (uint64_t)len};
-    struct {
-        uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
-            nr_recently_evicted;
-    } cs;
-    memset(&cs, 0, sizeof cs);
-    if (syscall(COLL_NR_CACHESTAT, (unsigned)fd, &range, &cs, 0u) != 0)
-        return -1;
-    return (int64_t)cs.nr_cache;
-#else
-    (void)fd, (void)off, (void)len;
-    return -1;
-#endif
-}
-
-/* Per mille of [lo, hi) cached, by cachestat; -1 if unavailable. At most
-   16 looks of 16 pages spread over the extent: the kernel walks every page
-   of the range asked (about 10 ns each), so a whole 64 MiB extent would
-   cost more than a small section's read. */
-static int cached_cachestat(int fd, int64_t lo, int64_t hi, int64_t pg)
-{
-    const int64_t win = 16, maxlooks = 16;
-    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
-    int64_t looks = (npages + win - 1) / win, step = 1;
-    if (looks > maxlooks) {
-        step = (npages - win) / (maxlooks - 1);
-        looks = maxlooks;
-    }
-    int64_t seen = 0, in = 0;
-    for (int64_t k = 0; k < looks; k++) {
-        int64_t a = looks == maxlooks ? p0 + k * step : p0 + k * win;
-        int64_t n = p1 - a < win ? p1 - a : win;
-        if (n <= 0)
-            break;
-        int64_t c = cached_pages(fd, a * pg, n * pg);
-        if (c < 0)
-            return -1;
-        seen += n;
-        in += c < n ? c : n;
-    }
-    return seen ? (int)(in * 1000 / seen) : -1;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/*
- * One rank's measurement on uncached pages of its extent [lo, hi): one
- * read of up to 1 MiB of uncached pages, then up to 8 single-page reads
- * spread over the extent (latency: their median; bandwidth: the big
- * read's bytes / (its time - latency)).
- * Pages the page cache holds are never timed. Reads go to a descriptor
- * of the calibration's own (O_DIRECT if the file uses it), outside the
- * counters and the driver.
- */
-static void file_measure(passion_ctx *ctx, int fd, int64_t lo, int64_t hi,
-                         double *lat, double *bw)
-{
-    const int64_t pg = 4096;
-    int64_t a0 = (lo + pg - 1) / pg * pg, a1 = hi / pg * pg;
-    int64_t big = ctx->opt.memory_budget < (1 << 20)
-                      ? ctx->opt.memory_budget / pg * pg
-                      : (1 << 20);
-    if (a1 - a0 < 16 * pg || big < pg)
-        return;
-    char *buf = core_stage_alloc(ctx, big);
-    if (!buf)
-        return;
-    /* the bandwidth window first: the first wholly uncached one of four
-       candidates; the single-page reads then skip its (now cached) pages */
-    int64_t len = (a1 - a0) / 4 / pg * pg, got = 0;
-    double tbw = 0;
-    if (len > big)
-        len = big;
-    for (int k = 0; k < 4 && len >= 64 * 1024; k++) {
-        int64_t off = a0 + ((a1 - a0) * k / 4) / pg * pg;
-        if (off + len > a1 || cached_pages(fd, off, len) != 0)
-            continue;
-        double t0 = core_now();
-        ssize_t n = pread(fd, buf, (size_t)len, (off_t)off);
-        tbw = core_now() - t0;
-        got = n == (ssize_t)len ? len : 0;
-        break;
-    }
-    double t[8];
-    int nt = 0;
-    int64_t span = (a1 - a0) / pg;
-    for (int k = 0; k < 8; k++) {
-        int64_t off = a0 + (span * (2 * k + 1) / 16) * pg;
-        if (cached_pages(fd, off, pg) != 0)
-            continue;
-        double t0 = core_now();
-        ssize_t n = pread(fd, buf, (size_t)pg, (off_t)off);
-        double dt = core_now() - t0;
-        if (n == (ssize_t)pg)
-            t[nt++] = dt;
-    }
-    if (nt >= 3) {
-        qsort(t, (size_t)nt, sizeof t[0], cmp_double);
-        *lat = t[nt / 2];
-        if (got && tbw > *lat)
-            *bw = (double)got / (tbw - *lat);
-    }
-    core_stage_free(ctx, buf, big);
-}
-
-/*
  * The file's costs, measured once per context ("calibrated costs ...
  * measured once per context"): called by every rank of the first auto or
  * extended two-phase call whose data the probe found uncached (the
@@ -275,21 +144,11 @@ static void file_calibrate(coll_plan *p)
 {
     passion_ctx *ctx = p->ctx;
     double lat = 0, bw = 0;
-    int fd = -1, dfd = -1;
-    if (p->elems[p->me] > 0 && p->f->fh->ops->fds &&
-        p->f->fh->ops->fds(p->f->fh, &fd, &dfd) == 0 && fd >= 0) {
-        /* a description of our own, without readahead: the kernel would
-           otherwise read ahead of the big read (read_ahead_kb) and leave
-           no uncached page to time; the caller's descriptors keep theirs */
-        int cfd = open(p->f->fh->path, O_RDONLY | O_CLOEXEC |
-                                           (dfd >= 0 ? O_DIRECT : 0));
-        if (cfd >= 0) {
-            posix_fadvise(cfd, 0, 0, POSIX_FADV_RANDOM);
-            file_measure(ctx, cfd, p->x[p->me].foff0, p->x[p->me].fend, &lat,
-                         &bw);
-            close(cfd);
-        }
-    }
+    /* the driver's calibration reads (core_io_measure): uncached pages of
+       this rank's extent, a descriptor of their own without readahead */
+    if (p->elems[p->me] > 0)
+        core_io_measure(p->f->fh, p->x[p->me].foff0, p->x[p->me].fend, &lat,
+                        &bw);
     double v[2] = {lat, bw > 0 ? -bw : -DBL_MAX}, r[2];
     ctx->file_tries++;
     MPI_Request req;
@@ -305,50 +164,6 @@ static void file_calibrate(coll_plan *p)
         fprintf(stderr, "passion: file costs measured (try %d): latency %.3g "
                 "s, bandwidth %.3g B/s (0 = not measured, default kept)\n",
                 ctx->file_tries, ctx->file_lat, ctx->file_bw);
-}
-
-int coll_cached_permille(int fd, const char *path, int64_t lo, int64_t hi)
-{
-    const int64_t pg = 4096, win = 256; /* pages per look */
-    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
-    if (npages <= 0)
-        return -1;
-    int own = fd < 0;
-    if (own && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -1;
-    int pm = cached_cachestat(fd, lo, hi, pg);
-    if (pm >= 0) {
-        if (own)
-            close(fd);
-        return pm;
-    }
-    /* older kernels: mincore over at most 64 windows spread over the
-       extent */
-    int64_t looks = (npages + win - 1) / win, step = 1;
-    if (looks > 64) {
-        step = looks / 64;
-        looks = 64;
-    }
-    unsigned char vec[256];
-    int64_t seen = 0, in = 0;
-    for (int64_t k = 0; k < looks; k++) {
-        int64_t a = p0 + k * step * win, n = p1 - a < win ? p1 - a : win;
-        if (n <= 0)
-            break;
-        void *m = mmap(NULL, (size_t)(n * pg), PROT_READ, MAP_SHARED, fd,
-                       (off_t)(a * pg));
-        if (m == MAP_FAILED)
-            break;
-        if (mincore(m, (size_t)(n * pg), vec) == 0)
-            for (int64_t i = 0; i < n; i++) {
-                seen++;
-                in += vec[i] & 1;
-            }
-        munmap(m, (size_t)(n * pg));
-    }
-    if (own)
-        close(fd);
-    return seen ? (int)(in * 1000 / seen) : -1;
 }
 
 int coll_agree(passion_ctx *ctx, int rc)
@@ -426,12 +241,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         ctx->opt.io_bandwidth <= 0) {
         ocad_xfer x;
         ocad_xfer_build(&f->fv, s, NULL, &x);
-        int fd = -1, dfd = -1;
-        if (f->fh->ops->fds && f->fh->ops->fds(f->fh, &fd, &dfd) != 0)
-            fd = -1;
         if (x.nblocks > 0)
-            mine[COLL_FAD_CACHED] = coll_cached_permille(fd, f->fh->path,
-                                                         x.foff0, x.fend);
+            mine[COLL_FAD_CACHED] = core_io_cached(f->fh, x.foff0, x.fend);
     }
     if (!rc)
         for (int d = 0; d < nd; d++) {

@@ -160,7 +160,8 @@ typedef enum passion_xchg {
 typedef enum passion_engine {
     PASSION_ENGINE_AUTO = 0,   /* "auto": io_uring, else the thread */
     PASSION_ENGINE_URING = 1,  /* "uring": io_uring (liburing) */
-    PASSION_ENGINE_THREAD = 2  /* "thread": worker thread, pread/pwrite */
+    PASSION_ENGINE_THREAD = 2  /* "thread": worker thread calling the driver,
+                                  no io_uring at all */
 } passion_engine;
 
 /* ---------------------------------------------------------------- options */
@@ -571,7 +572,9 @@ PASSION_API int passion_file_write_all(passion_file *f,
 /*
  * Asynchronous section access (thesis 5.5.2, PASSION_read_prefetch /
  * PASSION_prefetch_wait). Requests run on an engine: io_uring where it can
- * be set up, else a worker thread with pread/pwrite. The option `engine`
+ * be set up, else a worker thread that calls the file's driver (the mpiio
+ * driver only with MPI_THREAD_MULTIPLE; below that level its requests run
+ * synchronously when begun). The option `engine`
  * (auto, uring, thread) or the environment variable PASSION_ENGINE
  * (auto|uring|thread, it wins over the option) chooses; auto falls back to
  * the thread when io_uring setup fails (ENOSYS, EPERM, ENOMEM...), a forced

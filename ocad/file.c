@@ -14,22 +14,53 @@
  */
 #include "ocad.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Expand "%d" or "%r" in pattern with the rank; append ".rank" if absent. */
+int ocad_local_path(const char *pat, int rank, char **out)
+{
+    char num[16];
+    int nl = snprintf(num, sizeof num, "%d", rank);
+    size_t len = 0, conv = 0;
+    for (const char *c = pat; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'd' || c[1] == 'r')) {
+            conv++;
+            len += (size_t)nl;
+            c++;
+        } else {
+            if (c[0] == '%' && c[1] == '%')
+                c++;
+            len++;
+        }
+    }
+    if (!conv)
+        len += 1 + (size_t)nl;
+    char *o = malloc(len + 1), *w = o;
+    *out = o;
+    if (!o)
+        return -ENOMEM;
+    for (const char *c = pat; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'd' || c[1] == 'r')) {
+            memcpy(w, num, (size_t)nl);
+            w += nl;
+            c++;
+        } else {
+            if (c[0] == '%' && c[1] == '%')
+                c++;
+            *w++ = *c;
+        }
+    }
+    if (!conv)
+        w += sprintf(w, ".%s", num);
+    *w = '\0';
+    return 0;
+}
+
 static int local_name(passion_ctx *ctx, const char *pat, char **out)
 {
-    const char *p = strstr(pat, "%d");
-    if (!p)
-        p = strstr(pat, "%r");
-    int n = p ? asprintf(out, "%.*s%d%s", (int)(p - pat), pat, ctx->rank,
-                         p + 2)
-              : asprintf(out, "%s.%d", pat, ctx->rank);
-    if (n < 0) {
-        *out = NULL;
+    if (ocad_local_path(pat, ctx->rank, out))
         return core_err(ctx, PASSION_ENOMEM, "file name");
-    }
     return PASSION_OK;
 }
 
@@ -78,21 +109,36 @@ static int open_one_size(passion_file *f, const char *name)
     return PASSION_OK;
 }
 
-/* Open (or create: 1 create or truncate, 2 exclusively) this rank's file
-   and check its size. */
+/* Open this rank's existing file and check its size. */
 static int open_one(passion_file *f, const char *name, passion_mode mode,
-                    int create, int check_size)
+                    int check_size)
 {
-    passion_ctx *ctx = f->ctx;
     int flags = mode == PASSION_MODE_RDONLY ? CORE_O_RDONLY : CORE_O_RDWR;
-    if (create)
-        flags |= CORE_O_CREATE | (create == 2 ? CORE_O_EXCL : CORE_O_TRUNC);
-    int rc = core_io_open(ctx, name, flags, &f->fh);
+    int rc = core_io_open(f->ctx, name, flags, &f->fh);
     if (rc)
         return rc;
-    if (create)
-        return core_io_resize(f->fh, f->data_bytes);
     return check_size ? open_one_size(f, name) : PASSION_OK;
+}
+
+/*
+ * Create this rank's file under its temporary name (*tmp, in the same
+ * directory; a stale temporary of an earlier, killed create is replaced),
+ * sized to data_bytes (zeros) with the header written (hlen > 0). Nothing
+ * is visible under name until core_io_publish.
+ */
+static int create_temp(passion_file *f, const char *name, const char *hdr,
+                       int64_t hlen, char **tmp)
+{
+    passion_ctx *ctx = f->ctx;
+    if (!(*tmp = core_io_temp_name(name)))
+        return core_err(ctx, PASSION_ENOMEM, "file name");
+    int rc = core_io_open(ctx, *tmp, CORE_O_RDWR | CORE_O_CREATE |
+                                          CORE_O_TRUNC, &f->fh);
+    if (!rc)
+        rc = core_io_resize(f->fh, f->data_bytes);
+    if (!rc && hlen > 0)
+        rc = core_io_write(f->fh, hdr, hlen, 0);
+    return rc;
 }
 
 /*
@@ -173,24 +219,42 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         f->fv.base = hlen;
         f->data_bytes = hlen + a->global_bytes;
     }
-    if (local || !create) {
+    /* Creation is atomic (README, Durability): each file is made complete
+       (sized, zeros, header) under a temporary name, synced, and renamed
+       onto its name; an old file stays untouched until that rename. The
+       exclusive create renames without replacing (PASSION_EEXIST if a file
+       appeared since the probe). */
+    char *tmp = NULL;
+    if (!create) {
         if (!rc)
-            rc = open_one(f, name, mode, create, !npy);
+            rc = open_one(f, name, mode, !npy);
         if (!rc && npy && !(rc = ocad_npy_read_header(ctx, a, f->fh,
                                                       &f->fv.base))) {
             f->data_bytes = f->fv.base + a->global_bytes;
             rc = open_one_size(f, name);
         }
+    } else if (local) {
+        /* every rank its own file: all temporaries first, then (if every
+           rank made its own) every rank renames its own */
+        if (!rc)
+            rc = create_temp(f, name, NULL, 0, &tmp);
+        if (!(rc = core_agree(ctx, rc)) &&
+            !(rc = core_io_publish(f->fh, name, create == 2))) {
+            free(tmp);
+            tmp = NULL;
+        }
     } else {
-        /* one global file: rank 0 creates and sizes it, then the others */
-        if (!rc && ctx->rank == 0) {
-            rc = open_one(f, name, mode, create, 1);
-            if (!rc && npy)
-                rc = core_io_write(f->fh, hdr, hlen, 0);
+        /* one global file: rank 0 creates it complete and renames it into
+           place, then the others open it */
+        if (!rc && ctx->rank == 0 &&
+            !(rc = create_temp(f, name, hdr, npy ? hlen : 0, &tmp)) &&
+            !(rc = core_io_publish(f->fh, name, create == 2))) {
+            free(tmp);
+            tmp = NULL;
         }
         int rc0 = core_agree(ctx, rc);
         if (!rc0 && ctx->rank != 0)
-            rc = open_one(f, name, PASSION_MODE_RDWR, 0, 1);
+            rc = open_one(f, name, PASSION_MODE_RDWR, 1);
         else if (rc0)
             rc = rc0;
     }
@@ -200,6 +264,9 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
     if (rc) {
         if (f && f->fh)
             core_io_close(f->fh);
+        if (tmp)
+            core_io_discard(ctx, tmp); /* the old file stays as it was */
+        free(tmp);
         free(f);
         return rc;
     }

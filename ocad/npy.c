@@ -16,6 +16,7 @@
 #include "ocad.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,15 +54,37 @@ static void default_descr(int64_t esize, char *out, size_t n)
     }
 }
 
-/* Item size of a simple descr ("<f4", "|u1", "<U3", "?"), 0 if unknown. */
-static int64_t descr_itemsize(const char *d)
+/* The parts of a simple descr: byte order, kind, digits, [unit]; 1 if it
+   is one ("<f4", "|u1", "<U3", "?", "<M8[ns]"), else 0. */
+static int descr_valid(const char *d)
 {
     if (*d == '<' || *d == '>' || *d == '|' || *d == '=')
         d++;
-    char kind = *d++;
-    if (!kind)
+    if (!isalpha((unsigned char)*d) && *d != '?')
         return 0;
-    if (!*d) {
+    d++;
+    while (isdigit((unsigned char)*d))
+        d++;
+    if (*d == '[') {
+        const char *u = ++d;
+        while (isalnum((unsigned char)*d))
+            d++;
+        if (d == u || *d++ != ']')
+            return 0;
+    }
+    return *d == '\0';
+}
+
+int64_t ocad_npy_itemsize(const char *d)
+{
+    if (!descr_valid(d))
+        return 0;
+    if (*d == '<' || *d == '>' || *d == '|' || *d == '=')
+        d++;
+    char kind = *d++;
+    if (!isdigit((unsigned char)*d)) {
+        if (*d)
+            return 0; /* a unit without a size */
         switch (kind) {
         case '?': case 'b': case 'B': return 1;
         case 'h': case 'H': case 'e': return 2;
@@ -71,11 +94,15 @@ static int64_t descr_itemsize(const char *d)
         default: return 0;
         }
     }
-    char *end;
-    long long n = strtoll(d, &end, 10);
-    if (n <= 0 || (*end && *end != '['))
+    int64_t n = 0;
+    for (; isdigit((unsigned char)*d); d++)
+        if (!core_mul(n, 10, &n) || !core_add(n, *d - '0', &n))
+            return 0;
+    if (n <= 0)
         return 0;
-    return kind == 'U' ? 4 * n : n;
+    if (kind != 'U')
+        return n;
+    return core_mul(n, 4, &n) ? n : 0; /* UCS-4 characters */
 }
 
 /* Canonical form for comparison: explicit little/big/no byte order. */
@@ -86,51 +113,42 @@ static void descr_norm(const char *d, char *out, size_t n)
         bo = *d++;
     if (bo == '=')
         bo = '<'; /* passion runs on little-endian hosts (x86, arm64) */
-    if (descr_itemsize(d) == 1 || strchr("SVab?", *d))
+    if (ocad_npy_itemsize(d) == 1 || strchr("SVab?", *d))
         bo = '|';
     snprintf(out, n, "%c%s", bo, d);
 }
 
-int ocad_npy_header(passion_ctx *ctx, const passion_array *a, char **hdr,
-                    int64_t *len)
+int ocad_npy_format(const ocad_npy_info *in, char **hdr, int64_t *len)
 {
     *hdr = NULL;
-    int fo = npy_order(a);
-    if (fo < 0)
-        return core_err(ctx, PASSION_ENOTSUP,
-                        ".npy holds C or Fortran order only, not a custom "
-                        "storage order");
-    char descr[16];
-    if (a->spec.dtype[0]) {
-        if (descr_itemsize(a->spec.dtype) != a->esize)
-            return core_err(ctx, PASSION_EINVAL,
-                            "dtype '%s' is not %lld bytes per element",
-                            a->spec.dtype, (long long)a->esize);
-        snprintf(descr, sizeof descr, "%s", a->spec.dtype);
-    } else {
-        default_descr(a->esize, descr, sizeof descr);
-    }
+    *len = 0;
+    if (in->nd < 0 || in->nd > PASSION_MAX_DIMS || !descr_valid(in->descr) ||
+        strlen(in->descr) >= sizeof in->descr)
+        return -EINVAL;
+    /* at most 31 + 7 * 21 + 60 bytes: the dict always fits */
     char dict[512];
     int n = snprintf(dict, sizeof dict,
                      "{'descr': '%s', 'fortran_order': %s, 'shape': (",
-                     descr, fo ? "True" : "False");
-    for (int d = 0; d < a->nd; d++)
+                     in->descr, in->fortran ? "True" : "False");
+    for (int d = 0; d < in->nd; d++) {
+        if (in->shape[d] < 0)
+            return -EINVAL;
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld,%s",
-                      (long long)a->spec.shape[d],
-                      d + 1 < a->nd ? " " : "");
-    if (a->nd > 1)
+                      (long long)in->shape[d], d + 1 < in->nd ? " " : "");
+    }
+    if (in->nd > 1)
         n--; /* numpy writes (3, 4) but (3,) */
     n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
     /* version 1.0: 10-byte preamble; 2.0: 12 bytes if the header is big */
-    int pre = 10;
+    int pre = OCAD_NPY_PREAMBLE(1);
     int64_t total = (pre + n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
     if (total - pre > 65535) {
-        pre = 12;
+        pre = OCAD_NPY_PREAMBLE(2);
         total = (pre + n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
     }
     char *h = malloc((size_t)total);
     if (!h)
-        return core_err(ctx, PASSION_ENOMEM, ".npy header");
+        return -ENOMEM;
     memcpy(h, NPY_MAGIC, NPY_MAGIC_LEN);
     int64_t hl = total - pre;
     h[6] = pre == 10 ? 1 : 2;
@@ -142,86 +160,253 @@ int ocad_npy_header(passion_ctx *ctx, const passion_array *a, char **hdr,
     h[total - 1] = '\n';
     *hdr = h;
     *len = total;
+    return 0;
+}
+
+int ocad_npy_header(passion_ctx *ctx, const passion_array *a, char **hdr,
+                    int64_t *len)
+{
+    *hdr = NULL;
+    int fo = npy_order(a);
+    if (fo < 0)
+        return core_err(ctx, PASSION_ENOTSUP,
+                        ".npy holds C or Fortran order only, not a custom "
+                        "storage order");
+    ocad_npy_info in;
+    memset(&in, 0, sizeof in);
+    if (a->spec.dtype[0]) {
+        if (ocad_npy_itemsize(a->spec.dtype) != a->esize)
+            return core_err(ctx, PASSION_EINVAL,
+                            "dtype '%s' is not %lld bytes per element",
+                            a->spec.dtype, (long long)a->esize);
+        snprintf(in.descr, sizeof in.descr, "%s", a->spec.dtype);
+    } else {
+        default_descr(a->esize, in.descr, sizeof in.descr);
+    }
+    in.fortran = fo;
+    in.nd = a->nd;
+    memcpy(in.shape, a->spec.shape, sizeof(int64_t) * (size_t)a->nd);
+    int rc = ocad_npy_format(&in, hdr, len);
+    if (rc == -ENOMEM)
+        return core_err(ctx, PASSION_ENOMEM, ".npy header");
+    if (rc)
+        return core_err(ctx, PASSION_EINVAL,
+                        ".npy header: dtype '%s' is not a simple type string",
+                        in.descr);
     return PASSION_OK;
 }
 
-/* ---- a small reader for the header's dict literal ---- */
+/* ---- a strict reader for the header's dict literal ---- */
 
-static const char *skip_ws(const char *p, const char *end)
+typedef struct npy_scan {
+    const char *p, *end;
+} npy_scan;
+
+static void skip_ws(npy_scan *s)
 {
-    while (p < end && isspace((unsigned char)*p))
-        p++;
-    return p;
+    while (s->p < s->end && isspace((unsigned char)*s->p))
+        s->p++;
 }
 
-/* The value after key 'name' (quoted with ' or "), or NULL. */
-static const char *find_key(const char *p, const char *end, const char *name)
+/* 1 if the next bytes are c (after white space); consumes them. */
+static int eat(npy_scan *s, char c)
 {
-    size_t n = strlen(name);
-    for (; p + n + 2 <= end; p++) {
-        if ((*p == '\'' || *p == '"') && p[n + 1] == *p &&
-            !memcmp(p + 1, name, n)) {
-            const char *q = skip_ws(p + n + 2, end);
-            if (q < end && *q == ':')
-                return skip_ws(q + 1, end);
-        }
-    }
-    return NULL;
-}
-
-typedef struct npy_info {
-    char descr[32];
-    int fortran;
-    int nd;
-    int64_t shape[PASSION_MAX_DIMS + 1];
-} npy_info;
-
-static int parse_dict(const char *p, const char *end, npy_info *in)
-{
-    const char *v = find_key(p, end, "descr");
-    if (!v || (*v != '\'' && *v != '"'))
-        return -1; /* structured dtypes (lists) are not supported */
-    const char *q = memchr(v + 1, *v, (size_t)(end - v - 1));
-    if (!q || q - v - 1 >= (long)sizeof in->descr)
-        return -1;
-    memcpy(in->descr, v + 1, (size_t)(q - v - 1));
-    in->descr[q - v - 1] = '\0';
-    v = find_key(p, end, "fortran_order");
-    if (v && end - v >= 4 && !memcmp(v, "True", 4))
-        in->fortran = 1;
-    else if (v && end - v >= 5 && !memcmp(v, "False", 5))
-        in->fortran = 0;
-    else
-        return -1;
-    v = find_key(p, end, "shape");
-    if (!v || *v != '(')
-        return -1;
-    v++;
-    in->nd = 0;
-    for (;;) {
-        v = skip_ws(v, end);
-        if (v < end && *v == ')')
-            break;
-        if (in->nd > PASSION_MAX_DIMS || v >= end ||
-            !isdigit((unsigned char)*v))
-            return -1;
-        char *e;
-        long long x = strtoll(v, &e, 10);
-        if (e > end || x < 0)
-            return -1;
-        in->shape[in->nd++] = x;
-        v = e;
-        if (v < end && (*v == 'L' || *v == 'l'))
-            v++;
-        v = skip_ws(v, end);
-        if (v < end && *v == ',')
-            v++;
-        else if (v < end && *v == ')')
-            break;
-        else
-            return -1;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return 1;
     }
     return 0;
+}
+
+/* A quoted string without escapes into out (NUL-terminated); -1 if it is
+   not one or does not fit. */
+static int scan_string(npy_scan *s, char *out, size_t cap)
+{
+    skip_ws(s);
+    if (s->p >= s->end || (*s->p != '\'' && *s->p != '"'))
+        return -1;
+    char q = *s->p++;
+    const char *b = s->p;
+    while (s->p < s->end && *s->p != q && *s->p != '\\')
+        s->p++;
+    if (s->p >= s->end || *s->p != q || (size_t)(s->p - b) >= cap)
+        return -1;
+    memcpy(out, b, (size_t)(s->p - b));
+    out[s->p - b] = '\0';
+    s->p++;
+    return 0;
+}
+
+/* The word w, not followed by an identifier character. */
+static int eat_word(npy_scan *s, const char *w)
+{
+    skip_ws(s);
+    size_t n = strlen(w);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n))
+        return 0;
+    if (s->p + n < s->end &&
+        (isalnum((unsigned char)s->p[n]) || s->p[n] == '_'))
+        return 0;
+    s->p += n;
+    return 1;
+}
+
+/* (d0, d1, ...) with a trailing comma required for one dimension, as a
+   Python tuple literal; an 'L' suffix (Python 2) is accepted. */
+static int scan_shape(npy_scan *s, ocad_npy_info *in, const char **why)
+{
+    *why = "shape must be a tuple of integers, like (3,) or (3, 4)";
+    if (!eat(s, '('))
+        return -1;
+    in->nd = 0;
+    int comma = 0;
+    for (;;) {
+        if (eat(s, ')'))
+            break;
+        skip_ws(s);
+        if (s->p < s->end && *s->p == '-') {
+            *why = "negative dimension in shape";
+            return -1;
+        }
+        if (s->p >= s->end || !isdigit((unsigned char)*s->p))
+            return -1;
+        int64_t x = 0;
+        for (; s->p < s->end && isdigit((unsigned char)*s->p); s->p++)
+            if (!core_mul(x, 10, &x) || !core_add(x, *s->p - '0', &x)) {
+                *why = "dimension in shape overflows 64 bits";
+                return -1;
+            }
+        if (s->p < s->end && (*s->p == 'L' || *s->p == 'l'))
+            s->p++;
+        if (in->nd == PASSION_MAX_DIMS) {
+            *why = "shape has more than 7 dimensions";
+            return -1;
+        }
+        in->shape[in->nd++] = x;
+        comma = eat(s, ',');
+        if (!comma) {
+            if (!eat(s, ')'))
+                return -1;
+            break;
+        }
+    }
+    if (in->nd == 1 && !comma)
+        return -1; /* (3) is an int in Python, not a tuple */
+    return 0;
+}
+
+static int parse_dict(npy_scan *s, ocad_npy_info *in, const char **why)
+{
+    enum { K_DESCR = 1, K_FORTRAN = 2, K_SHAPE = 4 };
+    int seen = 0;
+    *why = "header is not a dict literal {...}";
+    if (!eat(s, '{'))
+        return -1;
+    for (;;) {
+        if (eat(s, '}'))
+            break;
+        char key[16];
+        if (scan_string(s, key, sizeof key) || !eat(s, ':')) {
+            *why = "header dict: expected 'key': value";
+            return -1;
+        }
+        int k = !strcmp(key, "descr")           ? K_DESCR
+                : !strcmp(key, "fortran_order") ? K_FORTRAN
+                : !strcmp(key, "shape")         ? K_SHAPE
+                                                : 0;
+        if (!k) {
+            *why = "header dict has a key other than descr, fortran_order "
+                   "and shape";
+            return -1;
+        }
+        if (seen & k) {
+            *why = "header dict repeats a key";
+            return -1;
+        }
+        seen |= k;
+        if (k == K_DESCR) {
+            if (scan_string(s, in->descr, sizeof in->descr) ||
+                !descr_valid(in->descr)) {
+                *why = "descr must be a simple type string (structured "
+                       "dtypes are not supported)";
+                return -1;
+            }
+        } else if (k == K_FORTRAN) {
+            if (eat_word(s, "True"))
+                in->fortran = 1;
+            else if (eat_word(s, "False"))
+                in->fortran = 0;
+            else {
+                *why = "fortran_order must be True or False";
+                return -1;
+            }
+        } else if (scan_shape(s, in, why)) {
+            return -1;
+        }
+        if (!eat(s, ',')) {
+            if (!eat(s, '}')) {
+                *why = "header dict: expected ',' or '}' after a value";
+                return -1;
+            }
+            break;
+        }
+    }
+    skip_ws(s);
+    if (s->p != s->end) {
+        *why = "bytes other than white space after the header dict";
+        return -1;
+    }
+    *why = !(seen & K_DESCR)     ? "header dict has no descr"
+           : !(seen & K_FORTRAN) ? "header dict has no fortran_order"
+           : !(seen & K_SHAPE)   ? "header dict has no shape"
+                                 : NULL;
+    return *why ? -1 : 0;
+}
+
+int ocad_npy_parse_preamble(const unsigned char *b, int64_t n,
+                            ocad_npy_info *in, const char **why)
+{
+    if (n < OCAD_NPY_PREAMBLE(1) || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN)) {
+        *why = n < NPY_MAGIC_LEN || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN)
+                   ? "no .npy magic string"
+                   : "too short for .npy";
+        return -1;
+    }
+    in->version = b[6];
+    if (b[6] < 1 || b[6] > 3) {
+        *why = "format version not supported (1.0, 2.0 and 3.0 are)";
+        return -1;
+    }
+    int plen = OCAD_NPY_PREAMBLE(in->version);
+    if (n < plen) {
+        *why = "too short for .npy";
+        return -1;
+    }
+    int64_t hl = b[8] | (int64_t)b[9] << 8;
+    if (plen == 12)
+        hl |= (int64_t)b[10] << 16 | (int64_t)b[11] << 24;
+    if (hl < 1 || hl > NPY_MAX_HEADER) {
+        *why = "header length is not plausible";
+        return -1;
+    }
+    in->data_off = plen + hl;
+    return 0;
+}
+
+int ocad_npy_parse(const void *buf, int64_t n, ocad_npy_info *in,
+                   const char **why)
+{
+    memset(in, 0, sizeof *in);
+    if (ocad_npy_parse_preamble(buf, n, in, why))
+        return -1;
+    if (in->data_off > n) {
+        *why = "header longer than the file";
+        return -1;
+    }
+    const char *p = buf;
+    npy_scan s = {p + OCAD_NPY_PREAMBLE(in->version), p + in->data_off};
+    return parse_dict(&s, in, why);
 }
 
 int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
@@ -230,44 +415,31 @@ int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
     const char *path = fh->path;
     unsigned char pre[12];
     int64_t fsize;
+    const char *why;
+    ocad_npy_info in;
     int rc = core_io_size(fh, &fsize);
     if (rc)
         return rc;
-    if (fsize < 10)
-        return core_err(ctx, PASSION_EFORMAT, "%s: too short for .npy",
-                        path);
-    if ((rc = core_io_read(fh, pre, fsize < 12 ? 10 : 12, 0)))
+    int64_t n = fsize < 12 ? fsize : 12;
+    if (n > 0 && (rc = core_io_read(fh, pre, n, 0)))
         return rc;
-    if (memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN))
-        return core_err(ctx, PASSION_EFORMAT, "%s: no .npy magic string",
-                        path);
-    int major = pre[6], plen = major == 1 ? 10 : 12;
-    if (major < 1 || major > 3 || (plen == 12 && fsize < 12))
+    if (ocad_npy_parse_preamble(pre, n, &in, &why))
+        return core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
+    if (in.data_off > fsize)
         return core_err(ctx, PASSION_EFORMAT,
-                        "%s: .npy format version %d.%d not supported", path,
-                        major, pre[7]);
-    int64_t hl = pre[8] | (int64_t)pre[9] << 8;
-    if (plen == 12)
-        hl |= (int64_t)pre[10] << 16 | (int64_t)pre[11] << 24;
-    if (hl < 1 || hl > NPY_MAX_HEADER || plen + hl > fsize)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: .npy header length %lld is not plausible", path,
-                        (long long)hl);
-    char *h = malloc((size_t)hl);
+                        "%s: .npy header length %lld is beyond the end of "
+                        "the file", path, (long long)in.data_off);
+    char *h = malloc((size_t)in.data_off);
     if (!h)
         return core_err(ctx, PASSION_ENOMEM, ".npy header");
-    if ((rc = core_io_read(fh, h, hl, plen))) {
+    if ((rc = core_io_read(fh, h, in.data_off, 0))) {
         free(h);
         return rc;
     }
-    npy_info in;
-    memset(&in, 0, sizeof in);
-    int bad = parse_dict(h, h + hl, &in);
+    int bad = ocad_npy_parse(h, in.data_off, &in, &why);
     free(h);
     if (bad)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: cannot read the .npy header dict (descr must be "
-                        "a simple type string)", path);
+        return core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
     int same = in.nd == a->nd;
     for (int d = 0; same && d < a->nd; d++)
         same = in.shape[d] == a->spec.shape[d];
@@ -275,7 +447,7 @@ int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
         return core_err(ctx, PASSION_EFORMAT,
                         "%s: .npy shape has %d dimensions or sizes unlike "
                         "the array spec", path, in.nd);
-    if (descr_itemsize(in.descr) != a->esize)
+    if (ocad_npy_itemsize(in.descr) != a->esize)
         return core_err(ctx, PASSION_EFORMAT,
                         "%s: .npy descr '%s' is not %lld bytes per element",
                         path, in.descr, (long long)a->esize);
@@ -295,6 +467,6 @@ int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
                         "%s", path, in.fortran ? "True" : "False",
                         fo == 1 ? "column-major" : fo == 0 ? "row-major"
                                                           : "in a custom order");
-    *data_off = plen + hl;
+    *data_off = in.data_off;
     return PASSION_OK;
 }

@@ -190,10 +190,51 @@ CORE_HIDDEN int ocad_section_prepare(passion_file *f, const passion_section *s,
                                      const void *buf, const passion_memspec *m,
                                      int method, int op_write, ocad_xfer *x);
 
+/*
+ * The name of rank's local array file from a path pattern (file.c): every
+ * "%d" (or "%r") becomes the rank, "%%" a single '%', any other character
+ * stays; a pattern without "%d"/"%r" gets ".rank" appended. Distinct ranks
+ * give distinct names. *out is malloc'ed; 0 or -ENOMEM. No context needed.
+ */
+CORE_HIDDEN int ocad_local_path(const char *pat, int rank, char **out);
+
 /* ---- .npy files (npy.c) ---- */
 
 /* 1 if path names a .npy file. */
 CORE_HIDDEN int ocad_npy_name(const char *path);
+/*
+ * A .npy header as numbers: the parser below needs no context and no MPI
+ * (it is what the fuzz target tests/fuzz/fuzz_npy.c drives).
+ */
+typedef struct ocad_npy_info {
+    char descr[32];  /* a simple type string: [<>|=]kind[digits][[unit]] */
+    int fortran;     /* fortran_order */
+    int nd;          /* 0..PASSION_MAX_DIMS */
+    int64_t shape[PASSION_MAX_DIMS];
+    int version;     /* major version of the preamble, 1..3 */
+    int64_t data_off; /* preamble + header length: where the data starts */
+} ocad_npy_info;
+/* Bytes of the preamble (magic, version, length field) for version v. */
+#define OCAD_NPY_PREAMBLE(v) ((v) == 1 ? 10 : 12)
+/*
+ * Parse the preamble at the start of buf (n bytes, at least 12 or the whole
+ * file): fills in->version and in->data_off. 0, or -1 with *why set.
+ */
+CORE_HIDDEN int ocad_npy_parse_preamble(const unsigned char *buf, int64_t n,
+                                        ocad_npy_info *in, const char **why);
+/*
+ * Parse a whole header (preamble and dict, buf holding at least data_off
+ * bytes, more is ignored). 0, or -1 with *why a static message naming the
+ * fault. Needs no NUL terminator: it never reads past buf + n.
+ */
+CORE_HIDDEN int ocad_npy_parse(const void *buf, int64_t n, ocad_npy_info *in,
+                               const char **why);
+/* The header numpy would write for in (malloc'ed, *len a multiple of 64);
+   0, -ENOMEM, or -EINVAL if in is not one the parser accepts. */
+CORE_HIDDEN int ocad_npy_format(const ocad_npy_info *in, char **hdr,
+                                int64_t *len);
+/* Item size in bytes of a simple descr ("<f4", "|u1", "<U3"), 0 if unknown. */
+CORE_HIDDEN int64_t ocad_npy_itemsize(const char *descr);
 /* The header for a's file (malloc'ed, *len a multiple of 64 bytes). */
 CORE_HIDDEN int ocad_npy_header(passion_ctx *ctx, const passion_array *a,
                                 char **hdr, int64_t *len);

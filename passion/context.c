@@ -51,6 +51,7 @@ int core_errno_code(int e)
     case EPERM:
     case EROFS: return PASSION_EACCES;
     case EINVAL: return PASSION_EINVAL;
+    case ENOTSUP: return PASSION_ENOTSUP;
     default: return PASSION_EIO;
     }
 }

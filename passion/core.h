@@ -18,9 +18,13 @@
 #define CORE_HIDDEN __attribute__((visibility("hidden")))
 #define CORE_DETAIL_MAX 512
 
-/* Slots for state that upper layers hang on a context (no upward calls:
-   passion_finalize only runs the destructor the owner registered). */
-enum { CORE_EXT_PF = 0, CORE_EXT_COLL = 1, CORE_EXT_MAX = 4 };
+/* Opaque slots for state hung on a context: the driver's own state (the
+   fault driver's call counter), the collective layer's, the asynchronous
+   engine's (no upward calls: passion_finalize only runs the destructor the
+   owner registered, highest slot first, so the engine is drained before
+   any driver state goes). */
+enum { CORE_EXT_DRV = 0, CORE_EXT_COLL = 1, CORE_EXT_ENGINE = 2,
+       CORE_EXT_MAX = 4 };
 
 /*
  * The options of a context (passion/options.c holds the key table that
@@ -82,7 +86,6 @@ struct passion_ctx {
        latency / bandwidth agreed over ranks (0 = not measured) */
     int file_tries;
     double file_lat, file_bw;
-    int64_t fault_calls; /* requests seen by the fault driver */
     /* state owned by upper layers (prefetch engine...), freed by
        passion_finalize through the destructor they registered */
     void *ext[CORE_EXT_MAX];
@@ -156,11 +159,26 @@ typedef struct core_iov {
 enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
        CORE_O_TRUNC = 4, CORE_O_EXCL = 8 };
 
+/* Advice about a file range (a hint: the driver may ignore it). */
+enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };
+
+#define CORE_ALIGN 4096         /* O_DIRECT alignment of buffer, offset, length */
+#define CORE_BOUNCE (4 << 20)   /* bytes per bounced O_DIRECT request */
+#define CORE_MAXREQ (1LL << 30) /* bytes per driver request */
+#define CORE_QDEPTH 64          /* ops in flight in the io_uring ring */
+
+/*
+ * The ops table of a driver. Every descriptor, system call and io_uring
+ * submission stays behind it (ROMIO's ADIO rule): layers above see a
+ * core_fh and call the core_io_* functions below.
+ */
 typedef struct core_driver_ops {
     const char *name;
     int (*open)(passion_ctx *ctx, const char *path, int flags, int direct,
                 core_fh **fh);
-    /* One request; returns bytes moved (maybe short, 0 = EOF) or -errno. */
+    /* One request; returns bytes moved (maybe short, 0 = EOF) or -errno.
+       On a handle with align > 1, reads come aligned (core_io_once
+       bounces them); writes may come unaligned. */
     int64_t (*pread)(core_fh *fh, void *buf, int64_t len, int64_t off);
     int64_t (*pwrite)(core_fh *fh, const void *buf, int64_t len,
                       int64_t off);
@@ -169,14 +187,36 @@ typedef struct core_driver_ops {
     int (*sync)(core_fh *fh);
     int (*drop_cache)(core_fh *fh);
     int (*close)(core_fh *fh);
-    /* Optional: issue n reads at once and wait for all, filling res;
-       returns 0, or -ENOSYS when it cannot batch (the caller then reads
-       one by one). */
-    int (*read_batch)(core_fh *fh, core_iov *v, int n);
-    /* Optional: the descriptors behind the handle, for asynchronous
-       engines (io_uring): *fd buffered, *dfd O_DIRECT or -1. Drivers that
-       leave it NULL are driven through pread/pwrite from a worker. */
-    int (*fds)(core_fh *fh, int *fd, int *dfd);
+    /*
+     * Optional, for the engine's io_uring only (passion/eng_uring.c): the
+     * descriptor on which the kernel may run this (already aligned)
+     * request, and whether it goes through the page cache; -1 when the
+     * request must go through pread/pwrite (then it runs on the worker
+     * thread). NULL: every asynchronous request runs on the worker.
+     */
+    int (*ring_fd)(core_fh *fh, int write, const void *buf, int64_t len,
+                   int64_t off, int *buffered);
+    /* Optional: per mille of [lo, hi) in the page cache, or -1 unknown. */
+    int (*cached)(core_fh *fh, int64_t lo, int64_t hi);
+    /* Optional: pass a hint on; 1 given, 0 not (never an error). */
+    int (*advise)(core_fh *fh, int64_t off, int64_t len, int advice);
+    /* Optional: time uncached reads of [lo, hi) (calibration, outside the
+       counters) with buf of big bytes; leaves *lat / *bw untouched when it
+       cannot measure. */
+    void (*measure)(core_fh *fh, int64_t lo, int64_t hi, char *buf,
+                    int64_t big, double *lat, double *bw);
+    /* The driver calls MPI: running it on the worker thread needs
+       MPI_THREAD_MULTIPLE. */
+    int needs_mpi_thread;
+    /* Path operations, for publishing a created file atomically (a
+       temporary renamed into place): rename from -> to in one step
+       (noreplace: fail with -EEXIST if to exists); remove a file; make
+       the directory entry of path durable (fsync of its directory).
+       -errno on failure; -ENOTSUP where the driver cannot. */
+    int (*rename)(passion_ctx *ctx, const char *from, const char *to,
+                  int noreplace);
+    int (*unlink)(passion_ctx *ctx, const char *path);
+    int (*sync_dir)(passion_ctx *ctx, const char *path);
 } core_driver_ops;
 
 /* The part every driver's handle starts with. */
@@ -184,12 +224,26 @@ struct core_fh {
     const core_driver_ops *ops;
     passion_ctx *ctx;
     char *path;
+    int align; /* > 1: O_DIRECT, reads must be aligned to it */
 };
 
 CORE_HIDDEN const core_driver_ops *core_driver_get(int id);
+/* The posix path operations (drv_posix.c), shared by drivers whose files
+   live on a posix file system (mpiio, fault). */
+CORE_HIDDEN int core_posix_rename(passion_ctx *ctx, const char *from,
+                                  const char *to, int noreplace);
+CORE_HIDDEN int core_posix_unlink(passion_ctx *ctx, const char *path);
+CORE_HIDDEN int core_posix_sync_dir(passion_ctx *ctx, const char *path);
 extern CORE_HIDDEN const core_driver_ops core_drv_posix;
 extern CORE_HIDDEN const core_driver_ops core_drv_mpiio;
 extern CORE_HIDDEN const core_driver_ops core_drv_fault;
+
+/* Posix helpers shared by the drivers (drv_posix.c). */
+CORE_HIDDEN int core_posix_cached(int fd, int64_t lo, int64_t hi);
+CORE_HIDDEN int core_posix_advise(int fd, int64_t off, int64_t len,
+                                  int advice);
+/* Fault driver (tests): count requests from 0 again. */
+CORE_HIDDEN void core_fault_rearm(passion_ctx *ctx);
 
 /* Open with the context's driver; errors recorded with the path. */
 CORE_HIDDEN int core_io_open(passion_ctx *ctx, const char *path, int flags,
@@ -198,22 +252,152 @@ CORE_HIDDEN int core_io_close(core_fh *fh);
 /*
  * Read/write exactly len bytes at off, looping on short counts and EINTR;
  * counts one io_call per driver request. A read that meets end of file
- * returns PASSION_ESHORT. Errors carry the path and offset.
+ * returns PASSION_ESHORT. Errors carry the path and offset. Safe on a
+ * helper thread as long as the calling thread does no I/O on the context
+ * meanwhile (counters are plain fields).
  */
 CORE_HIDDEN int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off);
 CORE_HIDDEN int core_io_write(core_fh *fh, const void *buf, int64_t len,
                               int64_t off);
 /*
- * Read n pieces, kept in flight together where the driver can (io_uring),
+ * One driver request with the O_DIRECT alignment applied (the one place
+ * that does it): an unaligned read on an aligned handle goes through an
+ * aligned bounce buffer covering it (at most CORE_BOUNCE bytes: a short
+ * count); unaligned writes are the driver's (posix: its buffered
+ * descriptor). Bytes moved or -errno; touches no counter.
+ */
+CORE_HIDDEN int64_t core_io_once(core_fh *fh, int write, void *buf,
+                                 int64_t len, int64_t off);
+/* Does a read of (buf, len, off) on fh need the bounce? If so, the
+   aligned span to read instead is [*a0, *a0 + *alen), alen <= limit. */
+CORE_HIDDEN int core_io_bounce_span(const core_fh *fh, const void *buf,
+                                    int64_t len, int64_t off, int64_t limit,
+                                    int64_t *a0, int64_t *alen);
+/*
+ * Read n pieces, kept in flight together where the engine can (io_uring),
  * else one after the other; every piece is read exactly, as core_io_read.
  * Counts one io_call per piece (plus any call finishing a short piece).
+ * Calling thread only (it drives the context's engine).
  */
 CORE_HIDDEN int core_io_read_batch(core_fh *fh, core_iov *v, int n);
-/* Reads the context's driver keeps in flight at once (1: no batching). */
+/* Reads the context's driver and engine keep in flight at once (1: no
+   batching: a driver without io_uring, or the engine forced to thread). */
 CORE_HIDDEN int core_io_concurrency(const passion_ctx *ctx);
 CORE_HIDDEN int core_io_size(core_fh *fh, int64_t *bytes);
 CORE_HIDDEN int core_io_resize(core_fh *fh, int64_t bytes);
 CORE_HIDDEN int core_io_sync(core_fh *fh);
 CORE_HIDDEN int core_io_drop_cache(core_fh *fh);
+/* Per mille of the file range [lo, hi) in the page cache, -1 unknown. */
+CORE_HIDDEN int core_io_cached(core_fh *fh, int64_t lo, int64_t hi);
+/* Give the driver a hint about a range: 1 passed on, 0 not (O_DIRECT, a
+   driver without hints); never an error. */
+CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
+                               int advice);
+/*
+ * Calibration reads: time, on uncached pages of [lo, hi), one streamed
+ * read of up to 1 MiB (at most the budget) and up to 8 single-page reads;
+ * *lat = their median, *bw = the streamed bytes / (its time - latency).
+ * Outside the counters; values left 0 when the driver cannot measure or
+ * too little of the range is uncached.
+ */
+CORE_HIDDEN void core_io_measure(core_fh *fh, int64_t lo, int64_t hi,
+                                 double *lat, double *bw);
+
+/*
+ * Atomic creation (ocad/file.c): a file is created under the temporary
+ * name core_io_temp_name(path) in the same directory, sized, written and
+ * synced there, and core_io_publish renames it onto path (replacing any
+ * old file in one step), syncs the directory and makes fh carry the new
+ * path (errors recorded with the paths). core_io_discard removes an
+ * unpublished temporary after a failure, best effort: it returns 0 or
+ * -errno and leaves the context's detail alone.
+ */
+#define CORE_TEMP_SUFFIX ".passion-tmp"
+/* "dir/.base.passion-tmp" for "dir/base" (malloc'ed, NULL if no memory). */
+CORE_HIDDEN char *core_io_temp_name(const char *path);
+CORE_HIDDEN int core_io_publish(core_fh *fh, const char *path, int noreplace);
+CORE_HIDDEN int core_io_discard(passion_ctx *ctx, const char *temp);
+
+/* ---- the asynchronous engine (engine.c, eng_uring.c, eng_thread.c) ---- */
+
+typedef struct core_op core_op;
+
+#define CORE_EOF (-1) /* op->err: end of file before len bytes */
+
+/*
+ * One asynchronous read or write of len bytes at off on a handle. The
+ * caller fills write, buf, len, off, fn, arg (and may set noasync: keep a
+ * buffered request inline in the submitting call instead of on a kernel
+ * worker); the engine runs it to the end (short counts resubmitted), then,
+ * on the calling thread inside core_aio_progress, the core counts it
+ * (io_calls, bytes) and sets rc (0 or a PASSION_E* code with the detail
+ * written), and calls fn. The op belongs to the engine from submit to fn.
+ */
+struct core_op {
+    int write;
+    int noasync;
+    char *buf;
+    int64_t len, off;
+    void (*fn)(core_op *op);
+    void *arg;
+    /* results, valid in fn */
+    int64_t done;   /* bytes moved */
+    int rc;
+    /* the engine's */
+    core_fh *fh;
+    int64_t calls;  /* driver requests / SQEs issued */
+    int err;        /* 0, a positive errno, or CORE_EOF */
+    int fd, buffered;   /* io_uring: descriptor, page cache */
+    char *bounce;       /* io_uring, unaligned O_DIRECT read: aligned copy */
+    int64_t b0, blen;   /* its file offset and length */
+    int where;          /* engine queue it went to */
+    core_op *next;
+};
+
+/* The engine of the context, started on first use: PASSION_ENGINE_URING
+   or _THREAD in *kind. */
+CORE_HIDDEN int core_engine_kind(passion_ctx *ctx, int *kind);
+/* The engine asked for by the option engine and PASSION_ENGINE (which
+   wins); PASSION_EINVAL for a bad variable. Starts nothing. */
+CORE_HIDDEN int core_engine_wanted(passion_ctx *ctx, int *kind);
+/* Hand an op to the context's engine; 0, or a code (op not taken). */
+CORE_HIDDEN int core_aio_submit(core_fh *fh, core_op *op);
+/* Between plug and unplug, submitted ops are queued and go to the kernel
+   together at unplug (one system call for a batch); calls nest. */
+CORE_HIDDEN void core_aio_plug(passion_ctx *ctx);
+CORE_HIDDEN void core_aio_unplug(passion_ctx *ctx);
+/* Complete ops (count them, run their fn); block = wait for one when none
+   is ready and some are in flight. Ops completed, or < 0. */
+CORE_HIDDEN int core_aio_progress(passion_ctx *ctx, int block);
+/* Ops in flight on the context. */
+CORE_HIDDEN int64_t core_aio_inflight(passion_ctx *ctx);
+/* Ops run synchronously at submit because their driver calls MPI and MPI
+   does not provide MPI_THREAD_MULTIPLE (the fallback of engine.c). */
+CORE_HIDDEN int64_t core_aio_ran_inline(const passion_ctx *ctx);
+/* Tests: make io_uring setup fail with errno e (0 = normal). */
+CORE_HIDDEN void core_test_uring_fail(int e);
+CORE_HIDDEN int core_test_uring_errno(void);
+
+/* Engine internals (passion/ only). */
+typedef struct core_engine core_engine;
+typedef struct core_engine_ops {
+    const char *name;
+    int (*start)(core_engine *e);  /* 0 or -errno, nothing left allocated */
+    void (*submit)(core_engine *e, core_op *op); /* never fails */
+    core_op *(*reap)(core_engine *e, int block); /* one done op or NULL */
+    void (*stop)(core_engine *e);  /* every op reaped before */
+    void (*flush)(core_engine *e); /* optional: issue what plugged held */
+} core_engine_ops;
+struct core_engine {
+    const core_engine_ops *ops;
+    void *impl;
+    int64_t inflight;
+    int plugged; /* > 0: submit queues, flush issues (one system call) */
+};
+extern CORE_HIDDEN const core_engine_ops core_engine_uring;
+extern CORE_HIDDEN const core_engine_ops core_engine_thread;
+/* Run an op to the end with core_io_once (worker thread, or the calling
+   thread when the driver may not run on the worker). */
+CORE_HIDDEN void core_op_run(core_op *op);
 
 #endif

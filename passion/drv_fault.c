@@ -5,10 +5,41 @@
  * fault_short every request moves at most half of what was asked (at least
  * one byte), to exercise the callers' short-count loops. fault_ranks limits
  * the faults to one rank.
+ *
+ * Access: synchronous requests; batched reads one by one and asynchronous
+ * requests on the engine's worker thread (no ring_fd: every request goes
+ * through fault_pread / fault_pwrite, so that every one can fail); the
+ * page-cache probe is the posix driver's; no advice, no calibration.
  */
 #include "core.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* The driver's state in the context's driver slot (CORE_EXT_DRV), made by
+   the first open on the calling thread. Requests may come from the
+   calling thread and the engine's worker at once: the count is atomic. */
+typedef struct fault_state {
+    _Atomic int64_t calls; /* requests seen */
+} fault_state;
+
+static void state_free(passion_ctx *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static fault_state *state(passion_ctx *ctx)
+{
+    return ctx->ext[CORE_EXT_DRV];
+}
+
+void core_fault_rearm(passion_ctx *ctx)
+{
+    if (state(ctx))
+        atomic_store(&state(ctx)->calls, 0);
+}
 
 static int faulty(passion_ctx *ctx)
 {
@@ -18,9 +49,10 @@ static int faulty(passion_ctx *ctx)
 /* 1 if this request must fail: counts requests per context. */
 static int fail_now(passion_ctx *ctx)
 {
-    if (!faulty(ctx) || ctx->opt.fault_fail_at <= 0)
+    if (!faulty(ctx) || ctx->opt.fault_fail_at <= 0 || !state(ctx))
         return 0;
-    return ++ctx->fault_calls == ctx->opt.fault_fail_at;
+    return atomic_fetch_add(&state(ctx)->calls, 1) + 1 ==
+           ctx->opt.fault_fail_at;
 }
 
 static int64_t shorten(passion_ctx *ctx, int64_t len)
@@ -33,6 +65,14 @@ static int64_t shorten(passion_ctx *ctx, int64_t len)
 static int fault_open(passion_ctx *ctx, const char *path, int flags,
                       int direct, core_fh **out)
 {
+    if (!ctx->ext[CORE_EXT_DRV]) {
+        fault_state *st = calloc(1, sizeof *st);
+        if (!st)
+            return -ENOMEM;
+        atomic_init(&st->calls, 0);
+        ctx->ext[CORE_EXT_DRV] = st;
+        ctx->ext_free[CORE_EXT_DRV] = state_free;
+    }
     return core_drv_posix.open(ctx, path, flags, direct, out);
 }
 
@@ -76,6 +116,11 @@ static int fault_close(core_fh *fh)
     return core_drv_posix.close(fh);
 }
 
+static int fault_cached(core_fh *fh, int64_t lo, int64_t hi)
+{
+    return core_drv_posix.cached(fh, lo, hi);
+}
+
 const core_driver_ops core_drv_fault = {
     .name = "fault",
     .open = fault_open,
@@ -86,4 +131,9 @@ const core_driver_ops core_drv_fault = {
     .sync = fault_sync,
     .drop_cache = fault_drop_cache,
     .close = fault_close,
+    .cached = fault_cached,
+    /* the files live on a posix file system: the same path operations */
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

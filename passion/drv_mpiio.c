@@ -2,6 +2,14 @@
  * drv_mpiio.c - the mpiio driver: independent MPI-IO (ROMIO) calls at
  * explicit offsets on a file opened on MPI_COMM_SELF, so that every rank
  * can use it independently; passion's collective methods sit above.
+ *
+ * Access: synchronous requests; batched reads one by one (no ring_fd:
+ * ROMIO's descriptor stays ROMIO's); asynchronous requests on the engine's
+ * worker thread when MPI provides MPI_THREAD_MULTIPLE, else run
+ * synchronously when submitted (engine.c). The page-cache probe and
+ * advice go through a descriptor of their own on the path (the page cache
+ * is the file's, shared by every descriptor); no calibration reads (the
+ * cost model keeps its defaults or the options).
  */
 #include "core.h"
 
@@ -118,9 +126,31 @@ static int mpiio_drop_cache(core_fh *fh)
     int fd = open(fh->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    rc = core_posix_advise(fd, 0, 0, CORE_ADV_DONTNEED);
     close(fd);
-    return e ? -e : 0;
+    return rc;
+}
+
+static int mpiio_cached(core_fh *fh, int64_t lo, int64_t hi)
+{
+    int fd = open(fh->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int pm = core_posix_cached(fd, lo, hi);
+    close(fd);
+    return pm;
+}
+
+static int mpiio_advise(core_fh *fh, int64_t off, int64_t len, int advice)
+{
+    if (advice == CORE_ADV_RANDOM)
+        return 0; /* a property of a descriptor: not ours to set */
+    int fd = open(fh->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int rc = core_posix_advise(fd, off, len, advice);
+    close(fd);
+    return rc == 0;
 }
 
 static int mpiio_close(core_fh *fh)
@@ -141,4 +171,11 @@ const core_driver_ops core_drv_mpiio = {
     .sync = mpiio_sync,
     .drop_cache = mpiio_drop_cache,
     .close = mpiio_close,
+    .cached = mpiio_cached,
+    .advise = mpiio_advise,
+    .needs_mpi_thread = 1,
+    /* the files live on a posix file system: the same path operations */
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

@@ -1,47 +1,34 @@
 /*
  * drv_posix.c - the posix driver: pread/pwrite on a file descriptor, with
- * optional O_DIRECT.
+ * optional O_DIRECT, and the posix means of the driver ops: descriptors
+ * for the engine's io_uring (ring_fd), the page-cache probe (cachestat(2),
+ * else mincore(2)), advice (posix_fadvise) and the calibration reads.
  *
- * With O_DIRECT, requests whose buffer, offset and length are aligned go
- * straight to the device; unaligned reads go through an aligned bounce
- * buffer (the covering aligned range, at most POSIX_BOUNCE bytes per call,
- * so the caller's loop sees a short count), unaligned writes through a
- * second, buffered descriptor (the kernel flushes cached pages of a range
- * before direct I/O on it, so both views stay coherent).
+ * With O_DIRECT the handle has align = 4096: reads come aligned (io.c's
+ * core_io_once and the engine bounce unaligned ones), aligned writes go
+ * straight to the device, unaligned writes through a second, buffered
+ * descriptor (the kernel flushes cached pages of a range before direct
+ * I/O on it, so both views stay coherent).
  *
- * Batched reads (read_batch) go through a small io_uring ring per handle,
- * made on first use and guarded by a mutex, so that many requests are in
- * flight at once: a disk serves them concurrently, which hides most of
- * each request's latency. Without io_uring (or for unaligned O_DIRECT
- * pieces) the batch is refused with -ENOSYS and read one by one.
+ * Invariants: no descriptor leaves passion/ (ring_fd is for the engine
+ * only); nothing here touches the context's counters.
  */
 #include "core.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#ifdef PASSION_HAVE_URING
-#include <liburing.h>
-#endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
-
-#define POSIX_ALIGN 4096
-#define POSIX_BOUNCE (4 << 20)
-
-#define POSIX_RING 64
 
 typedef struct posix_fh {
     core_fh base;
     int fd;   /* buffered */
     int dfd;  /* O_DIRECT, or -1 */
-    pthread_mutex_t lock; /* guards the ring */
-    int ring_state;       /* 0 not tried, 1 ready, -1 unavailable */
-#ifdef PASSION_HAVE_URING
-    struct io_uring ring;
-#endif
 } posix_fh;
 
 static int posix_open(passion_ctx *ctx, const char *path, int flags,
@@ -59,7 +46,6 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
     if (!h)
         return -ENOMEM;
     h->dfd = -1;
-    pthread_mutex_init(&h->lock, NULL);
     h->fd = open(path, of | O_CLOEXEC, 0644);
     if (h->fd < 0) {
         int e = errno;
@@ -75,6 +61,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
             free(h);
             return -e;
         }
+        h->base.align = CORE_ALIGN;
     }
     *out = &h->base;
     return 0;
@@ -82,53 +69,46 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
 
 static int aligned(const void *buf, int64_t len, int64_t off)
 {
-    return ((uintptr_t)buf % POSIX_ALIGN) == 0 && len % POSIX_ALIGN == 0 &&
-           off % POSIX_ALIGN == 0;
+    return ((uintptr_t)buf % CORE_ALIGN) == 0 && len % CORE_ALIGN == 0 &&
+           off % CORE_ALIGN == 0;
+}
+
+/* The descriptor for a request: O_DIRECT when there is one and the
+   request is aligned, else the buffered one. */
+static int fd_for(const posix_fh *h, const void *buf, int64_t len,
+                  int64_t off)
+{
+    return h->dfd >= 0 && aligned(buf, len, off) ? h->dfd : h->fd;
 }
 
 static int64_t posix_pread(core_fh *fh, void *buf, int64_t len, int64_t off)
 {
     posix_fh *h = (posix_fh *)fh;
-    if (len > (1LL << 30))
-        len = 1LL << 30;
-    if (h->dfd < 0 || aligned(buf, len, off)) {
-        ssize_t n = pread(h->dfd >= 0 ? h->dfd : h->fd, buf, (size_t)len, off);
-        return n < 0 ? -errno : n;
-    }
-    int64_t a0 = off / POSIX_ALIGN * POSIX_ALIGN;
-    int64_t a1 = (off + len + POSIX_ALIGN - 1) / POSIX_ALIGN * POSIX_ALIGN;
-    if (a1 - a0 > POSIX_BOUNCE)
-        a1 = a0 + POSIX_BOUNCE;
-    void *b;
-    if (posix_memalign(&b, POSIX_ALIGN, (size_t)(a1 - a0)))
-        return -ENOMEM;
-    ssize_t n = pread(h->dfd, b, (size_t)(a1 - a0), a0);
-    int64_t r;
-    if (n < 0) {
-        r = -errno;
-    } else {
-        r = n - (off - a0);
-        if (r < 0)
-            r = 0;
-        if (r > len)
-            r = len;
-        memcpy(buf, (char *)b + (off - a0), (size_t)r);
-    }
-    free(b);
-    return r;
+    if (len > CORE_MAXREQ)
+        len = CORE_MAXREQ;
+    ssize_t n = pread(fd_for(h, buf, len, off), buf, (size_t)len, off);
+    return n < 0 ? -errno : n;
 }
 
 static int64_t posix_pwrite(core_fh *fh, const void *buf, int64_t len,
                             int64_t off)
 {
     posix_fh *h = (posix_fh *)fh;
-    if (len > (1LL << 30))
-        len = 1LL << 30;
-    int fd = (h->dfd >= 0 && aligned(buf, len, off)) ? h->dfd : h->fd;
-    ssize_t n = pwrite(fd, buf, (size_t)len, off);
+    if (len > CORE_MAXREQ)
+        len = CORE_MAXREQ;
+    ssize_t n = pwrite(fd_for(h, buf, len, off), buf, (size_t)len, off);
     return n < 0 ? -errno : n;
 }
 
+static int posix_ring_fd(core_fh *fh, int write, const void *buf, int64_t len,
+                         int64_t off, int *buffered)
+{
+    (void)write;
+    posix_fh *h = (posix_fh *)fh;
+    int fd = fd_for(h, buf, len, off);
+    *buffered = fd != h->dfd;
+    return fd;
+}
 static int posix_size(core_fh *fh, int64_t *bytes)
 {
     struct stat st;
@@ -153,86 +133,254 @@ static int posix_drop_cache(core_fh *fh)
     posix_fh *h = (posix_fh *)fh;
     if (fdatasync(h->fd) && errno != EINVAL && errno != EBADF)
         return -errno;
-    int e = posix_fadvise(h->fd, 0, 0, POSIX_FADV_DONTNEED);
+    return core_posix_advise(h->fd, 0, 0, CORE_ADV_DONTNEED);
+}
+
+/* ---- advice, page-cache probe, calibration ---- */
+
+int core_posix_advise(int fd, int64_t off, int64_t len, int advice)
+{
+    int a = advice == CORE_ADV_WILLNEED   ? POSIX_FADV_WILLNEED
+            : advice == CORE_ADV_DONTNEED ? POSIX_FADV_DONTNEED
+                                          : POSIX_FADV_RANDOM;
+    int e = posix_fadvise(fd, off, len, a);
     return e ? -e : 0;
 }
 
-static int posix_fds(core_fh *fh, int *fd, int *dfd)
+static int posix_advise(core_fh *fh, int64_t off, int64_t len, int advice)
 {
     posix_fh *h = (posix_fh *)fh;
-    *fd = h->fd;
-    *dfd = h->dfd;
-    return 0;
+    if (h->dfd >= 0)
+        return 0; /* O_DIRECT bypasses the page cache: no hint */
+    return core_posix_advise(h->fd, off, len, advice) == 0;
 }
 
-static int posix_read_batch(core_fh *fh, core_iov *v, int n)
-{
-#ifdef PASSION_HAVE_URING
-    posix_fh *h = (posix_fh *)fh;
-    for (int i = 0; i < n; i++)
-        if (h->dfd >= 0 && !aligned(v[i].buf, v[i].len, v[i].off))
-            return -ENOSYS;
-    pthread_mutex_lock(&h->lock);
-    if (h->ring_state == 0)
-        h->ring_state =
-            io_uring_queue_init(POSIX_RING, &h->ring, 0) == 0 ? 1 : -1;
-    int rc = h->ring_state == 1 ? 0 : -ENOSYS;
-    int fd = h->dfd >= 0 ? h->dfd : h->fd;
-    for (int first = 0; first < n && !rc; first += POSIX_RING) {
-        int m = n - first < POSIX_RING ? n - first : POSIX_RING;
-        for (int i = 0; i < m; i++) {
-            core_iov *p = &v[first + i];
-            struct io_uring_sqe *sqe = io_uring_get_sqe(&h->ring);
-            unsigned len = p->len > (1LL << 30) ? 1U << 30 : (unsigned)p->len;
-            io_uring_prep_read(sqe, fd, p->buf, len, (uint64_t)p->off);
-            io_uring_sqe_set_data64(sqe, (uint64_t)(first + i));
-            p->res = -EINTR; /* not completed yet */
-        }
-        int sub = io_uring_submit(&h->ring);
-        if (sub < 0) {
-            rc = sub;
-            break;
-        }
-        for (int got = 0; got < sub;) {
-            struct io_uring_cqe *cqe;
-            int e = io_uring_wait_cqe(&h->ring, &cqe);
-            if (e == -EINTR)
-                continue;
-            if (e < 0) {
-                rc = e;
-                break;
-            }
-            v[io_uring_cqe_get_data64(cqe)].res = cqe->res;
-            io_uring_cqe_seen(&h->ring, cqe);
-            got++;
-        }
-        if (!rc && sub < m)
-            rc = -EIO; /* the kernel took fewer than prepared */
-    }
-    pthread_mutex_unlock(&h->lock);
-    return rc;
-#else
-    (void)fh;
-    (void)v;
-    (void)n;
-    return -ENOSYS;
+/*
+ * cachestat(2) (Linux 6.5): the page-cache pages of a file range without
+ * mapping the file. Its number is 451 in the common syscall
+ * table (x86-64, arm64, riscv...). -1 where it is not available.
+ */
+#if defined(__NR_cachestat)
+#define CORE_NR_CACHESTAT __NR_cachestat
+#elif defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
+#define CORE_NR_CACHESTAT 451
 #endif
+
+/* Pages of [off, off + len) in the page cache; -1 if unknown. */
+static int64_t cached_pages(int fd, int64_t off, int64_t len)
+{
+#ifdef CORE_NR_CACHESTAT
+    struct {
+        uint64_t off, len;
+    } range = {(uint64_t)off, (uint64_t)len};
+    struct {
+        uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+            nr_recently_evicted;
+    } cs;
+    memset(&cs, 0, sizeof cs);
+    if (syscall(CORE_NR_CACHESTAT, (unsigned)fd, &range, &cs, 0u) != 0)
+        return -1;
+    return (int64_t)cs.nr_cache;
+#else
+    (void)fd, (void)off, (void)len;
+    return -1;
+#endif
+}
+
+/* Per mille of [lo, hi) cached, by cachestat; -1 if unavailable. At most
+   16 looks of 16 pages spread over the extent: the kernel walks every page
+   of the range asked (about 10 ns each), so a whole 64 MiB extent would
+   cost more than a small section's read. */
+static int cached_cachestat(int fd, int64_t lo, int64_t hi, int64_t pg)
+{
+    const int64_t win = 16, maxlooks = 16;
+    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
+    int64_t looks = (npages + win - 1) / win, step = 1;
+    if (looks > maxlooks) {
+        step = (npages - win) / (maxlooks - 1);
+        looks = maxlooks;
+    }
+    int64_t seen = 0, in = 0;
+    for (int64_t k = 0; k < looks; k++) {
+        int64_t a = looks == maxlooks ? p0 + k * step : p0 + k * win;
+        int64_t n = p1 - a < win ? p1 - a : win;
+        if (n <= 0)
+            break;
+        int64_t c = cached_pages(fd, a * pg, n * pg);
+        if (c < 0)
+            return -1;
+        seen += n;
+        in += c < n ? c : n;
+    }
+    return seen ? (int)(in * 1000 / seen) : -1;
+}
+
+int core_posix_cached(int fd, int64_t lo, int64_t hi)
+{
+    const int64_t pg = 4096, win = 256; /* pages per look */
+    int64_t p0 = lo / pg, p1 = (hi + pg - 1) / pg, npages = p1 - p0;
+    if (npages <= 0)
+        return -1;
+    int pm = cached_cachestat(fd, lo, hi, pg);
+    if (pm >= 0)
+        return pm;
+    /* older kernels: mincore over at most 64 windows spread over the
+       extent */
+    int64_t looks = (npages + win - 1) / win, step = 1;
+    if (looks > 64) {
+        step = looks / 64;
+        looks = 64;
+    }
+    unsigned char vec[256];
+    int64_t seen = 0, in = 0;
+    for (int64_t k = 0; k < looks; k++) {
+        int64_t a = p0 + k * step * win, n = p1 - a < win ? p1 - a : win;
+        if (n <= 0)
+            break;
+        void *m = mmap(NULL, (size_t)(n * pg), PROT_READ, MAP_SHARED, fd,
+                       (off_t)(a * pg));
+        if (m == MAP_FAILED)
+            break;
+        if (mincore(m, (size_t)(n * pg), vec) == 0)
+            for (int64_t i = 0; i < n; i++) {
+                seen++;
+                in += vec[i] & 1;
+            }
+        munmap(m, (size_t)(n * pg));
+    }
+    return seen ? (int)(in * 1000 / seen) : -1;
+}
+
+static int posix_cached(core_fh *fh, int64_t lo, int64_t hi)
+{
+    return core_posix_cached(((posix_fh *)fh)->fd, lo, hi);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * One rank's measurement on uncached pages of its extent [lo, hi): one
+ * read of up to `big` bytes of uncached pages, then up to 8 single-page
+ * reads spread over the extent (latency: their median; bandwidth: the big
+ * read's bytes / (its time - latency)). Pages the page cache holds are
+ * never timed.
+ */
+static void measure_fd(int fd, int64_t lo, int64_t hi, char *buf,
+                       int64_t big, double *lat, double *bw)
+{
+    const int64_t pg = 4096;
+    int64_t a0 = (lo + pg - 1) / pg * pg, a1 = hi / pg * pg;
+    if (a1 - a0 < 16 * pg || big < pg)
+        return;
+    /* the bandwidth window first: the first wholly uncached one of four
+       candidates; the single-page reads then skip its (now cached) pages */
+    int64_t len = (a1 - a0) / 4 / pg * pg, got = 0;
+    double tbw = 0;
+    if (len > big)
+        len = big;
+    for (int k = 0; k < 4 && len >= 64 * 1024; k++) {
+        int64_t off = a0 + ((a1 - a0) * k / 4) / pg * pg;
+        if (off + len > a1 || cached_pages(fd, off, len) != 0)
+            continue;
+        double t0 = core_now();
+        ssize_t n = pread(fd, buf, (size_t)len, (off_t)off);
+        tbw = core_now() - t0;
+        got = n == (ssize_t)len ? len : 0;
+        break;
+    }
+    double t[8];
+    int nt = 0;
+    int64_t span = (a1 - a0) / pg;
+    for (int k = 0; k < 8; k++) {
+        int64_t off = a0 + (span * (2 * k + 1) / 16) * pg;
+        if (cached_pages(fd, off, pg) != 0)
+            continue;
+        double t0 = core_now();
+        ssize_t n = pread(fd, buf, (size_t)pg, (off_t)off);
+        double dt = core_now() - t0;
+        if (n == (ssize_t)pg)
+            t[nt++] = dt;
+    }
+    if (nt >= 3) {
+        qsort(t, (size_t)nt, sizeof t[0], cmp_double);
+        *lat = t[nt / 2];
+        if (got && tbw > *lat)
+            *bw = (double)got / (tbw - *lat);
+    }
+}
+
+/* The calibration reads go to a descriptor of their own (O_DIRECT if the
+   file uses it), without readahead: the kernel would otherwise read ahead
+   of the big read (read_ahead_kb) and leave no uncached page to time; the
+   handle's descriptors keep theirs. */
+static void posix_measure(core_fh *fh, int64_t lo, int64_t hi, char *buf,
+                          int64_t big, double *lat, double *bw)
+{
+    posix_fh *h = (posix_fh *)fh;
+    int cfd = open(fh->path, O_RDONLY | O_CLOEXEC |
+                                 (h->dfd >= 0 ? O_DIRECT : 0));
+    if (cfd < 0)
+        return;
+    core_posix_advise(cfd, 0, 0, CORE_ADV_RANDOM);
+    measure_fd(cfd, lo, hi, buf, big, lat, bw);
+    close(cfd);
 }
 
 static int posix_close(core_fh *fh)
 {
     posix_fh *h = (posix_fh *)fh;
     int rc = 0;
-#ifdef PASSION_HAVE_URING
-    if (h->ring_state == 1)
-        io_uring_queue_exit(&h->ring);
-#endif
-    pthread_mutex_destroy(&h->lock);
     if (h->dfd >= 0 && close(h->dfd))
         rc = -errno;
     if (close(h->fd) && !rc)
         rc = -errno;
     free(h);
+    return rc;
+}
+
+/* ---- path operations (atomic creation) ---- */
+
+int core_posix_rename(passion_ctx *ctx, const char *from, const char *to,
+                      int noreplace)
+{
+    (void)ctx;
+    if (!noreplace)
+        return rename(from, to) ? -errno : 0;
+    if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -errno;
+    /* a file system without RENAME_NOREPLACE: link fails if to exists */
+    if (link(from, to))
+        return -errno;
+    return unlink(from) ? -errno : 0;
+}
+
+int core_posix_unlink(passion_ctx *ctx, const char *path)
+{
+    (void)ctx;
+    return unlink(path) && errno != ENOENT ? -errno : 0;
+}
+
+int core_posix_sync_dir(passion_ctx *ctx, const char *path)
+{
+    (void)ctx;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+                      : strdup(".");
+    if (!dir)
+        return -ENOMEM;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0)
+        return -errno;
+    /* some file systems cannot sync a directory (EINVAL): nothing to do */
+    int rc = fsync(fd) && errno != EINVAL ? -errno : 0;
+    close(fd);
     return rc;
 }
 
@@ -246,6 +394,11 @@ const core_driver_ops core_drv_posix = {
     .sync = posix_sync,
     .drop_cache = posix_drop_cache,
     .close = posix_close,
-    .read_batch = posix_read_batch,
-    .fds = posix_fds,
+    .ring_fd = posix_ring_fd,
+    .cached = posix_cached,
+    .advise = posix_advise,
+    .measure = posix_measure,
+    .rename = core_posix_rename,
+    .unlink = core_posix_unlink,
+    .sync_dir = core_posix_sync_dir,
 };

@@ -1,9 +1,16 @@
 /*
- * io.c - the I/O driver table and the loops every layer uses on top of it.
+ * io.c - the I/O driver table and the calls every layer uses on top of it.
  *
  * Drivers do single requests and may return short counts; here we loop on
  * short counts and EINTR, count each request in the context's counters,
- * turn errno into passion codes, and write the detail (path, offset).
+ * turn errno into passion codes and write the detail (path, offset): the
+ * one place that does so for synchronous, batched and asynchronous
+ * requests (the engine hands completed ops to core_io_op_done on the
+ * calling thread). O_DIRECT alignment is also done once, here: unaligned
+ * reads on an aligned handle go through an aligned bounce buffer
+ * (core_io_once; the engine's ring uses the same core_io_bounce_span).
+ * Batched reads go to the context's engine, so that one io_uring ring
+ * serves them and the asynchronous requests.
  */
 #include "core.h"
 
@@ -60,31 +67,93 @@ int core_io_close(core_fh *fh)
     return rc;
 }
 
-int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off)
+/*
+ * The one place where a failed request becomes a code and a detail, for
+ * synchronous, batched and asynchronous requests alike. e: a positive
+ * errno, or CORE_EOF (a read that met the end of the file).
+ */
+static int io_fail(core_fh *fh, const char *how, int write, int64_t off,
+                   int64_t len, int e)
+{
+    if (e == CORE_EOF)
+        return core_err(fh->ctx, PASSION_ESHORT,
+                        "%sread %s at offset %lld: end of file with %lld "
+                        "bytes still wanted", how, fh->path, (long long)off,
+                        (long long)len);
+    return core_err(fh->ctx, core_errno_code(e),
+                    "%s%s %s at offset %lld (%lld bytes): %s", how,
+                    write ? "write" : "read", fh->path, (long long)off,
+                    (long long)len, strerror(e));
+}
+
+int core_io_bounce_span(const core_fh *fh, const void *buf, int64_t len,
+                        int64_t off, int64_t limit, int64_t *a0,
+                        int64_t *alen)
+{
+    const int64_t A = fh->align;
+    if (A <= 1 || ((uintptr_t)buf % (uintptr_t)A == 0 && len % A == 0 &&
+                   off % A == 0))
+        return 0;
+    int64_t s = off / A * A, e = (off + len + A - 1) / A * A;
+    if (e - s > limit)
+        e = s + limit / A * A;
+    *a0 = s;
+    *alen = e - s;
+    return 1;
+}
+
+int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
+                     int64_t off)
+{
+    if (len > CORE_MAXREQ)
+        len = CORE_MAXREQ;
+    int64_t a0, alen;
+    if (write || !core_io_bounce_span(fh, buf, len, off, CORE_BOUNCE, &a0,
+                                      &alen))
+        return write ? fh->ops->pwrite(fh, buf, len, off)
+                     : fh->ops->pread(fh, buf, len, off);
+    void *b;
+    if (posix_memalign(&b, (size_t)fh->align, (size_t)alen))
+        return -ENOMEM;
+    /* a short count that stops before the wanted bytes is not the end of
+       the file: read on into the bounce */
+    int64_t n, got = 0;
+    do {
+        n = fh->ops->pread(fh, (char *)b + got, alen - got, a0 + got);
+        if (n > 0)
+            got += n;
+    } while ((n > 0 || n == -EINTR) && got > 0 && got <= off - a0);
+    if (n >= 0 || got > off - a0) {
+        n = got - (off - a0);
+        if (n < 0)
+            n = 0;
+        if (n > len)
+            n = len;
+        memcpy(buf, (char *)b + (off - a0), (size_t)n);
+    }
+    free(b);
+    return n;
+}
+
+static int io_rw(core_fh *fh, int write, char *p, int64_t len, int64_t off)
 {
     passion_ctx *ctx = fh->ctx;
-    char *p = buf;
     double t0 = core_now();
     int rc = PASSION_OK;
     while (len > 0) {
-        int64_t n = fh->ops->pread(fh, p, len, off);
+        int64_t n = core_io_once(fh, write, p, len, off);
         ctx->cnt.io_calls++;
         if (n == -EINTR)
             continue;
-        if (n < 0) {
-            rc = core_err(ctx, core_errno_code((int)-n),
-                          "read %s at offset %lld (%lld bytes): %s", fh->path,
-                          (long long)off, (long long)len, strerror((int)-n));
+        if (n <= 0) {
+            rc = io_fail(fh, "", write, off, len,
+                         n < 0 ? (int)-n : write ? ENOSPC : CORE_EOF);
             break;
         }
-        if (n == 0) {
-            rc = core_err(ctx, PASSION_ESHORT,
-                          "read %s at offset %lld: end of file with %lld "
-                          "bytes still wanted", fh->path, (long long)off,
-                          (long long)len);
-            break;
-        }
-        ctx->cnt.bytes_read += (uint64_t)n;
+        if (write)
+            ctx->cnt.bytes_written += (uint64_t)n;
+        else
+            ctx->cnt.bytes_read += (uint64_t)n;
         p += n;
         off += n;
         len -= n;
@@ -93,32 +162,31 @@ int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off)
     return rc;
 }
 
+int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off)
+{
+    return io_rw(fh, 0, buf, len, off);
+}
+
 int core_io_write(core_fh *fh, const void *buf, int64_t len, int64_t off)
 {
-    passion_ctx *ctx = fh->ctx;
-    const char *p = buf;
-    double t0 = core_now();
-    int rc = PASSION_OK;
-    while (len > 0) {
-        int64_t n = fh->ops->pwrite(fh, p, len, off);
-        ctx->cnt.io_calls++;
-        if (n == -EINTR)
-            continue;
-        if (n <= 0) {
-            int e = n == 0 ? ENOSPC : (int)-n;
-            rc = core_err(ctx, core_errno_code(e),
-                          "write %s at offset %lld (%lld bytes): %s",
-                          fh->path, (long long)off, (long long)len,
-                          strerror(e));
-            break;
-        }
-        ctx->cnt.bytes_written += (uint64_t)n;
-        p += n;
-        off += n;
-        len -= n;
-    }
-    ctx->cnt.t_io += core_now() - t0;
-    return rc;
+    return io_rw(fh, 1, (char *)buf, len, off);
+}
+
+/* Called by the engine on the calling thread when an op is complete:
+   count it and turn its outcome into a code. */
+CORE_HIDDEN void core_io_op_done(core_op *op);
+void core_io_op_done(core_op *op)
+{
+    passion_ctx *ctx = op->fh->ctx;
+    ctx->cnt.io_calls += (uint64_t)op->calls;
+    if (op->write)
+        ctx->cnt.bytes_written += (uint64_t)op->done;
+    else
+        ctx->cnt.bytes_read += (uint64_t)op->done;
+    op->rc = op->err ? io_fail(op->fh, "asynchronous ", op->write,
+                               op->off + op->done, op->len - op->done,
+                               op->err)
+                     : PASSION_OK;
 }
 
 static int io_check(core_fh *fh, int rc, const char *what)
@@ -149,47 +217,150 @@ int core_io_drop_cache(core_fh *fh)
     return io_check(fh, fh->ops->drop_cache(fh), "drop cache of");
 }
 
+int core_io_cached(core_fh *fh, int64_t lo, int64_t hi)
+{
+    return fh->ops->cached && hi > lo ? fh->ops->cached(fh, lo, hi) : -1;
+}
+
+int core_io_advise(core_fh *fh, int64_t off, int64_t len, int advice)
+{
+    return fh->ops->advise && len > 0 ? fh->ops->advise(fh, off, len, advice)
+                                      : 0;
+}
+
+void core_io_measure(core_fh *fh, int64_t lo, int64_t hi, double *lat,
+                     double *bw)
+{
+    passion_ctx *ctx = fh->ctx;
+    *lat = *bw = 0;
+    int64_t big = ctx->opt.memory_budget < (1 << 20)
+                      ? ctx->opt.memory_budget / CORE_ALIGN * CORE_ALIGN
+                      : (1 << 20);
+    if (!fh->ops->measure || big < CORE_ALIGN)
+        return;
+    char *buf = core_stage_alloc(ctx, big);
+    if (!buf)
+        return;
+    fh->ops->measure(fh, lo, hi, buf, big, lat, bw);
+    core_stage_free(ctx, buf, big);
+}
+
+/* Engine state query (engine.c): 0 when io_uring is kept out. */
+CORE_HIDDEN int core_engine_may_ring(const passion_ctx *ctx);
+
 int core_io_concurrency(const passion_ctx *ctx)
 {
     const core_driver_ops *ops = core_driver_get(ctx->opt.driver);
-    if (!ops || !ops->read_batch)
+    if (!ops || !ops->ring_fd || !core_engine_may_ring(ctx))
         return 1;
     return ctx->opt.io_concurrency > 0 ? ctx->opt.io_concurrency : 8;
+}
+
+typedef struct batch_wait {
+    int64_t left;
+} batch_wait;
+
+static void batch_done(core_op *op)
+{
+    ((batch_wait *)op->arg)->left--;
 }
 
 int core_io_read_batch(core_fh *fh, core_iov *v, int n)
 {
     passion_ctx *ctx = fh->ctx;
+    int kind = PASSION_ENGINE_THREAD;
+    if (n > 1 && fh->ops->ring_fd && core_io_concurrency(ctx) > 1 &&
+        core_engine_kind(ctx, &kind))
+        kind = PASSION_ENGINE_THREAD; /* no engine: read one by one */
+    if (kind != PASSION_ENGINE_URING) {
+        int rc = PASSION_OK;
+        for (int i = 0; i < n && !rc; i++)
+            rc = core_io_read(fh, v[i].buf, v[i].len, v[i].off);
+        return rc;
+    }
+    core_op *ops = calloc((size_t)n, sizeof *ops);
+    if (!ops)
+        return core_err(ctx, PASSION_ENOMEM, "batched read of %s", fh->path);
+    double t0 = core_now();
+    batch_wait bw = {0};
     int rc = PASSION_OK;
-    int batched = n > 1 && fh->ops->read_batch &&
-                  core_io_concurrency(ctx) > 1;
-    if (batched) {
-        double t0 = core_now();
-        int e = fh->ops->read_batch(fh, v, n);
-        ctx->cnt.t_io += core_now() - t0;
-        batched = e == 0;
-        if (e && e != -ENOSYS)
-            return core_err(ctx, core_errno_code(-e),
-                            "batched read of %s: %s", fh->path, strerror(-e));
-    }
+    core_aio_plug(ctx); /* the whole batch in one system call */
     for (int i = 0; i < n && !rc; i++) {
-        int64_t done = 0;
-        if (batched) {
-            ctx->cnt.io_calls++;
-            if (v[i].res < 0 && v[i].res != -EINTR)
-                return core_err(ctx, core_errno_code((int)-v[i].res),
-                                "read %s at offset %lld (%lld bytes): %s",
-                                fh->path, (long long)v[i].off,
-                                (long long)v[i].len,
-                                strerror((int)-v[i].res));
-            done = v[i].res > 0 ? v[i].res : 0;
-            ctx->cnt.bytes_read += (uint64_t)done;
-            if (done == v[i].len)
-                continue;
-        }
-        /* one by one, or the rest of a short piece */
-        rc = core_io_read(fh, (char *)v[i].buf + done, v[i].len - done,
-                          v[i].off + done);
+        core_op *op = &ops[i];
+        op->buf = v[i].buf;
+        op->len = v[i].len;
+        op->off = v[i].off;
+        op->noasync = 1; /* page-cache hits are copied in the submit */
+        op->fn = batch_done;
+        op->arg = &bw;
+        if (!(rc = core_aio_submit(fh, op)))
+            bw.left++;
     }
+    core_aio_unplug(ctx);
+    while (bw.left > 0)
+        if (core_aio_progress(ctx, 1) <= 0) {
+            rc = core_err(ctx, PASSION_EIO, "batched read of %s: the "
+                          "engine stopped answering", fh->path);
+            break; /* cannot happen while ops are in flight */
+        }
+    ctx->cnt.t_io += core_now() - t0;
+    for (int i = 0; i < n && !rc; i++) {
+        v[i].res = ops[i].done;
+        if (ops[i].err) /* the first failing piece's detail */
+            rc = io_fail(fh, "", 0, ops[i].off + ops[i].done,
+                         ops[i].len - ops[i].done, ops[i].err);
+    }
+    if (bw.left == 0)
+        free(ops);
     return rc;
+}
+
+/* ---- atomic creation: a temporary renamed into place ---- */
+
+char *core_io_temp_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *t = NULL;
+    if (asprintf(&t, "%.*s.%s" CORE_TEMP_SUFFIX, (int)dl, path,
+                 path + dl) < 0)
+        return NULL;
+    return t;
+}
+
+int core_io_publish(core_fh *fh, const char *path, int noreplace)
+{
+    passion_ctx *ctx = fh->ctx;
+    const core_driver_ops *ops = fh->ops;
+    char *np = strdup(path);
+    if (!np)
+        return core_err(ctx, PASSION_ENOMEM, "file name");
+    /* the data and size first, then the name, then the name's directory */
+    int rc = ops->sync(fh);
+    if (rc < 0) {
+        free(np);
+        return core_err(ctx, core_errno_code(-rc), "sync %s: %s", fh->path,
+                        strerror(-rc));
+    }
+    rc = ops->rename ? ops->rename(ctx, fh->path, path, noreplace)
+                     : -ENOTSUP;
+    if (rc < 0) {
+        free(np);
+        return core_err(ctx, core_errno_code(-rc), "rename %s to %s: %s",
+                        fh->path, path, strerror(-rc));
+    }
+    free(fh->path);
+    fh->path = np;
+    rc = ops->sync_dir ? ops->sync_dir(ctx, path) : -ENOTSUP;
+    if (rc < 0)
+        return core_err(ctx, core_errno_code(-rc),
+                        "sync the directory of %s: %s", path, strerror(-rc));
+    return PASSION_OK;
+}
+
+int core_io_discard(passion_ctx *ctx, const char *temp)
+{
+    /* best effort, after a failure whose detail must stay: no core_err */
+    const core_driver_ops *ops = core_driver_get(ctx->opt.driver);
+    return ops && ops->unlink ? ops->unlink(ctx, temp) : -ENOTSUP;
 }

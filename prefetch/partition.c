@@ -16,17 +16,16 @@
  * buffer behind the computation; instead, when the partition dimension is
  * the slowest in storage (the default: a partition is then one contiguous
  * byte range), each rank asks the kernel to read its 1/P share of the next
- * partition's range into the page cache (posix_fadvise WILLNEED, which
- * starts the reads and returns), so the next collective read finds the
- * data in memory. With O_DIRECT, or a driver without a descriptor, there
- * is no such hint and no prefetch.
+ * partition's range into the page cache (the driver's WILLNEED advice,
+ * core_io_advise, which starts the reads and returns), so
+ * the next collective read finds the data in memory. With O_DIRECT, or a
+ * driver that gives no hints, there is no prefetch.
  *
  * Invariants: every rank makes the same sequence of collective calls
  * (partition count and outcomes are agreed), whatever it owns.
  */
 #include "pf.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,9 +146,7 @@ static int part_write(passion_part_iter *it)
 static void part_hint(passion_part_iter *it, int64_t k)
 {
     passion_file *f = it->f;
-    int fd, dfd;
-    if (f->a->spec.order[0] != it->dim || !f->fh->ops->fds ||
-        f->fh->ops->fds(f->fh, &fd, &dfd) || dfd >= 0)
+    if (f->a->spec.order[0] != it->dim)
         return;
     int64_t per = f->a->esize, n = f->a->spec.shape[it->dim];
     for (int d = 0; d < it->nd; d++)
@@ -162,8 +159,7 @@ static void part_hint(passion_part_iter *it, int64_t k)
     int64_t len = (i1 - i0) * per, P = it->ctx->size, r = it->ctx->rank;
     int64_t a0 = f->fv.base + i0 * per + len * r / P;
     int64_t a1 = f->fv.base + i0 * per + len * (r + 1) / P;
-    if (a1 > a0)
-        posix_fadvise(fd, a0, a1 - a0, POSIX_FADV_WILLNEED);
+    core_io_advise(f->fh, a0, a1 - a0, CORE_ADV_WILLNEED);
 }
 
 /* ---- iterator ---- */

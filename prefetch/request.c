@@ -1,7 +1,7 @@
 /*
  * request.c - asynchronous section reads and writes (thesis 5.5.2:
- * PASSION_read_prefetch / PASSION_prefetch_wait), on the engine of
- * engine.c.
+ * PASSION_read_prefetch / PASSION_prefetch_wait), on the core's
+ * asynchronous engine (passion/engine.c, core_aio_*).
  *
  * A request walks its transfer plan window by window, with the windows of
  * the synchronous engine (ocad/sieve.c: direct = one block per request,
@@ -10,23 +10,19 @@
  * between the file and the caller's memory; a window of several blocks is
  * staged and sieved when its read completes; a write window with holes is
  * read first, patched at completion, then written (read-modify-write).
- * With O_DIRECT, reads are widened to aligned extents into aligned stages
- * (never past the array's data), and unaligned writes go through the
- * buffered descriptor, as in drv_posix.c.
+ * Counting, error codes and O_DIRECT alignment are the driver layer's.
  *
  * Invariants: staging held by one request stays within the memory budget
  * (one window may exceed it only when it is a single block, which is never
- * staged unless aligned O_DIRECT needs it); at most PF_QDEPTH ops per
- * request are in flight; the first error wins and stops new windows, and
- * wait returns only when none of the request's ops is in flight.
+ * staged); at most PF_QDEPTH ops per request are in flight; the first
+ * error wins and stops new windows, and wait returns only when none of the
+ * request's ops is in flight.
  */
 #include "pf.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PF_ALIGN 4096
 
 struct passion_request {
     passion_ctx *ctx;
@@ -36,29 +32,20 @@ struct passion_request {
     int64_t hole;      /* hole limit, -1 = direct */
     int write;
     char *mem;
-    int fd, dfd;       /* descriptors, or fd = -1: the driver's calls */
     int64_t active;    /* windows in flight */
     int64_t staged;    /* staging bytes held */
     int rc;            /* first error */
 };
 
 typedef struct pf_win {
-    pf_op op;
+    core_op op;
     passion_request *req;
     ocad_iter start;   /* iterator at the window's first block */
     ocad_window w;
     char *stage;       /* NULL: op moves straight to/from memory */
     int64_t stage_bytes;
-    int64_t base;      /* file offset of stage[0] */
-    int64_t need_end;  /* a short read is fine once this offset is in */
     int phase;         /* writes with holes: 0 read, 1 write */
 } pf_win;
-
-static int aligned(const void *p, int64_t len, int64_t off)
-{
-    return (uintptr_t)p % PF_ALIGN == 0 && len % PF_ALIGN == 0 &&
-           off % PF_ALIGN == 0;
-}
 
 static void win_free(pf_win *w)
 {
@@ -73,55 +60,27 @@ static void win_free(pf_win *w)
 
 static void req_pump(passion_request *r);
 
-static int op_error(passion_request *r, pf_op *op)
-{
-    passion_ctx *ctx = r->ctx;
-    const char *path = r->f->fh->path;
-    if (op->err == PF_EOF)
-        return core_err(ctx, PASSION_ESHORT,
-                        "asynchronous read of %s at offset %lld: end of file "
-                        "with %lld bytes still wanted", path,
-                        (long long)(op->off + op->done),
-                        (long long)(op->len - op->done));
-    return core_err(ctx, core_errno_code(op->err),
-                    "asynchronous %s of %s at offset %lld (%lld bytes): %s",
-                    op->write ? "write" : "read", path,
-                    (long long)(op->off + op->done),
-                    (long long)(op->len - op->done), strerror(op->err));
-}
-
-/* Completion of one window's op, on the calling thread. */
-static void win_done(pf_op *op)
+/* Completion of one window's op, on the calling thread (counted and its
+   outcome turned into op->rc by the core already). */
+static void win_done(core_op *op)
 {
     pf_win *w = op->arg;
     passion_request *r = w->req;
-    passion_ctx *ctx = r->ctx;
-    ctx->cnt.io_calls += (uint64_t)op->calls;
-    if (op->write)
-        ctx->cnt.bytes_written += (uint64_t)op->done;
-    else
-        ctx->cnt.bytes_read += (uint64_t)op->done;
-    if (op->err == PF_EOF && !op->write && op->off + op->done >= w->need_end)
-        op->err = 0; /* aligned widening ran into the end of the file */
-    if (op->err) {
+    if (op->rc) {
         if (!r->rc)
-            r->rc = op_error(r, op);
+            r->rc = op->rc;
         win_free(w);
         return;
     }
     if (!op->write && w->stage && !r->write) {
-        ocad_window_copy(&w->start, &w->w, w->base, w->stage, r->mem, 1);
+        ocad_window_copy(&w->start, &w->w, w->w.w0, w->stage, r->mem, 1);
     } else if (r->write && w->phase == 0 && !op->write) {
         /* read part of read-modify-write: patch, then write */
         ocad_iter s = w->start;
-        ocad_window_copy(&s, &w->w, w->base, w->stage, r->mem, 0);
+        ocad_window_copy(&s, &w->w, w->w.w0, w->stage, r->mem, 0);
         w->phase = 1;
         op->write = 1;
-        op->done = 0;
-        op->calls = 0;
-        op->fd = r->fd < 0 ? -1 : r->fd;
-        op->buffered = op->fd >= 0;
-        int rc = pf_submit(ctx, op);
+        int rc = core_aio_submit(r->f->fh, op);
         if (rc) {
             if (!r->rc)
                 r->rc = rc;
@@ -139,64 +98,41 @@ static int win_issue(passion_request *r, pf_win *w)
     passion_ctx *ctx = r->ctx;
     const ocad_window *wd = &w->w;
     int64_t len = wd->wend - wd->w0;
-    pf_op *op = &w->op;
+    core_op *op = &w->op;
     op->fn = win_done;
     op->arg = w;
-    op->fh = r->f->fh;
     op->write = r->write;
-    op->fd = r->fd;
     op->off = wd->w0;
     op->len = len;
-    w->base = wd->w0;
-    w->need_end = wd->wend;
-    char *direct_mem = r->mem + w->start.moff;
-    int single = wd->nblk == 1;
-    int64_t a0 = wd->w0 / PF_ALIGN * PF_ALIGN;
-    int64_t a1 = (wd->wend + PF_ALIGN - 1) / PF_ALIGN * PF_ALIGN;
-    int widen = r->dfd >= 0 && !r->write && a1 <= r->f->data_bytes &&
-                !(single && aligned(direct_mem, len, wd->w0));
-    int64_t sbytes = 0;
-    if (widen)
-        sbytes = a1 - a0;
-    else if (!single)
-        sbytes = len;
-    if (sbytes) {
-        w->stage = core_stage_alloc(ctx, sbytes);
+    if (wd->nblk > 1) {
+        w->stage = core_stage_alloc(ctx, len);
         if (!w->stage)
             return core_err(ctx, PASSION_ENOMEM,
-                            "staging buffer of %lld bytes", (long long)sbytes);
-        w->stage_bytes = sbytes;
-        r->staged += sbytes;
+                            "staging buffer of %lld bytes", (long long)len);
+        w->stage_bytes = len;
+        r->staged += len;
         op->buf = w->stage;
-        if (widen) {
-            op->off = w->base = a0;
-            op->len = a1 - a0;
-        }
     } else {
-        op->buf = direct_mem;
+        op->buf = r->mem + w->start.moff;
     }
-    if (r->fd >= 0 && r->dfd >= 0 && aligned(op->buf, op->len, op->off))
-        op->fd = r->dfd;
-    op->buffered = op->fd >= 0 && op->fd != r->dfd;
-    if (r->write && !single) {
+    w->phase = 1;
+    if (r->write && wd->nblk > 1) {
         if (wd->nblk * r->x.blen < len) {
             op->write = 0; /* holes: read first */
             w->phase = 0;
         } else {
             ocad_iter s = w->start;
-            ocad_window_copy(&s, wd, w->base, w->stage, r->mem, 0);
-            w->phase = 1;
+            ocad_window_copy(&s, wd, wd->w0, w->stage, r->mem, 0);
         }
-    } else {
-        w->phase = 1;
     }
-    return pf_submit(ctx, op);
+    return core_aio_submit(r->f->fh, op);
 }
 
 /* Issue windows while the request has room. */
 static void req_pump(passion_request *r)
 {
     int64_t budget = r->ctx->opt.memory_budget;
+    core_aio_plug(r->ctx); /* the windows go to the kernel together */
     while (!r->rc && r->it.left > 0 && r->active < PF_QDEPTH) {
         ocad_iter save = r->it;
         ocad_window w;
@@ -229,6 +165,7 @@ static void req_pump(passion_request *r)
             break;
         }
     }
+    core_aio_unplug(r->ctx);
 }
 
 static int begin(passion_file *f, const passion_section *s, void *buf,
@@ -246,9 +183,8 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     if (!r)
         return core_err(ctx, PASSION_ENOMEM, "request");
     int rc = ocad_section_prepare(f, s, buf, mem, method, op_write, &r->x);
-    pf_state *st;
     if (!rc)
-        rc = pf_state_get(ctx, &st);
+        rc = core_engine_kind(ctx, &(int){0});
     if (rc) {
         free(r);
         return rc;
@@ -257,14 +193,6 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     r->f = f;
     r->write = op_write;
     r->mem = buf;
-    r->fd = r->dfd = -1;
-    if (f->fh->ops->fds) {
-        int fd, dfd;
-        if (f->fh->ops->fds(f->fh, &fd, &dfd) == 0) {
-            r->fd = fd;
-            r->dfd = dfd;
-        }
-    }
     int chosen;
     r->hole = ocad_hole_choose(ctx, &r->x, op_write, method, &chosen);
     ocad_iter_begin(&r->it, &r->x);
@@ -302,7 +230,7 @@ int passion_request_test(passion_request *r, int *done)
 {
     if (!r || !done)
         return PASSION_EINVAL;
-    int rc = pf_progress(r->ctx, 0);
+    int rc = core_aio_progress(r->ctx, 0);
     req_pump(r);
     *done = finished(r);
     return rc < 0 ? rc : PASSION_OK;
@@ -313,7 +241,7 @@ int passion_request_wait(passion_request *r)
     if (!r)
         return PASSION_OK;
     passion_ctx *ctx = r->ctx;
-    pf_progress(ctx, 0);
+    core_aio_progress(ctx, 0);
     req_pump(r);
     int hit = !r->write && r->x.nblocks > 0 && finished(r);
     double t0 = core_now();
@@ -321,7 +249,7 @@ int passion_request_wait(passion_request *r)
         req_pump(r);
         if (r->active == 0)
             continue;
-        int n = pf_progress(ctx, 1);
+        int n = core_aio_progress(ctx, 1);
         if (n <= 0) {
             /* the engine lost track: report rather than spin */
             if (!r->rc)

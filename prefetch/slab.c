@@ -260,7 +260,7 @@ int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
     it->k = -1;
     int rc = setup(it, f, opts);
     if (!rc && it->o.prefetch && it->nslabs > 0)
-        rc = pf_state_get(f->ctx, &(pf_state *){NULL});
+        rc = core_engine_kind(f->ctx, &(int){0});
     if (rc) {
         release(it);
         return rc;

@@ -94,7 +94,15 @@ static void remove_dir(void)
 
 int th_main(int argc, char **argv, CU_SuiteInfo *suites)
 {
-    MPI_Init(&argc, &argv);
+    /* TH_MPI_THREAD=multiple: ask for MPI_THREAD_MULTIPLE (the tests of
+       drivers that may run MPI on a worker thread) */
+    const char *tl = getenv("TH_MPI_THREAD");
+    if (tl && !strcmp(tl, "multiple")) {
+        int got;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &got);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &th_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &th_size);
     const char *s = getenv("PASSION_TEST_SEED");

@@ -202,7 +202,7 @@ static void test_engine_choice(void)
 
     int fails[3] = {ENOSYS, EPERM, ENOMEM};
     for (int i = 0; i < 3; i++) {
-        pf_test_uring_fail(fails[i]);
+        core_test_uring_fail(fails[i]);
         ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
         eng = PASSION_ENGINE_AUTO;
         int rc = passion_engine_get(ctx, &eng);
@@ -217,7 +217,7 @@ static void test_engine_choice(void)
                  "detail: %s", passion_ctx_errdetail(ctx));
         passion_finalize(ctx);
     }
-    pf_test_uring_fail(0);
+    core_test_uring_fail(0);
     ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
     passion_engine_get(ctx, &eng);
     TH_CHECK(eng == PASSION_ENGINE_URING, "auto should pick io_uring here");
@@ -545,7 +545,7 @@ static void test_slab_faults(void)
             /* arm the fault now: count from the sweep's first request */
             /* (the test reaches into the context: internals) */
             ctx->opt.fault_fail_at = at;
-            ctx->fault_calls = 0;
+            core_fault_rearm(ctx);
             passion_slab_opts so;
             passion_slab_opts_init(&so);
             so.width = 2;

@@ -33,7 +33,7 @@ static const char usage[] =
     "                   context, e.g. memory_budget=16M,engine=thread,\n"
     "                   direct_io=1,verbosity=1\n"
     "  PASSION_ENGINE   auto|uring|thread: the asynchronous I/O engine\n"
-    "                   (thread = pread/pwrite on a worker thread)\n"
+    "                   (thread = the driver on a worker thread, no io_uring)\n"
     "\n"
     "examples:\n"
     "  mpiexec -n 2 passion demo\n"

@@ -1,43 +1,31 @@
 /*
  * eng_thread.c - the fallback engine: one worker thread that runs queued
- * ops in order with pread/pwrite (or the file's driver when the handle has
- * no descriptor), looping on short counts and EINTR.
+ * ops in order through the file's driver (core_io_once: one driver
+ * request, O_DIRECT alignment applied), looping on short counts and EINTR.
  *
- * Invariants: the worker touches only the ops it is given (never the
- * context); the queues are guarded by one mutex; stop drains the queue.
+ * Invariants: the worker touches only the ops it is given and their
+ * driver handles (never the context's counters or detail); the queues are
+ * guarded by one mutex; stop drains the queue.
  */
-#include "pf.h"
+#include "core.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 typedef struct thread_impl {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
-    pf_op *q_h, *q_t, *d_h, *d_t;
+    core_op *q_h, *q_t, *d_h, *d_t;
     int stop;
 } thread_impl;
 
-static void run(pf_op *op)
+void core_op_run(core_op *op)
 {
     while (op->done < op->len) {
-        int64_t n = op->len - op->done;
-        if (n > PF_MAXREQ)
-            n = PF_MAXREQ;
-        char *p = op->buf + op->done;
-        int64_t off = op->off + op->done;
-        int64_t r;
-        if (op->fd >= 0) {
-            ssize_t s = op->write ? pwrite(op->fd, p, (size_t)n, off)
-                                  : pread(op->fd, p, (size_t)n, off);
-            r = s < 0 ? -errno : s;
-        } else {
-            r = op->write ? op->fh->ops->pwrite(op->fh, p, n, off)
-                          : op->fh->ops->pread(op->fh, p, n, off);
-        }
+        int64_t r = core_io_once(op->fh, op->write, op->buf + op->done,
+                                 op->len - op->done, op->off + op->done);
         op->calls++;
         if (r == -EINTR || r == -EAGAIN)
             continue;
@@ -46,7 +34,7 @@ static void run(pf_op *op)
             return;
         }
         if (r == 0) {
-            op->err = op->write ? ENOSPC : PF_EOF;
+            op->err = op->write ? ENOSPC : CORE_EOF;
             return;
         }
         op->done += r;
@@ -60,14 +48,14 @@ static void *worker(void *arg)
     for (;;) {
         while (!t->q_h && !t->stop)
             pthread_cond_wait(&t->work, &t->mu);
-        pf_op *op = t->q_h;
+        core_op *op = t->q_h;
         if (!op)
             break; /* stop, and the queue is empty */
         t->q_h = op->next;
         if (!t->q_h)
             t->q_t = NULL;
         pthread_mutex_unlock(&t->mu);
-        run(op);
+        core_op_run(op);
         pthread_mutex_lock(&t->mu);
         op->next = NULL;
         if (t->d_t)
@@ -81,7 +69,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int thread_start(pf_engine *e)
+static int thread_start(core_engine *e)
 {
     thread_impl *t = calloc(1, sizeof *t);
     if (!t)
@@ -101,7 +89,7 @@ static int thread_start(pf_engine *e)
     return 0;
 }
 
-static void thread_submit(pf_engine *e, pf_op *op)
+static void thread_submit(core_engine *e, core_op *op)
 {
     thread_impl *t = e->impl;
     pthread_mutex_lock(&t->mu);
@@ -115,13 +103,13 @@ static void thread_submit(pf_engine *e, pf_op *op)
     pthread_mutex_unlock(&t->mu);
 }
 
-static pf_op *thread_reap(pf_engine *e, int block)
+static core_op *thread_reap(core_engine *e, int block)
 {
     thread_impl *t = e->impl;
     pthread_mutex_lock(&t->mu);
     while (block && !t->d_h)
         pthread_cond_wait(&t->done, &t->mu);
-    pf_op *op = t->d_h;
+    core_op *op = t->d_h;
     if (op) {
         t->d_h = op->next;
         if (!t->d_h)
@@ -132,7 +120,7 @@ static pf_op *thread_reap(pf_engine *e, int block)
     return op;
 }
 
-static void thread_stop(pf_engine *e)
+static void thread_stop(core_engine *e)
 {
     thread_impl *t = e->impl;
     if (!t)
@@ -149,7 +137,7 @@ static void thread_stop(pf_engine *e)
     e->impl = NULL;
 }
 
-const pf_engine_ops pf_engine_thread = {
+const core_engine_ops core_engine_thread = {
     .name = "thread",
     .start = thread_start,
     .submit = thread_submit,

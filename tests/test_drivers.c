@@ -1,0 +1,488 @@
+/*
+ * test_drivers.c - the driver layer on its own: synchronous, batched and
+ * asynchronous access through every driver (posix buffered and O_DIRECT,
+ * mpiio, fault with short counts and with failures) on both engines,
+ * checked against a naive reference (an in-memory model of the file, read
+ * back with stdio); the io_uring and worker-thread engines give the same
+ * bytes and counters; the engine forced to thread never sets up an
+ * io_uring ring (issue 10, defect 5), checked in /proc/self/fd.
+ *
+ * Run with TH_MPI_THREAD=multiple too: the mpiio driver then runs on the
+ * worker thread instead of synchronously at submit.
+ */
+#include "harness.h"
+#include "passion.h"
+#include "../passion/core.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
+
+#define FSIZE (256 * 1024 + 123) /* not a multiple of the page */
+#define NOPS 40
+
+typedef struct cfg {
+    const char *name;
+    int driver, direct, fshort;
+} cfg;
+
+static const cfg cfgs[] = {
+    {"posix", PASSION_DRIVER_POSIX, 0, 0},
+    {"posix O_DIRECT", PASSION_DRIVER_POSIX, 1, 0},
+    {"mpiio", PASSION_DRIVER_MPIIO, 0, 0},
+    {"fault, short counts", PASSION_DRIVER_FAULT, 0, 1},
+    {"fault O_DIRECT, short counts", PASSION_DRIVER_FAULT, 1, 1},
+};
+#define NCFG (int)(sizeof cfgs / sizeof cfgs[0])
+static const int engines[2] = {PASSION_ENGINE_URING, PASSION_ENGINE_THREAD};
+
+/* The one place that sets options. */
+static passion_ctx *mkctx(int driver, int direct, int engine, int fshort,
+                          int64_t fail_at, int64_t budget)
+{
+    static const char *const drv[] = {"posix", "mpiio", "fault"};
+    static const char *const eng[] = {"auto", "uring", "thread"};
+    passion_options *o = NULL;
+    int rc = passion_options_create(&o);
+    if (!rc)
+        rc = passion_options_set(o, "driver", drv[driver]);
+    if (!rc)
+        rc = passion_options_set(o, "engine", eng[engine]);
+    if (!rc)
+        rc = passion_options_set_int(o, "direct_io", direct);
+    if (!rc)
+        rc = passion_options_set_int(o, "fault_short", fshort);
+    if (!rc)
+        rc = passion_options_set_int(o, "fault_fail_at", fail_at);
+    if (!rc && budget)
+        rc = passion_options_set_int(o, "memory_budget", budget);
+    passion_ctx *ctx = NULL;
+    if (!rc)
+        rc = passion_init(MPI_COMM_SELF, o, &ctx);
+    passion_options_free(o);
+    TH_CHECK(rc == 0, "passion_init: %s", passion_strerror(rc));
+    return ctx;
+}
+
+static void fill(unsigned char *b, int64_t n, uint64_t *s)
+{
+    for (int64_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(th_next(s) >> 56);
+}
+
+/* The naive reference: the whole file through stdio. */
+static int file_is(const char *path, const unsigned char *model, int64_t n)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return 0;
+    unsigned char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n + 1, fp);
+    fclose(fp);
+    int ok = got == (size_t)n && memcmp(b, model, (size_t)n) == 0;
+    free(b);
+    return ok;
+}
+
+/* A buffer for len bytes, page-aligned or at an odd address. */
+static unsigned char *mkbuf(int64_t len, int odd, void **base)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, (size_t)len + 4096))
+        return NULL;
+    *base = p;
+    return (unsigned char *)p + (odd ? 1 + (len % 7) : 0);
+}
+
+/* Random range in slot k of n (non-overlapping across slots); a third of
+   them page-aligned (the O_DIRECT path without bounce). */
+static void pick(uint64_t *s, int k, int n, int64_t *off, int64_t *len,
+                 int *odd)
+{
+    int64_t slot = FSIZE / n, lo = k * slot;
+    *odd = th_range(s, 0, 2) != 0;
+    if (!*odd && slot >= 8192) {
+        *off = (lo + 4095) / 4096 * 4096;
+        *len = 4096;
+        return;
+    }
+    *off = lo + th_range(s, 0, slot / 2);
+    *len = th_range(s, 1, slot / 2);
+}
+
+typedef struct res {
+    passion_counters c;
+    uint64_t hash;
+} res;
+
+static void count_done(core_op *op)
+{
+    (*(int *)op->arg)--;
+}
+
+static int drain(passion_ctx *ctx, int *left)
+{
+    while (*left > 0)
+        if (core_aio_progress(ctx, 1) <= 0)
+            return 0;
+    return 1;
+}
+
+/*
+ * One run of a fixed random sequence (seed) on one driver and engine:
+ * synchronous whole-file write, asynchronous writes, asynchronous reads,
+ * batched reads, a read past the end; everything checked against the
+ * model. Returns the counters and a hash of the bytes read.
+ */
+static res run_seq(const cfg *c, int engine, uint64_t seed, int idx)
+{
+    res out;
+    memset(&out, 0, sizeof out);
+    passion_ctx *ctx = mkctx(c->driver, c->direct, engine, c->fshort, 0, 0);
+    if (!ctx)
+        return out;
+    char path[512];
+    snprintf(path, sizeof path, "%s/drv-%d-%d-%d", th_dir(), th_rank, idx,
+             engine);
+    unsigned char *model = malloc(FSIZE);
+    uint64_t s = seed;
+    fill(model, FSIZE, &s);
+    core_fh *fh = NULL;
+    int rc = core_io_open(ctx, path, CORE_O_RDWR | CORE_O_CREATE |
+                                         CORE_O_TRUNC, &fh);
+    TH_CHECK(rc == 0, "%s: open: %s", c->name, passion_ctx_errdetail(ctx));
+    if (rc) {
+        free(model);
+        passion_finalize(ctx);
+        return out;
+    }
+    rc = core_io_write(fh, model, FSIZE, 0);
+    TH_CHECK(rc == 0 && file_is(path, model, FSIZE),
+             "%s: synchronous write: %d %s", c->name, rc,
+             passion_ctx_errdetail(ctx));
+
+    /* asynchronous writes, all in flight together */
+    core_op ops[NOPS];
+    void *bases[NOPS];
+    unsigned char *bufs[NOPS];
+    int left = 0;
+    memset(ops, 0, sizeof ops);
+    for (int k = 0; k < NOPS; k++) {
+        int64_t off, len;
+        int odd;
+        pick(&s, k, NOPS, &off, &len, &odd);
+        bufs[k] = mkbuf(len, odd, &bases[k]);
+        fill(bufs[k], len, &s);
+        memcpy(model + off, bufs[k], (size_t)len);
+        ops[k] = (core_op){.write = 1, .buf = (char *)bufs[k], .len = len,
+                           .off = off, .fn = count_done, .arg = &left};
+        rc = core_aio_submit(fh, &ops[k]);
+        TH_CHECK(rc == 0, "%s: submit write: %d", c->name, rc);
+        left += rc == 0;
+    }
+    TH_CHECK(drain(ctx, &left), "%s: engine stopped", c->name);
+    for (int k = 0; k < NOPS; k++) {
+        TH_CHECK(ops[k].rc == 0 && ops[k].done == ops[k].len,
+                 "%s/%s: async write %d: rc %d done %lld of %lld", c->name,
+                 passion_engine_name(engine), k, ops[k].rc,
+                 (long long)ops[k].done, (long long)ops[k].len);
+        free(bases[k]);
+    }
+    TH_CHECK(file_is(path, model, FSIZE), "%s/%s: file after async writes",
+             c->name, passion_engine_name(engine));
+
+    /* asynchronous reads (ranges may overlap: reads only) */
+    uint64_t h = 1469598103934665603ULL;
+    for (int k = 0; k < NOPS; k++) {
+        int64_t off, len;
+        int odd;
+        pick(&s, (int)th_range(&s, 0, NOPS - 1), NOPS, &off, &len, &odd);
+        if (k % 5 == 0) { /* some long ones across slots */
+            off = th_range(&s, 0, FSIZE / 2);
+            len = th_range(&s, 1, FSIZE - off);
+        }
+        bufs[k] = mkbuf(len, odd, &bases[k]);
+        ops[k] = (core_op){.buf = (char *)bufs[k], .len = len, .off = off,
+                           .fn = count_done, .arg = &left};
+        rc = core_aio_submit(fh, &ops[k]);
+        TH_CHECK(rc == 0, "%s: submit read: %d", c->name, rc);
+        left += rc == 0;
+    }
+    TH_CHECK(drain(ctx, &left), "%s: engine stopped", c->name);
+    for (int k = 0; k < NOPS; k++) {
+        int ok = ops[k].rc == 0 && ops[k].done == ops[k].len &&
+                 !memcmp(bufs[k], model + ops[k].off, (size_t)ops[k].len);
+        TH_CHECK(ok, "%s/%s: async read %d at %lld (%lld bytes): rc %d "
+                 "done %lld", c->name, passion_engine_name(engine), k,
+                 (long long)ops[k].off, (long long)ops[k].len, ops[k].rc,
+                 (long long)ops[k].done);
+        for (int64_t i = 0; i < ops[k].len; i++)
+            h = (h ^ bufs[k][i]) * 1099511628211ULL;
+        free(bases[k]);
+    }
+
+    /* batched reads */
+    core_iov v[16];
+    for (int k = 0; k < 16; k++) {
+        int64_t off, len;
+        int odd;
+        pick(&s, k, 16, &off, &len, &odd);
+        bufs[k] = mkbuf(len, odd, &bases[k]);
+        v[k] = (core_iov){bufs[k], len, off, 0};
+    }
+    rc = core_io_read_batch(fh, v, 16);
+    TH_CHECK(rc == 0, "%s: batch: %s", c->name, passion_ctx_errdetail(ctx));
+    for (int k = 0; k < 16; k++) {
+        TH_CHECK(!memcmp(bufs[k], model + v[k].off, (size_t)v[k].len),
+                 "%s/%s: batched piece %d", c->name,
+                 passion_engine_name(engine), k);
+        free(bases[k]);
+    }
+
+    /* a read past the end: PASSION_ESHORT with a detail */
+    unsigned char tail[300];
+    ops[0] = (core_op){.buf = (char *)tail, .len = 300, .off = FSIZE - 100,
+                       .fn = count_done, .arg = &left};
+    left = core_aio_submit(fh, &ops[0]) == 0;
+    TH_CHECK(left == 1 && drain(ctx, &left) && ops[0].rc == PASSION_ESHORT &&
+                 ops[0].done == 100 &&
+                 !memcmp(tail, model + FSIZE - 100, 100) &&
+                 strstr(passion_ctx_errdetail(ctx), "end of file"),
+             "%s/%s: read past the end: rc %d done %lld (%s)", c->name,
+             passion_engine_name(engine), ops[0].rc, (long long)ops[0].done,
+             passion_ctx_errdetail(ctx));
+    rc = core_io_read(fh, tail, 300, FSIZE - 100);
+    TH_CHECK(rc == PASSION_ESHORT, "%s: sync read past the end: %d", c->name,
+             rc);
+
+    if (c->driver == PASSION_DRIVER_MPIIO) {
+        int lvl;
+        MPI_Query_thread(&lvl);
+        int64_t in = core_aio_ran_inline(ctx);
+        const char *tl = getenv("TH_MPI_THREAD");
+        if (tl && !strcmp(tl, "multiple"))
+            TH_CHECK(lvl == MPI_THREAD_MULTIPLE, "asked for "
+                     "MPI_THREAD_MULTIPLE, got level %d", lvl);
+        TH_CHECK(lvl == MPI_THREAD_MULTIPLE ? in == 0 : in > 0,
+                 "mpiio without MPI_THREAD_MULTIPLE must run at submit "
+                 "(level %d, %lld inline)", lvl, (long long)in);
+    } else {
+        TH_CHECK(core_aio_ran_inline(ctx) == 0, "%s: inline ops", c->name);
+    }
+    core_io_close(fh);
+    passion_counters_get(ctx, &out.c);
+    out.hash = h;
+    free(model);
+    passion_finalize(ctx);
+    unlink(path);
+    return out;
+}
+
+/* Every driver, both engines: data right, and the engines agree. */
+static void test_drivers_engines(void)
+{
+    for (int i = 0; i < NCFG; i++) {
+        th_case_seed = th_seed + 101 * (uint64_t)i + (uint64_t)th_rank;
+        res r[2];
+        for (int e = 0; e < 2; e++)
+            r[e] = run_seq(&cfgs[i], engines[e], th_case_seed, i);
+        TH_CHECK(r[0].hash == r[1].hash, "%s: engines read different bytes",
+                 cfgs[i].name);
+        TH_CHECK(r[0].c.bytes_read == r[1].c.bytes_read &&
+                     r[0].c.bytes_written == r[1].c.bytes_written,
+                 "%s: counters differ between engines: read %llu/%llu "
+                 "written %llu/%llu", cfgs[i].name,
+                 (unsigned long long)r[0].c.bytes_read,
+                 (unsigned long long)r[1].c.bytes_read,
+                 (unsigned long long)r[0].c.bytes_written,
+                 (unsigned long long)r[1].c.bytes_written);
+        TH_CHECK(r[0].c.io_calls == r[1].c.io_calls,
+                 "%s: io_calls differ between engines: %llu/%llu",
+                 cfgs[i].name, (unsigned long long)r[0].c.io_calls,
+                 (unsigned long long)r[1].c.io_calls);
+        /* short counts: more requests than ops */
+        if (cfgs[i].fshort)
+            TH_CHECK(r[0].c.io_calls > 2 * NOPS, "%s: %llu calls",
+                     cfgs[i].name, (unsigned long long)r[0].c.io_calls);
+    }
+}
+
+/* The fault driver's Nth request fails: on the async path (worker), in a
+   batch and synchronously, with the code and a detail. */
+static void test_fault_failures(void)
+{
+    for (int e = 0; e < 2; e++)
+        for (int at = 1; at <= 7; at += 3) {
+            th_case_seed = th_seed + (uint64_t)at;
+            passion_ctx *ctx = mkctx(PASSION_DRIVER_FAULT, 0, engines[e], 0,
+                                     0, 0);
+            char path[512];
+            snprintf(path, sizeof path, "%s/fault-%d", th_dir(), th_rank);
+            core_fh *fh = NULL;
+            int rc = core_io_open(ctx, path, CORE_O_RDWR | CORE_O_CREATE |
+                                                 CORE_O_TRUNC, &fh);
+            unsigned char *model = malloc(FSIZE);
+            uint64_t s = th_case_seed;
+            fill(model, FSIZE, &s);
+            if (!rc)
+                rc = core_io_write(fh, model, FSIZE, 0);
+            TH_CHECK(rc == 0, "setup: %s", passion_ctx_errdetail(ctx));
+            /* arm: the at-th request from now fails */
+            /* (the test reaches into the context: internals) */
+            ctx->opt.fault_fail_at = at;
+            core_fault_rearm(ctx);
+            core_op ops[10];
+            unsigned char buf[10][1000];
+            int left = 0;
+            for (int k = 0; k < 10; k++) {
+                ops[k] = (core_op){.write = k % 2, .buf = (char *)buf[k],
+                                   .len = 1000, .off = 1000 * k,
+                                   .fn = count_done, .arg = &left};
+                if (ops[k].write)
+                    memcpy(buf[k], model + 1000 * k, 1000);
+                left += core_aio_submit(fh, &ops[k]) == 0;
+            }
+            drain(ctx, &left);
+            int failed = 0;
+            for (int k = 0; k < 10; k++) {
+                if (ops[k].rc) {
+                    failed++;
+                    TH_CHECK(ops[k].rc == PASSION_EIO && k == at - 1,
+                             "fault at %d: op %d rc %d", at, k, ops[k].rc);
+                } else if (!ops[k].write) {
+                    TH_CHECK(!memcmp(buf[k], model + 1000 * k, 1000),
+                             "fault at %d: op %d data", at, k);
+                }
+            }
+            TH_CHECK(failed == 1, "fault at %d (%s): %d failed", at,
+                     passion_engine_name(engines[e]), failed);
+            TH_CHECK(strstr(passion_ctx_errdetail(ctx), "asynchronous") != NULL,
+                     "detail: %s", passion_ctx_errdetail(ctx));
+            /* batch and synchronous */
+            core_fault_rearm(ctx);
+            core_iov v[4];
+            for (int k = 0; k < 4; k++)
+                v[k] = (core_iov){buf[k], 1000, 2000 * k, 0};
+            rc = core_io_read_batch(fh, v, 4);
+            TH_CHECK(at > 4 ? rc == 0 : rc == PASSION_EIO,
+                     "batch, fault at %d: %d", at, rc);
+            core_fault_rearm(ctx);
+            ctx->opt.fault_fail_at = 1;
+            rc = core_io_read(fh, buf[0], 1000, 0);
+            TH_CHECK(rc == PASSION_EIO &&
+                         strstr(passion_ctx_errdetail(ctx), "fault-"),
+                     "sync read, fault: %d %s", rc, passion_ctx_errdetail(ctx));
+            ctx->opt.fault_fail_at = 0;
+            core_io_close(fh);
+            unlink(path);
+            free(model);
+            passion_finalize(ctx);
+        }
+}
+
+/* io_uring rings this process holds (anon_inode:[io_uring] descriptors). */
+static int rings_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    char p[600], t[256];
+    while ((de = readdir(d))) {
+        snprintf(p, sizeof p, "/proc/self/fd/%s", de->d_name);
+        ssize_t k = readlink(p, t, sizeof t - 1);
+        if (k > 0) {
+            t[k] = '\0';
+            n += strstr(t, "io_uring") != NULL;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Batched independent reads (direct and sieved), then an
+   asynchronous read; count the rings while the file is open. */
+static int rings_during_reads(passion_ctx *ctx, passion_engine *engine)
+{
+    int64_t shape[1] = {64 * 1024};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 1, shape, 1);
+    sp.placement = PASSION_PLACE_LOCAL;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    char path[512];
+    snprintf(path, sizeof path, "%s/rings-%d.%%d", th_dir(), th_rank);
+    if (!rc)
+        rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "setup: %s", passion_ctx_errdetail(ctx));
+    static unsigned char buf[64 * 1024];
+    passion_section s = {.start = {0}, .count = {4096}, .stride = {16}};
+    /* direct: one request per element, read in batches of many */
+    rc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0, "direct read: %s", passion_ctx_errdetail(ctx));
+    rc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_SIEVE);
+    TH_CHECK(rc == 0, "sieve read: %s", passion_ctx_errdetail(ctx));
+    passion_request *r = NULL;
+    rc = passion_file_read_begin(f, &s, buf, NULL, PASSION_METHOD_DIRECT,
+                                    &r);
+    if (!rc)
+        rc = passion_request_wait(r);
+    TH_CHECK(rc == 0, "async read: %s", passion_ctx_errdetail(ctx));
+    int n = rings_open();
+    passion_engine_get(ctx, engine);
+    passion_file_close(f);
+    passion_array_free(a);
+    return n;
+}
+
+/* Issue 10, defect 5: the engine forced to thread keeps io_uring out,
+   batched independent reads included. */
+static void test_thread_keeps_uring_out(void)
+{
+    int base = rings_open();
+    passion_engine eng = PASSION_ENGINE_AUTO;
+    TH_CHECK(base >= 0, "cannot read /proc/self/fd");
+    /* the option */
+    passion_ctx *ctx = mkctx(PASSION_DRIVER_POSIX, 0, PASSION_ENGINE_THREAD,
+                             0, 0, 4096);
+    int n = rings_during_reads(ctx, &eng);
+    TH_CHECK(n == base && eng == PASSION_ENGINE_THREAD,
+             "engine=thread: %d rings open (%d before)", n, base);
+    passion_finalize(ctx);
+    /* the environment variable, over an option asking for io_uring */
+    setenv("PASSION_ENGINE", "thread", 1);
+    ctx = mkctx(PASSION_DRIVER_POSIX, 0, PASSION_ENGINE_URING, 0, 0, 4096);
+    n = rings_during_reads(ctx, &eng);
+    TH_CHECK(n == base && eng == PASSION_ENGINE_THREAD,
+             "PASSION_ENGINE=thread: %d rings open (%d before)", n, base);
+    passion_finalize(ctx);
+    unsetenv("PASSION_ENGINE");
+    /* control: where io_uring works, the same reads do set one up (and
+       only one: batched reads and requests share the context's ring) */
+    ctx = mkctx(PASSION_DRIVER_POSIX, 0, PASSION_ENGINE_AUTO, 0, 0, 4096);
+    n = rings_during_reads(ctx, &eng);
+    if (eng == PASSION_ENGINE_URING)
+        TH_CHECK(n == base + 1, "auto with io_uring: %d rings (%d before)",
+                 n, base);
+    passion_finalize(ctx);
+    TH_CHECK(rings_open() == base, "ring left after finalize");
+}
+
+static CU_TestInfo drv_tests[] = {
+    {"every driver, sync/batched/async, both engines", test_drivers_engines},
+    {"fault driver failures on every path", test_fault_failures},
+    {"engine=thread keeps io_uring out", test_thread_keeps_uring_out},
+    CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+    {"drivers", NULL, NULL, NULL, NULL, drv_tests},
+    CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, suites);
+}
