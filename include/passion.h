@@ -625,7 +625,7 @@ typedef struct passion_request passion_request;
 /* The engine this context uses (starts it if needed). Independent. */
 PASSION_API int passion_engine_get(passion_ctx *ctx,
                                    passion_engine *engine /* out */);
-/* "uring", "thread" or "auto" ("?" for another value); static storage. */
+/* "uring", "thread", "auto" ("unknown" for another value); static. */
 PASSION_API const char *passion_engine_name(passion_engine engine);
 
 /*
