@@ -197,7 +197,10 @@ static void file_calibrate(coll_plan *p, coll_ext *e)
  */
 int64_t coll_plan_desc_bytes(int P, int nd)
 {
-    int64_t W = COLL_FAD_HEAD + 3 * (int64_t)nd;
+    /* every rank sends words for PASSION_MAX_DIMS dimensions, whatever nd
+       (see coll_plan_init) */
+    (void)nd;
+    int64_t W = COLL_FAD_HEAD + 3 * (int64_t)PASSION_MAX_DIMS;
     return ((int64_t)P * W + 4 * (int64_t)P) * 8 +
            (int64_t)P * (int64_t)sizeof(ocad_xfer) + coll_etp_desc_bytes(P);
 }

@@ -21,6 +21,18 @@
  *  - types are passion_<object>, enumerations passion_<kind> with values
  *    PASSION_<KIND>_<NAME>; macros and error codes are PASSION_*.
  *
+ * Thread contract (passion(3), THREADS):
+ *  - no two calls on one context, or on its arrays, files, requests and
+ *    iterators, may run at the same time (not detected: the caller's
+ *    duty); different contexts may be used from different threads at once
+ *    only if MPI provides MPI_THREAD_MULTIPLE;
+ *  - passion's own helper threads (the I/O engine's worker, the
+ *    extended two-phase method's I/O thread) call only the file's driver;
+ *    with the posix and fault drivers they make no MPI call, so any
+ *    thread level works; with the mpiio driver they run only when
+ *    MPI_Query_thread says MPI_THREAD_MULTIPLE, and otherwise the same
+ *    work runs on the calling thread (same results, no overlap).
+ *
  * Return conventions:
  *  - every function returning int returns 0 (PASSION_OK) on success or a
  *    negative PASSION_E* code on failure, except the iterators
@@ -625,7 +637,7 @@ typedef struct passion_request passion_request;
 /* The engine this context uses (starts it if needed). Independent. */
 PASSION_API int passion_engine_get(passion_ctx *ctx,
                                    passion_engine *engine /* out */);
-/* "uring", "thread" or "auto" ("?" for another value); static storage. */
+/* "uring", "thread", "auto" ("unknown" for another value); static. */
 PASSION_API const char *passion_engine_name(passion_engine engine);
 
 /*

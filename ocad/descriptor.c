@@ -114,7 +114,7 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
         switch (in->dist[d]) {
         case PASSION_DIST_BLOCK:
             if (m == 0)
-                m = (n + g - 1) / g;
+                m = n / g + (n % g != 0); /* ceil; n + g - 1 may overflow */
             else {
                 int64_t cover;
                 if (core_mul(m, g, &cover) && cover < n)
@@ -176,7 +176,7 @@ int64_t ocad_local_count(const passion_array *a, int d, int p)
         return n - lo < m ? n - lo : m;
     }
     case PASSION_DIST_CYCLIC: {
-        int64_t nb = (n + m - 1) / m;
+        int64_t nb = n / m + (n % m != 0); /* blocks; no overflow */
         if (nb <= p)
             return 0;
         int64_t k = (nb - 1 - p) / P + 1;
@@ -254,7 +254,9 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
                 int64_t c = ocad_local_count(a, d, p);
                 mx = c > mx ? c : mx;
             }
-            if (!core_add(mx, 2 * norm.ghost[d], &n) || !core_mul(b, n, &b))
+            int64_t g2; /* both ghosts: 2 * ghost may itself overflow */
+            if (!core_mul(2, norm.ghost[d], &g2) || !core_add(mx, g2, &n) ||
+                !core_mul(b, n, &b))
                 rc = core_err(ctx, PASSION_EOVERFLOW,
                               "local array bytes overflow 64 bits");
         }

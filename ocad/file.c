@@ -443,6 +443,7 @@ int passion_section_plan(passion_file *f, const passion_section *s,
     int rc = ocad_section_prepare(f, s, (void *)1, NULL, method, 0, &x);
     if (rc)
         return rc;
+    memset(info, 0, sizeof *info); /* reserved fields too */
     ocad_plan_count(f->ctx, &x, method, op_write, info, NULL);
     return PASSION_OK;
 }

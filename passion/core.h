@@ -195,8 +195,9 @@ typedef struct core_iov {
     int64_t res;
 } core_iov;
 
+/* CORE_O_EXCL, with CORE_O_CREATE: fail (EEXIST) if the file exists */
 enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
-       CORE_O_TRUNC = 4, CORE_O_EXCL = 8 /* with CREATE: fail if it exists */ };
+       CORE_O_TRUNC = 4, CORE_O_EXCL = 8 };
 
 /* Advice about a file range (a hint: the driver may ignore it). */
 enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };

@@ -53,7 +53,8 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
         return -e;
     }
     if (direct) {
-        h->dfd = open(path, (of & ~(O_CREAT | O_TRUNC | O_EXCL)) | O_DIRECT | O_CLOEXEC);
+        h->dfd = open(path, (of & ~(O_CREAT | O_TRUNC | O_EXCL)) | O_DIRECT |
+                                O_CLOEXEC);
         if (h->dfd < 0) {
             int e = errno;
             close(h->fd);

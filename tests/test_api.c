@@ -224,6 +224,15 @@ static void test_lifetimes(void)
     TH_CHECK(passion_file_read(x.f, &s, buf, NULL, PASSION_METHOD_AUTO) == 0,
              "file still open after the refused close");
 
+    /* output structs: reserved space comes back zero */
+    passion_plan_info pi;
+    memset(&pi, 0xff, sizeof pi);
+    rc = passion_section_plan(x.f, &s, 0, PASSION_METHOD_AUTO, &pi);
+    int zero = 1;
+    for (size_t i = 0; i < sizeof pi.reserved / sizeof pi.reserved[0]; i++)
+        zero &= pi.reserved[i] == 0;
+    TH_CHECK(rc == 0 && zero && pi.requests > 0, "plan info: rc %d", rc);
+
     /* close with a slab iterator open (as input, and as output) */
     passion_slab_opts so;
     passion_slab_opts_init(&so);
@@ -246,7 +255,8 @@ static void test_lifetimes(void)
 
     /* NULL handles are no-ops */
     TH_CHECK(passion_file_close(NULL) == 0 && passion_array_free(NULL) == 0 &&
-                 passion_finalize(NULL) == 0 && passion_slab_close(NULL) == 0 &&
+                 passion_finalize(NULL) == 0 &&
+                 passion_slab_close(NULL) == 0 &&
                  passion_part_close_all(NULL) == 0 &&
                  passion_request_wait(NULL) == 0,
              "NULL no-ops");

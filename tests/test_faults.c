@@ -5,8 +5,9 @@
  * For each case (a collective call with one choice of mode, placement,
  * method, exchange algorithm...), on a fresh context each time:
  *   (a) the Nth allocation of the library, counted from just before the
- *       call (core_fault_arm), fails on one rank, for N = 1, 2, 3, ...
- *       until the call no longer makes N allocations on that rank;
+ *       call (core_fault_arm), fails on one rank, for N = 1, 2, ..., 8 and
+ *       then N in steps of about N/6 (above 2 ranks: up to 4, then N/2;
+ *       seeded jitter; FAULTS_FULL=1: every N) until the call no longer makes N allocations on that rank;
  *   (b) likewise the Nth I/O request (fault driver), for calls that do
  *       I/O.
  * After every faulty call: every rank returned the same code and (on
@@ -607,13 +608,29 @@ static void case_prepare(const fcase *c)
 
 static int64_t runs_total, fails_total;
 
+/* The next N to fail: every N with FAULTS_FULL=1; else every N up to 8,
+   then steps that grow with N (about 1/6 of it) with a jitter from the
+   run's seed, so the suite covers the early allocations of a call densely
+   and the long tail of its rounds sparsely, within its time. */
+static int64_t next_n(int64_t N, uint64_t *rng)
+{
+    /* oversubscribed runs (more ranks than this machine's 2 cores) pay
+       milliseconds per synchronisation: sparser there */
+    int64_t dense = th_size > 2 ? 4 : 8, part = th_size > 2 ? 2 : 6;
+    if (getenv("FAULTS_FULL") || N < dense)
+        return N + 1;
+    return N + 1 + N / part +
+           (int64_t)(th_next(rng) % (uint64_t)(N / part + 1));
+}
+
 /* kind 0: allocation faults, 1: I/O faults; on rank victim */
 static void case_faults(const fcase *c, int kind, int victim)
 {
     int64_t N;
     int fired = 1;
-    int64_t nfail = 0;
-    for (N = 1; N <= NMAX && fired; N++) {
+    int64_t nfail = 0, nruns = 0;
+    uint64_t rng = th_seed ^ (uint64_t)(ci * 2 + kind);
+    for (N = 1; N <= NMAX && fired; N = next_n(N, &rng)) {
         char what[200];
         snprintf(what, sizeof what, "%s, %s fault %lld on rank %d", c->name,
                  kind ? "I/O" : "allocation", (long long)N, victim);
@@ -640,6 +657,7 @@ static void case_faults(const fcase *c, int kind, int victim)
             core_fault_arm(e.ctx, 0, 0, -1);
         watch("%s (checks)", what);
         runs_total++;
+        nruns++;
         nfail += rc != 0;
         /* every rank's outcome in one gather: code, fault, detail, the
            files and buffers it checked (the agreement that ends every
@@ -695,7 +713,7 @@ static void case_faults(const fcase *c, int kind, int victim)
     fails_total += nfail;
     if (th_rank == 0 && getenv("FAULTS_VERBOSE"))
         printf("  %-52s %s rank %d: %3lld runs, %3lld failed\n", c->name,
-               kind ? "I/O  " : "alloc", victim, (long long)(N - 1),
+               kind ? "I/O  " : "alloc", victim, (long long)nruns,
                (long long)nfail);
 }
 

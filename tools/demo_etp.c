@@ -3,9 +3,10 @@
  * against ROMIO: collective reads and writes of strided sections of one
  * global array file (4096x4096 4-byte elements, column-major, 64 MiB) by
  * every rank, thesis tables 6.1, 6.2, 6.5 and 6.6 cases, cold (pages
- * dropped before each run). passion: passion_file_read_all / passion_file_write_all with
- * the default method (auto); ROMIO: MPI_File_read_all / write_all with
- * the section as file view (passion_section_filetype), default hints.
+ * dropped before each run). passion: passion_file_read_all /
+ * passion_file_write_all with the default method (auto); ROMIO:
+ * MPI_File_read_all / write_all with the section as file view
+ * (passion_section_filetype), default hints.
  * Best of three alternating runs per method; every result is checked
  * element by element.
  */
