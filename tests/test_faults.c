@@ -205,9 +205,9 @@ static passion_options *opts_of(const fcase *c, int fault_driver,
 static int env_up(const fcase *c, int fault_driver, env *e)
 {
     memset(e, 0, sizeof *e);
-    passion_options *o = opts_of(c, fault_driver, 0, -1);
     if (c->kind == K_INIT)
         return PASSION_OK; /* the call makes the context */
+    passion_options *o = opts_of(c, fault_driver, 0, -1);
     int rc = passion_init(MPI_COMM_WORLD, o, &e->ctx);
     passion_options_free(o);
     if (rc || c->kind == K_CREATE || c->kind == K_A2A)
