@@ -147,6 +147,8 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         free(ctx);
         return rc;
     }
+    /* the waits' spin time (collective; the options are valid now) */
+    core_wait_policy(ctx);
     *out = ctx;
     return PASSION_OK;
 }

@@ -48,6 +48,9 @@ typedef struct core_options {
                                1 = one request at a time */
     double msg_alpha;       /* seconds per message start-up */
     double msg_beta;        /* seconds per message byte */
+    double wait_spin;       /* seconds a wait polls before it yields the
+                               CPU between polls; 0 = chosen at
+                               passion_init (core_wait_policy) */
     /* fault driver (tests only) */
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */
@@ -124,9 +127,31 @@ CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
    (<= 8) values of v by their maxima over the ranks (only on success).
    Collective. */
 CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
-/* Wait for one request: spin briefly, then yield the CPU between tests.
-   PASSION_EMPI if MPI reports an error. */
+/*
+ * The waits of the library (core_wait, core_waitall, core_idle): poll MPI
+ * for the spin time, then yield the CPU between polls. The spin time is
+ * process-wide (MPI's waits know no context), set by every passion_init
+ * (core_wait_policy): the option wait_spin, else, when the context's
+ * ranks on this node do not outnumber the processors this process may
+ * run on, CORE_SPIN_LONG (a yield on a loaded machine gives the core away
+ * for a scheduler tick or more: milliseconds, where the peer's answer
+ * takes microseconds), else CORE_SPIN_SHORT (an oversubscribed node: the
+ * spinning rank would hold the core its peer needs).
+ */
+#define CORE_SPIN_LONG 2e-3
+#define CORE_SPIN_SHORT 20e-6
+/* Collective over ctx->comm (passion_init): choose and set the spin
+   time; the seconds chosen. */
+CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
+/* The process's spin time now (seconds). */
+CORE_HIDDEN double core_wait_spin(void);
+/* Wait for one request / all n requests. PASSION_EMPI if MPI reports an
+   error. */
 CORE_HIDDEN int core_wait(MPI_Request *req);
+CORE_HIDDEN int core_waitall(int n, MPI_Request *req);
+/* Between two unsuccessful polls of a wait that started at time t0: yield
+   once the spin time is over. */
+CORE_HIDDEN void core_idle(double t0);
 
 /* ---- memory: every allocation of the library goes through these ----
  *

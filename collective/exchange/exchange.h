@@ -388,9 +388,9 @@ CORE_HIDDEN int coll_row_schedule(const coll_grid *g, int node,
 
 /* ------------------------------------------ point to point (xchg_p2p.c) */
 
-/* Wait policy: spin on MPI_Test briefly, then yield the CPU between
-   tests (on an oversubscribed node a spinning rank holds the core its
-   peer needs). COLL_WAIT_SPIN never yields (diagnostics). */
+/* Wait policy: the core's (core_waitall: poll for the process's spin
+   time, then yield the CPU between polls). COLL_WAIT_SPIN never yields
+   (diagnostics). */
 enum { COLL_WAIT_HYBRID = 0, COLL_WAIT_SPIN = 1 };
 CORE_HIDDEN void coll_xchg_set_wait(int mode);
 CORE_HIDDEN int coll_waitall(int n, MPI_Request *req);
