@@ -249,8 +249,8 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
     } bentry;
     int64_t ssz = stage_size(e, x);
     char *stage = NULL;
-    bentry *be = core_malloc(ctx, SIEVE_BATCH * sizeof *be);
-    core_iov *v = core_malloc(ctx, SIEVE_BATCH * sizeof *v);
+    bentry *be = core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *be, 1);
+    core_iov *v = core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *v, 1);
     int rc = be && v ? PASSION_OK
                      : core_err(ctx, PASSION_ENOMEM, "read batch");
     ocad_iter it;
@@ -291,8 +291,8 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
                             1);
     }
     core_stage_free(ctx, stage, ssz);
-    core_free(ctx, be);
-    core_free(ctx, v);
+    core_tmp_free(ctx, be);
+    core_tmp_free(ctx, v);
     return rc;
 }
 

@@ -171,6 +171,7 @@ int passion_finalize(passion_ctx *ctx)
         if (ctx->ext[i] && ctx->ext_free[i])
             ctx->ext_free[i](ctx, ctx->ext[i]);
     core_stage_release(ctx);
+    core_tmp_release(ctx);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     return rc;

@@ -82,6 +82,7 @@ struct passion_ctx {
     passion_counters cnt;
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
+    struct core_tmp_pool *tmp;     /* small temporary arrays kept too */
     char detail[CORE_DETAIL_MAX];
     int64_t fault_allocs; /* allocations counted since the fault was armed */
     /* state owned by upper layers (prefetch engine...), freed by
@@ -168,6 +169,14 @@ CORE_HIDDEN void *core_realloc(passion_ctx *ctx, void *p, size_t n);
 CORE_HIDDEN void core_free(passion_ctx *ctx, void *p);
 CORE_HIDDEN char *core_strdup(passion_ctx *ctx, const char *s);
 CORE_HIDDEN int core_alloc_fault(passion_ctx *ctx);
+/* A call's small temporary array (request lists, batch tables: not
+   staging), from a per-context cache of freed ones (alloc.c); counted = 1
+   makes it an allocation fault_alloc_at counts (as core_malloc). Freed
+   with core_tmp_free on the same context (any thread); the cache goes at
+   finalize (core_tmp_release). ctx may be NULL (plain malloc/free). */
+CORE_HIDDEN void *core_tmp_alloc(passion_ctx *ctx, size_t n, int counted);
+CORE_HIDDEN void core_tmp_free(passion_ctx *ctx, void *p);
+CORE_HIDDEN void core_tmp_release(passion_ctx *ctx);
 /* Tests: arm the fault options now (counters restart at 0): fail the
    alloc_at-th allocation and the io_at-th I/O request (0 = never) on the
    ranks `ranks` selects (-1 all). */

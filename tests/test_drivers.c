@@ -535,7 +535,40 @@ static void test_wait_policy(void)
     passion_finalize(ctx);
 }
 
+/* Issue 14 (a): a call's small temporary arrays come back from the
+   context's cache (no fresh pages per call: with the heap trimmed between
+   calls they cost a page fault each), the same block for the same size,
+   a fresh one while it is held, and fault_alloc_at still counts them. */
+static void test_tmp_cache(void)
+{
+    passion_ctx *ctx;
+    TH_CHECK(th_init(&ctx, "%s", "") == 0, "init");
+    void *a = core_tmp_alloc(ctx, 3000, 1);
+    TH_CHECK(a != NULL, "alloc");
+    memset(a, 1, 3000);
+    void *b = core_tmp_alloc(ctx, 3000, 1);
+    TH_CHECK(b != NULL && b != a, "a second block while the first is held");
+    core_tmp_free(ctx, a);
+    void *c = core_tmp_alloc(ctx, 2900, 0);
+    TH_CHECK(c == a, "the freed block serves the next request");
+    /* a much smaller request does not take a large block */
+    core_tmp_free(ctx, c);
+    void *d = core_tmp_alloc(ctx, 16, 0);
+    TH_CHECK(d != a, "16 bytes took a 4 KiB block");
+    core_tmp_free(ctx, d);
+    core_tmp_free(ctx, b);
+    core_fault_arm(ctx, 1, 0, -1);
+    TH_CHECK(core_tmp_alloc(ctx, 100, 1) == NULL, "counted: injected fault");
+    void *e = core_tmp_alloc(ctx, 100, 0);
+    TH_CHECK(e != NULL, "uncounted: no fault");
+    core_tmp_free(ctx, e);
+    core_fault_arm(ctx, 0, 0, -1);
+    core_tmp_free(NULL, core_tmp_alloc(NULL, 10, 1));
+    passion_finalize(ctx);
+}
+
 static CU_TestInfo drv_tests[] = {
+    {"temporary arrays kept between calls", test_tmp_cache},
     {"wait policy: the spin time", test_wait_policy},
     {"every driver, sync/batched/async, both engines", test_drivers_engines},
     {"fault driver failures on every path", test_fault_failures},
