@@ -99,6 +99,9 @@ static int info(void)
         int len = 0;
         MPI_Get_library_version(lib, &len);
         lib[strcspn(lib, "\n")] = 0;
+        for (char *c = lib; *c; c++)
+            if (*c == '\t')
+                *c = ' ';
         printf("mpi (built)    %s\n", passion_mpi_build());
         printf("mpi (running)  %s\n", lib);
         printf("ranks          %d\n", size);
