@@ -12,6 +12,7 @@
 #define PASSION_OCAD_H
 
 #include "../passion/core.h"
+#include "../passion/fmt_tmp.h" /* PROVISIONAL until types lands */
 
 struct passion_array {
     passion_ctx *ctx;
@@ -260,5 +261,53 @@ CORE_HIDDEN int ocad_npy_header(passion_ctx *ctx, const passion_array *a,
 /* Read and check the header of an open file; *data_off = data offset. */
 CORE_HIDDEN int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
                                      core_fh *fh, int64_t *data_off);
+
+/* ---- netCDF classic headers (fmt_netcdf.c) ---- */
+
+#define OCAD_NC_NAME_MAX 256 /* NC_MAX_NAME */
+/* One variable of a netCDF classic file, as the header describes it. */
+typedef struct ocad_nc_var {
+    int version;        /* 1, 2 or 5 (CDF-1, CDF-2, CDF-5) */
+    int64_t header_len; /* bytes of the header */
+    int64_t numrecs;    /* -1: STREAMING */
+    int64_t nvars;      /* variables in the file */
+    int64_t index;      /* of this one */
+    char name[OCAD_NC_NAME_MAX + 1];
+    int nc_type;        /* 1 byte .. 11 uint64 */
+    int record;         /* 1: the file's only record variable */
+    core_fmt_meta m;    /* shape, type (endian BIG), data offset, bytes */
+} ocad_nc_var;
+/*
+ * Parse the header at the start of buf (n bytes of a file of file_size
+ * bytes) and describe the variable named var (or, var NULL, the one of
+ * that index). 0; PASSION_ESHORT when n < file_size and the header goes
+ * on past n (read more and call again); PASSION_EFORMAT for a bad header;
+ * PASSION_ENOTSUP for a variable passion cannot access at an offset (a
+ * record variable among several, more than 7 dimensions); PASSION_EINVAL
+ * when there is no such variable. The reason in why. Never reads past
+ * buf + n.
+ */
+CORE_HIDDEN int ocad_nc_parse(const void *buf, int64_t n, int64_t file_size,
+                              const char *var, int64_t index,
+                              ocad_nc_var *out, char *why, size_t wlen);
+/*
+ * The header of a new file of CDF-`version` (1, 2, 5) holding the one
+ * fixed-size variable var of m's shape and type (dimensions var_dim0...;
+ * a column-major m is stored transposed: dimensions reversed), zero-padded
+ * so that the data begins at a multiple of align bytes: *hdr (malloc'ed)
+ * of *len bytes, the data offset. 0, or a PASSION_E* code with the reason
+ * in why (EINVAL bad name, ENOTSUP a type or size the version lacks).
+ */
+CORE_HIDDEN int ocad_nc_format(int version, const char *var,
+                               const core_fmt_meta *m, int64_t align,
+                               unsigned char **hdr, int64_t *len, char *why,
+                               size_t wlen);
+/* nc_type for a passion kind and size in CDF-version, 0 if none. */
+CORE_HIDDEN int ocad_nc_type_of(int version, passion_kind kind,
+                                int64_t size);
+/* "byte", "double"... for nc_type t ("?" if unknown). */
+CORE_HIDDEN const char *ocad_nc_type_name(int t);
+/* 1 if s is a name ocad_nc_format accepts. */
+CORE_HIDDEN int ocad_nc_name_ok(const char *s);
 
 #endif
