@@ -665,3 +665,126 @@ int ocad_nc_format(int version, const char *var, const core_fmt_meta *m,
     return 0;
 #undef NC_ERR
 }
+
+/* ---- the format hooks (format.c runs them on rank 0) ---- */
+
+#define NC_HEAD_FIRST (64 << 10)  /* bytes read first for a header */
+#define NC_HEAD_MAX (256LL << 20) /* a header beyond this is refused */
+#define NC_DATA_ALIGN 4096        /* created files: data on a page */
+
+int ocad_nc_describe(passion_ctx *ctx, const char *path, const char *obj,
+                     ocad_nc_var *v)
+{
+    memset(v, 0, sizeof *v);
+    core_fh *fh = NULL;
+    int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
+    if (rc)
+        return rc;
+    int64_t fsize = 0, n = 0;
+    unsigned char *buf = NULL;
+    char why[400];
+    if ((rc = core_io_size(fh, &fsize)))
+        goto out;
+    /* the header has no length field: read more until it parses */
+    for (n = fsize < NC_HEAD_FIRST ? fsize : NC_HEAD_FIRST;;) {
+        unsigned char *b = core_realloc(ctx, buf, (size_t)(n ? n : 1));
+        if (!b) {
+            rc = core_err(ctx, PASSION_ENOMEM, "%s: netCDF header of %lld "
+                          "bytes", path, (long long)n);
+            goto out;
+        }
+        buf = b;
+        if (n > 0 && (rc = core_io_read(fh, buf, n, 0)))
+            goto out;
+        /* "" = the file's only variable (by index 0 when there is one) */
+        rc = ocad_nc_parse(buf, n, fsize, obj && *obj ? obj : NULL, 0, v,
+                           why, sizeof why);
+        if (rc != PASSION_ESHORT)
+            break;
+        if (n >= NC_HEAD_MAX) {
+            rc = core_err(ctx, PASSION_EFORMAT,
+                          "%s: a netCDF header longer than %lld bytes",
+                          path, (long long)NC_HEAD_MAX);
+            goto out;
+        }
+        n = n * 4 < fsize ? n * 4 : fsize;
+        if (n > NC_HEAD_MAX)
+            n = NC_HEAD_MAX;
+    }
+    if (!rc && (!obj || !*obj) && v->nvars != 1)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "%s: a netCDF file of %lld variables: name one after "
+                      "':' (%s:VARIABLE)",
+                      path, (long long)v->nvars, path);
+    else if (rc)
+        rc = core_err(ctx, rc, "%s: netCDF: %s", path, why);
+out:
+    core_free(ctx, buf);
+    int rc2 = core_io_close(fh);
+    return rc ? rc : rc2;
+}
+
+int ocad_nc_meta(passion_ctx *ctx, const char *path, const char *obj,
+                 core_fmt_meta *m)
+{
+    ocad_nc_var v;
+    int rc = ocad_nc_describe(ctx, path, obj, &v);
+    if (rc)
+        memset(m, 0, sizeof *m);
+    else
+        *m = v.m;
+    return rc;
+}
+
+int ocad_nc_create(passion_ctx *ctx, const char *path, const char *obj,
+                   const core_fmt_meta *m, int64_t *data_offset)
+{
+    static const int versions[] = {5, 2, 1};
+    int version = versions[ctx->opt.netcdf_format];
+    *data_offset = 0;
+    if (!obj || !*obj)
+        return core_err(ctx, PASSION_EINVAL,
+                        "%s: name the netCDF variable to create after ':' "
+                        "(%s:u)",
+                        path, path);
+    if (m->endian == PASSION_ENDIAN_LITTLE && m->elem_size > 1 &&
+        m->kind != PASSION_KIND_BYTES)
+        return core_err(ctx, PASSION_EINVAL,
+                        "%s:%s: netCDF classic data is big-endian; the "
+                        "spec asks for little-endian (use NATIVE or BIG)",
+                        path, obj);
+    if (m->storage != PASSION_ROW_MAJOR && m->storage != PASSION_COL_MAJOR)
+        return core_err(ctx, PASSION_ENOTSUP,
+                        "%s:%s: netCDF holds row-major arrays (or "
+                        "column-major ones transposed), not a custom "
+                        "storage order",
+                        path, obj);
+    unsigned char *hdr = NULL;
+    int64_t hlen = 0, end;
+    char why[400];
+    int rc = ocad_nc_format(version, obj, m, NC_DATA_ALIGN, &hdr, &hlen, why,
+                            sizeof why);
+    if (rc)
+        return core_err(ctx, rc, "%s:%s: netCDF CDF-%d: %s", path, obj,
+                        version, why);
+    /* the variable's data padded to 4 bytes, as the format sizes it */
+    if (!core_add(hlen, (m->data_bytes + 3) & ~(int64_t)3, &end)) {
+        free(hdr);
+        return core_err(ctx, PASSION_EOVERFLOW, "%s: file size", path);
+    }
+    core_fh *fh = NULL;
+    rc = core_io_open(ctx, path, CORE_O_RDWR | CORE_O_CREATE | CORE_O_TRUNC,
+                      &fh);
+    if (!rc)
+        rc = core_io_resize(fh, end);
+    if (!rc)
+        rc = core_io_write(fh, hdr, hlen, 0);
+    free(hdr);
+    if (fh) {
+        int rc2 = core_io_close(fh);
+        rc = rc ? rc : rc2;
+    }
+    if (!rc)
+        *data_offset = hlen;
+    return rc;
+}

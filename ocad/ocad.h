@@ -309,5 +309,17 @@ CORE_HIDDEN int ocad_nc_type_of(int version, passion_kind kind,
 CORE_HIDDEN const char *ocad_nc_type_name(int t);
 /* 1 if s is a name ocad_nc_format accepts. */
 CORE_HIDDEN int ocad_nc_name_ok(const char *s);
+/* Read the header of path (rank-local) and describe variable obj ("" =
+   the file's only variable); errors recorded with the path. */
+CORE_HIDDEN int ocad_nc_describe(passion_ctx *ctx, const char *path,
+                                 const char *obj, ocad_nc_var *v);
+/* Format hooks (format.c; rank-local): a variable's metadata, and a new
+   complete file at path holding variable obj of m (CDF version from the
+   option netcdf_format; data zero, big-endian). */
+CORE_HIDDEN int ocad_nc_meta(passion_ctx *ctx, const char *path,
+                             const char *obj, core_fmt_meta *m);
+CORE_HIDDEN int ocad_nc_create(passion_ctx *ctx, const char *path,
+                               const char *obj, const core_fmt_meta *m,
+                               int64_t *data_offset);
 
 #endif

@@ -48,6 +48,8 @@ typedef struct core_options {
                                1 = one request at a time */
     double msg_alpha;       /* seconds per message start-up */
     double msg_beta;        /* seconds per message byte */
+    int netcdf_format;      /* netCDF classic files passion creates:
+                               0 CDF-5 (default), 1 CDF-2, 2 CDF-1 */
     /* fault driver (tests only) */
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */

@@ -99,7 +99,7 @@ static int info(void)
         static const char *const keys[] = {
             "memory_budget", "driver", "direct_io", "exchange", "radix",
             "engine", "io_latency", "io_bandwidth", "io_concurrency",
-            "msg_alpha", "msg_beta", "verbosity"};
+            "msg_alpha", "msg_beta", "netcdf_format", "verbosity"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             char v[64];
             if (passion_ctx_option_get(ctx, keys[i], v, sizeof v) == 0)
