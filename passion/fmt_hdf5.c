@@ -112,12 +112,19 @@ static void close_id(hid_t id, herr_t (*fn)(hid_t))
         fn(id);
 }
 
+static passion_endian host_order(void)
+{
+    return __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? PASSION_ENDIAN_BIG
+                                                 : PASSION_ENDIAN_LITTLE;
+}
+
 static passion_endian order_of(hid_t t)
 {
     switch (H5Tget_order(t)) {
     case H5T_ORDER_LE: return PASSION_ENDIAN_LITTLE;
     case H5T_ORDER_BE: return PASSION_ENDIAN_BIG;
-    default: return PASSION_ENDIAN_NATIVE;
+    default: /* order-less types (opaque, strings): this machine's */
+        return host_order();
     }
 }
 
@@ -147,7 +154,7 @@ static int type_of(passion_ctx *ctx, const char *where, hid_t t,
     H5T_class_t cls = H5Tget_class(t);
     size_t sz = H5Tget_size(t);
     m->elem_size = (int64_t)sz;
-    m->endian = PASSION_ENDIAN_NATIVE;
+    m->endian = host_order(); /* unless the type says */
     switch (cls) {
     case H5T_INTEGER:
         m->kind = H5Tget_sign(t) == H5T_SGN_NONE ? PASSION_KIND_UINT
@@ -335,6 +342,19 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
     m->data_bytes = bytes;
 
     H5D_layout_t lay = H5Pget_layout(dcpl);
+    size_t pl = strlen(path);
+    int nc4 = pl > 3 && !strcmp(path + pl - 3, ".nc");
+    if (lay != H5D_CONTIGUOUS && nc4) {
+        int nf = H5Pget_nfilters(dcpl);
+        rc = core_err(ctx, PASSION_ENOTSUP,
+                      "%s: a netCDF-4 (HDF5) variable whose layout is %s%s; "
+                      "passion reads and writes contiguous variables at "
+                      "their file offset. Convert the file to netCDF "
+                      "classic with `nccopy -k cdf5 %s OUT.nc`",
+                      where, layout_name(lay),
+                      nf > 0 ? " with filters (compressed)" : "", path);
+        goto out;
+    }
     if (lay != H5D_CONTIGUOUS) {
         int nf = H5Pget_nfilters(dcpl);
         rc = core_err(ctx, PASSION_ENOTSUP,
