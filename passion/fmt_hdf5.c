@@ -501,6 +501,11 @@ int core_h5_create(passion_ctx *ctx, const char *path, const char *dset,
     if (m->ndims < 1 || m->ndims > PASSION_MAX_DIMS)
         return core_err(ctx, PASSION_EINVAL, "%s: %d dimensions", where,
                         m->ndims);
+    if (m->storage != PASSION_ROW_MAJOR && m->storage != PASSION_COL_MAJOR)
+        return core_err(ctx, PASSION_ENOTSUP,
+                        "%s: HDF5 holds row-major datasets (or column-major "
+                        "ones transposed), not a custom storage order",
+                        where);
     int be = m->endian == PASSION_ENDIAN_BIG ||
              (m->endian == PASSION_ENDIAN_NATIVE &&
               __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
