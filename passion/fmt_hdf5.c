@@ -246,10 +246,32 @@ static const char *layout_name(H5D_layout_t l)
     }
 }
 
+/* Datasets of a file (H5Lvisit): how many, and the first one's path. */
+typedef struct h5_count {
+    int n;
+    char first[PATH_MAX];
+} h5_count;
+
+static herr_t count_dset(hid_t g, const char *name, const H5L_info_t *info,
+                         void *p)
+{
+    h5_count *c = p;
+    if (info->type != H5L_TYPE_HARD)
+        return 0;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    if (d >= 0) {
+        if (!c->n++)
+            snprintf(c->first, sizeof c->first, "/%s", name);
+        H5Dclose(d);
+    }
+    return 0;
+}
+
 int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
                  core_fmt_meta *m)
 {
     memset(m, 0, sizeof *m);
+    h5_count cnt = {0, ""};
     struct stat st;
     if (stat(path, &st))
         return core_err(ctx, core_errno_code(errno), "%s: %s", path,
@@ -269,6 +291,20 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
         rc = core_err(ctx, PASSION_EFORMAT, "%s: HDF5 cannot open it: %s",
                       path, h5_why(why));
         goto out;
+    }
+    /* no name: the file's only dataset */
+    if (!dset || !*dset) {
+        H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, count_dset, &cnt);
+        if (cnt.n != 1) {
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "%s: an HDF5 file of %d datasets: name one after "
+                          "':' (%s:/path/to/dataset%s%s)",
+                          path, cnt.n, path, cnt.n ? ", e.g. " : "",
+                          cnt.first);
+            goto out;
+        }
+        dset = cnt.first;
+        snprintf(where, sizeof where, "%s:%s", path, dset);
     }
     /* every link along the path must exist before H5Dopen is asked */
     int exists = 1;
