@@ -385,7 +385,7 @@ int ocad_nc_parse(const void *buf, int64_t n, int64_t file_size,
                       "variables"))
         return r.rc;
     out->nvars = nvars;
-    int64_t nrecvars = 0, sel_dims_at = -1, sel_nd = 0;
+    int64_t nrecvars = 0, sel_dims_at = -1, sel_nd = 0, vars_at = r.pos;
     uint32_t sel_type = 0;
     int64_t sel_begin = 0;
     for (int64_t v = 0; v < nvars; v++) {
@@ -447,6 +447,28 @@ int ocad_nc_parse(const void *buf, int64_t n, int64_t file_size,
         }
     }
     out->header_len = r.pos;
+    /* names are unique in a valid file: another variable of the selected
+       one's name makes the lookup ambiguous (walk the validated list) */
+    if (out->index >= 0) {
+        int64_t save = r.pos;
+        r.pos = vars_at;
+        for (int64_t v = 0; v < nvars; v++) {
+            int64_t nd, x;
+            uint32_t t;
+            nc_name(&r, name, "variable name");
+            nc_nonneg(&r, &nd, "number of dimensions");
+            r.pos += nd * (r.wide ? 8 : 4);
+            nc_skip_atts(&r, name);
+            nc_u32(&r, &t, "variable type");
+            nc_int(&r, r.wide ? 8 : 4, &x, "vsize");
+            nc_int(&r, r.version == 1 ? 4 : 8, &x, "begin");
+            if (v != out->index && !strcmp(name, out->name))
+                return nc_fail(&r, PASSION_EFORMAT,
+                               "two variables are named %s (%lld and %lld)",
+                               name, (long long)out->index, (long long)v);
+        }
+        r.pos = save;
+    }
     if (out->index < 0) {
         if (var)
             return nc_fail(&r, PASSION_EINVAL,
