@@ -12,7 +12,6 @@
 #define PASSION_OCAD_H
 
 #include "../passion/core.h"
-#include "../passion/fmt_tmp.h" /* PROVISIONAL until types lands */
 
 struct passion_array {
     passion_ctx *ctx;
@@ -73,6 +72,10 @@ typedef struct ocad_xfer {
     int64_t moff0;   /* memory byte offset of the first block */
     int64_t nblocks; /* blocks in all (0 = empty section) */
     int64_t fend;    /* one past the last file byte of the last block */
+    int swap;        /* byte-swap unit of the file's data (the view's), 0
+                        none: whoever moves bytes between memory and a
+                        file-order buffer swaps them (ocad_swap_blocks) */
+    int64_t esize;   /* element size (swapped chunks are whole elements) */
 } ocad_xfer;
 
 /* File side of a plan: the array as it lies in a file. */
@@ -83,6 +86,8 @@ typedef struct ocad_fview {
     int64_t extent[PASSION_MAX_DIMS]; /* file extent per dimension */
     int64_t shift[PASSION_MAX_DIMS];  /* file index = section index+shift */
     int64_t base;                     /* byte offset of element 0 */
+    int swap;                         /* byte-swap unit of the file's data
+                                         (ocad_swap_unit), 0 = none */
 } ocad_fview;
 
 /*
@@ -147,6 +152,15 @@ CORE_HIDDEN int ocad_xfer_read(passion_ctx *ctx, core_fh *fh,
 CORE_HIDDEN int ocad_xfer_write(passion_ctx *ctx, core_fh *fh,
                                 const ocad_xfer *x, const char *mem,
                                 int method, const ocad_env *env);
+
+/*
+ * Write len bytes of src at file offset off converting the byte order
+ * (unit as ocad_swap; 0 = a plain write) through a staging buffer of at
+ * most the budget (whole elements of esize bytes); src is not modified.
+ */
+CORE_HIDDEN int ocad_write_conv(passion_ctx *ctx, core_fh *fh,
+                                const char *src, int64_t len, int64_t off,
+                                int unit, int64_t esize);
 
 /*
  * The sieve engine's windows, for callers that issue the requests
@@ -255,12 +269,131 @@ CORE_HIDDEN int ocad_npy_format(const ocad_npy_info *in, char **hdr,
                                 int64_t *len);
 /* Item size in bytes of a simple descr ("<f4", "|u1", "<U3"), 0 if unknown. */
 CORE_HIDDEN int64_t ocad_npy_itemsize(const char *descr);
-/* The header for a's file (malloc'ed, *len a multiple of 64 bytes). */
-CORE_HIDDEN int ocad_npy_header(passion_ctx *ctx, const passion_array *a,
-                                char **hdr, int64_t *len);
-/* Read and check the header of an open file; *data_off = data offset. */
-CORE_HIDDEN int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
-                                     core_fh *fh, int64_t *data_off);
+/* The element type a descr names (kind, size, byte order with '|' and '='
+   resolved to the machine's); 0, or -1 with *why naming the fault. */
+CORE_HIDDEN int ocad_npy_descr_type(const char *descr, passion_kind *kind,
+                                    int64_t *size, passion_endian *endian,
+                                    const char **why);
+/* The descr numpy writes for a type ("<f8", "|b1", ">c16", "|V12"); 0, or
+   -1 for an invalid kind/size pair. */
+CORE_HIDDEN int ocad_npy_descr_make(passion_kind kind, int64_t size,
+                                    passion_endian endian, char *out,
+                                    size_t n);
+/* Format hooks (format.c; rank-local): an existing file's metadata, and
+   a new complete file at path (header, zero data) for m. */
+CORE_HIDDEN int ocad_npy_meta(passion_ctx *ctx, const char *path,
+                              const char *obj, core_fmt_meta *m);
+CORE_HIDDEN int ocad_npy_create(passion_ctx *ctx, const char *path,
+                                const char *obj, const core_fmt_meta *m,
+                                int64_t *data_offset);
+
+/* ---- element types and byte order (convert.c) ---- */
+
+/* 1 if (kind, size) is a valid element type (see passion_kind). */
+CORE_HIDDEN int ocad_type_valid(passion_kind k, int64_t size);
+/* The natural kind of a size (passion_array_spec_init). */
+CORE_HIDDEN passion_kind ocad_kind_default(int64_t size);
+/* This machine's byte order, LITTLE or BIG. */
+CORE_HIDDEN passion_endian ocad_native(void);
+/* NATIVE -> the machine's order; LITTLE and BIG stay. */
+CORE_HIDDEN passion_endian ocad_endian_resolve(passion_endian e);
+/* Bytes per swapped unit for data of (kind, size) stored in order e: 0
+   when it needs no conversion on this machine, else 2, 4, 8 or 16. */
+CORE_HIDDEN int ocad_swap_unit(passion_kind k, int64_t size, passion_endian e);
+/* Reverse the bytes of every unit-byte unit of p[0, bytes) in place
+   (bytes a multiple of unit; unit 0 or 1: nothing). The one conversion
+   routine: every access path calls it on the data it moves. */
+CORE_HIDDEN void ocad_swap(void *p, int64_t bytes, int unit);
+/* The same on n blocks of len bytes, step bytes apart. */
+CORE_HIDDEN void ocad_swap_blocks(char *p, int64_t step, int64_t n,
+                                  int64_t len, int unit);
+/* numpy-style name of a type for messages: "<f8", ">i4", "|b1", "|V12",
+   "=f8" (NATIVE). */
+CORE_HIDDEN void ocad_type_str(passion_kind k, int64_t size, passion_endian e,
+                               char *buf, size_t n);
+CORE_HIDDEN const char *ocad_kind_name(passion_kind k);
+
+/* ---- the format registry (format.c) ---- */
+
+/*
+ * One file format passion can describe by itself. Hooks are rank-local
+ * (format.c runs them on rank 0 and broadcasts the outcome); NULL hooks
+ * mean "not in this build" (PASSION_ENOTSUP naming the format).
+ */
+typedef struct ocad_format {
+    const char *name;  /* "raw", "npy", "hdf5", "netcdf", "local" */
+    const char *exts;  /* extensions, space separated (".h5 .hdf5"), or "" */
+    int objects;       /* 1: a file holds named objects, "PATH:OBJECT" */
+    passion_endian endian; /* the one byte order of the format's data
+                              (netCDF classic: BIG), NATIVE = any */
+    /* 1 if the first n bytes of a file (n <= OCAD_FMT_HEAD) are this
+       format's magic */
+    int (*magic)(const unsigned char *head, int64_t n);
+    /* metadata of object obj ("" = the file's one array) of path */
+    int (*read_meta)(passion_ctx *ctx, const char *path, const char *obj,
+                     core_fmt_meta *m);
+    /* a new complete file at path (a temporary, renamed into place by the
+       caller) holding obj of m's shape and type, data zero; where its data
+       starts */
+    int (*create)(passion_ctx *ctx, const char *path, const char *obj,
+                  const core_fmt_meta *m, int64_t *data_offset);
+    /* local sets only (helper hooks): 1 if name (a pattern) names a set
+       that describes itself; the set's whole spec; write the description
+       of a set just created (rank 0, after every rank's file exists) */
+    int (*local_probe)(passion_ctx *ctx, const char *name);
+    int (*local_spec)(passion_ctx *ctx, const char *name,
+                      passion_array_spec *spec);
+    int (*local_describe)(passion_ctx *ctx, const char *name,
+                          const passion_array_spec *spec);
+} ocad_format;
+
+enum { OCAD_FMT_RAW = 0, OCAD_FMT_NPY, OCAD_FMT_HDF5, OCAD_FMT_NETCDF,
+       OCAD_FMT_LOCAL, OCAD_FMT_COUNT };
+#define OCAD_FMT_HEAD 16 /* bytes read to tell formats by their magic */
+
+CORE_HIDDEN const ocad_format *ocad_format_get(int id);
+/* The format a path's extension names (OCAD_FMT_RAW if none). */
+CORE_HIDDEN int ocad_format_by_ext(const char *path);
+
+/* A name resolved (on rank 0, then broadcast): plain bytes. */
+typedef struct ocad_fmt_info {
+    int fmt;          /* OCAD_FMT_* */
+    int split;        /* index of the ':' splitting PATH:OBJECT, -1 none */
+    int have_meta;    /* m holds the file's metadata */
+    core_fmt_meta m;
+    passion_array_spec spec; /* local sets: the set's whole spec */
+} ocad_fmt_info;
+
+/*
+ * Resolve name on rank 0 and broadcast: split it (the rule of passion_open
+ * in passion.h; on create, PATH:OBJECT when PATH ends in an extension of a
+ * format with objects), choose the format (by_magic: from the file's first
+ * bytes, else from the extension) and, unless create, read the metadata of
+ * a format that has a header. Collective; the same code on every rank.
+ */
+CORE_HIDDEN int ocad_fmt_resolve(passion_ctx *ctx, const char *name,
+                                 int create, int by_magic,
+                                 ocad_fmt_info *info);
+/* The name's PATH and OBJECT parts as info splits them (malloc'ed via the
+   context; *obj "" when none). */
+CORE_HIDDEN int ocad_fmt_split(passion_ctx *ctx, const char *name,
+                               const ocad_fmt_info *info, char **path,
+                               char **obj);
+/*
+ * Compare a file's metadata with an array spec: shape, storage order,
+ * kind and size, byte order unless the spec's is NATIVE; PASSION_EFORMAT
+ * naming both ("x.npy: file has >i8 [3, 4] C order, spec says <f8 [3, 4]
+ * C order") or 0.
+ */
+CORE_HIDDEN int ocad_fmt_check(passion_ctx *ctx, const char *path,
+                               const core_fmt_meta *m,
+                               const passion_array_spec *spec);
+/* Open a's file(s) for a name ocad_fmt_resolve resolved (info: RAW with
+   split -1 for a raw or local name). Collective. */
+CORE_HIDDEN int ocad_file_open_resolved(passion_array *a, const char *name,
+                                        passion_mode mode,
+                                        const ocad_fmt_info *info,
+                                        passion_file **out);
 
 /* ---- netCDF classic headers (fmt_netcdf.c) ---- */
 

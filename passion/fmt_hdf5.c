@@ -25,7 +25,6 @@
  * bytes are passion's column-major layout.
  */
 #include "core.h"
-#include "fmt_tmp.h" /* PROVISIONAL until types lands */
 
 #include <errno.h>
 #include <limits.h>
