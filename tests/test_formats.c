@@ -655,7 +655,7 @@ static void test_read_hdf5(void)
     if (!ok)
         return;
     passion_ctx *ctx;
-    TH_CHECK(th_init(&ctx, "memory_budget=4096") == 0, "init");
+    TH_CHECK(th_init(&ctx, "memory_budget=16384") == 0, "init");
     char name[600];
     for (int i = 0; i < NT; i++)
         for (int be = 0; be < 2; be++) {
@@ -692,7 +692,7 @@ static void test_read_netcdf(void)
     if (!ok)
         return;
     passion_ctx *ctx;
-    TH_CHECK(th_init(&ctx, "memory_budget=4096") == 0, "init");
+    TH_CHECK(th_init(&ctx, "memory_budget=16384") == 0, "init");
     char name[600];
     for (int v = 1; v <= 2; v++)
         for (int k = 0; k < 5; k++) {
