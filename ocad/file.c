@@ -242,12 +242,10 @@ static int open_global(passion_file *f, const char *name, passion_mode mode,
         rc = core_err(ctx, PASSION_EINVAL,
                       "%s: header_bytes must be 0 for a %s file (the header "
                       "gives the data offset)", path, F->name);
-    if (create == 2) {
-        if (!rc && ctx->rank == 0)
-            rc = probe_absent(ctx, path);
-        rc = core_agree(ctx, rc);
-    }
-    if (rc)
+    if (create == 2 && !rc && ctx->rank == 0)
+        rc = probe_absent(ctx, path);
+    /* every rank takes the same collective steps from here on */
+    if ((rc = core_agree(ctx, rc)))
         goto out;
     if (!create) {
         if (info->have_meta) {
