@@ -487,9 +487,12 @@ PASSION_API const char *passion_file_path(const passion_file *f);
  * `passion convert` do): every rank's writes are synced to the device,
  * then the file is renamed onto path (replacing an existing file in one
  * step) and its directory synced. Local placement: path is a pattern as in
- * passion_file_open, each rank renames its own file, and rank 0 then moves
- * the set's description (README, "Local array sets"), so a description
- * only ever names complete files. f stays open under the new name.
+ * passion_file_open: rank 0 removes the description of the new pattern
+ * (README, "Local array sets"), each rank renames its own file, and rank 0
+ * writes the description for the new pattern last (removing the old
+ * pattern's), so a description only ever names complete files of one
+ * generation; a crash in between leaves a set without description. f
+ * stays open under the new name.
  * Collective (same path on every rank); the file must be writable.
  */
 PASSION_API int passion_file_rename(passion_file *f, const char *path);

@@ -470,6 +470,15 @@ int passion_file_rename(passion_file *f, const char *path)
     /* every rank's writes are on the device before any name moves */
     if (!rc)
         rc = core_io_sync(f->fh);
+    /* a local set's description goes first and comes back last: a set
+       whose files are being replaced one by one has none, so it never
+       names files of two generations */
+    if (!rc && local && ctx->rank == 0) {
+        char *d = NULL;
+        if (!ocad_lset_name(path, &d))
+            core_io_discard(ctx, d);
+        free(d);
+    }
     rc = core_agree(ctx, rc);
     if (!rc && (local || ctx->rank == 0))
         rc = core_io_publish(f->fh, name, 0);
