@@ -499,36 +499,63 @@ static void test_chunked(void)
     free(m);
 }
 
+static uint64_t str_hash(const char *t)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *t; t++)
+        h = (h ^ (unsigned char)*t) * 1099511628211ULL;
+    return h;
+}
+
 static void test_fault(void)
 {
-    /* a staging allocation fails on one rank in the middle of a four-
-       stage exchange: every rank returns ENOMEM, nobody hangs */
+    /* the Nth allocation of the call (the one fault option,
+       fault_alloc_at, counted from core_fault_arm) fails on the last
+       rank, for every N the four-stage exchange makes: every rank returns
+       the same outcome and detail, nobody hangs, and a failure in the
+       middle of the run (a four-stage staging buffer) is among them */
     if (P < 2)
         return;
     th_case_seed = th_seed + 600;
     int64_t *m = matrix(th_case_seed, 50, 0);
     for (int nb = 0; nb < 2; nb++) {
-        for (int nth = 1; nth <= (small_run() ? 2 : 4); nth++) {
-            if (me == P - 1)
-                coll_xchg_set_fault(nth);
+        int mid = 0, fired = 1;
+        for (int64_t nth = 1; fired && nth <= 200; nth++) {
+            core_fault_arm(ctx, nth, 0, P - 1);
             quiet = 1;
-            int rcode = 0;
             int ok = run_v(m, nb ? PASSION_XCHG_FOURSTAGE_NB
                                  : PASSION_XCHG_FOURSTAGE,
                            0, MPI_BYTE, th_case_seed, NULL);
-            coll_xchg_set_fault(0);
             quiet = 0;
-            TH_CHECK(!th_all(ok), "fault %d (nb=%d): nobody failed", nth,
+            int me_fired = me == P - 1 && ctx->fault_allocs >= nth;
+            core_fault_arm(ctx, 0, 0, -1);
+            const char *det = passion_ctx_errdetail(ctx);
+            unsigned long long v[4] = {(unsigned long long)ok,
+                                       ok ? 0 : str_hash(det),
+                                       (unsigned long long)me_fired,
+                                       !ok && strstr(det, "four-stage")},
+                               mx[4], mn[4];
+            MPI_Allreduce(v, mx, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                          MPI_COMM_WORLD);
+            MPI_Allreduce(v, mn, 4, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
+                          MPI_COMM_WORLD);
+            fired = (int)mx[2];
+            TH_CHECK(mx[0] == mn[0] && mx[1] == mn[1],
+                     "fault %lld (nb=%d): ranks disagree (ok %d, '%s')",
+                     (long long)nth, nb, ok, det);
+            TH_CHECK(fired || mn[0] == 1, "fault %lld (nb=%d): no fault, "
+                     "yet '%s'", (long long)nth, nb, det);
+            mid |= (int)mx[3];
+            /* the next call works */
+            TH_CHECK(th_all(run_v(m, nb ? PASSION_XCHG_FOURSTAGE_NB
+                                        : PASSION_XCHG_FOURSTAGE,
+                                  0, MPI_BYTE, th_case_seed, NULL)),
+                     "four-stage after fault %lld (nb=%d)", (long long)nth,
                      nb);
-            rcode = strstr(passion_ctx_errdetail(ctx), "four-stage") ? 0 : 1;
-            TH_CHECK(rcode == 0, "fault %d: detail '%s'", nth,
-                     passion_ctx_errdetail(ctx));
         }
+        TH_CHECK(!fired, "nb=%d: faults still firing after 200", nb);
+        TH_CHECK(mid, "nb=%d: no fault inside the four-stage run", nb);
     }
-    /* and the context still works */
-    TH_CHECK(th_all(run_v(m, PASSION_XCHG_FOURSTAGE, 0, MPI_BYTE,
-                          th_case_seed, NULL)),
-             "four-stage after a fault");
     free(m);
 }
 
