@@ -16,6 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 
+int cli_rank(void)
+{
+    int r = 0, init = 0;
+    MPI_Initialized(&init);
+    if (init)
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
 const char cli_common_help[] =
     "common options:\n"
     "  --budget SIZE       memory budget (memory_budget; K, M, G suffixes):\n"

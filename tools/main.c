@@ -60,11 +60,6 @@ static const char usage[] =
 
 static int rank_;
 
-int cli_rank(void)
-{
-    return rank_;
-}
-
 void cli_progress(void *arg, const char *phase, double fraction)
 {
     (void)arg;
