@@ -32,8 +32,9 @@ static const char usage[] =
     "  put      SRC DST[:NAME] SECTION: write a file into a section\n"
     "  convert  SRC DST: between local sets (any distribution), raw, .npy,\n"
     "           HDF5 and netCDF, collective at any P, bounded memory\n"
-    "  info     the build (MPI library, liburing, HDF5), the I/O engine this\n"
-    "           machine gets, and every option with its value\n"
+    "  info     the build (version, the MPI built with and the MPI running,\n"
+    "           liburing, HDF5), the I/O engine this machine gets, and every\n"
+    "           option with its value\n"
     "  help     this text; `passion COMMAND --help` for a command's\n"
     "  --version  the version\n"
     "\n"
@@ -123,17 +124,18 @@ static int info(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int rc = passion_engine_get(ctx, &eng);
     if (rank_ == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0, mv = 0, ms = 0;
-        MPI_Get_library_version(lib, &len);
-        MPI_Get_version(&mv, &ms);
-        for (char *p = lib; *p; p++) /* the first line only */
-            if (*p == '\n') {
-                *p = '\0';
-                break;
-            }
         printf("passion %s\n", passion_version(NULL, NULL, NULL));
-        printf("mpi            %s (MPI %d.%d)\n", lib, mv, ms);
+        /* the MPI compiled against, and the one running (which a wrong
+           launcher or LD_LIBRARY_PATH may make another) */
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = 0;
+        for (char *c = lib; *c; c++)
+            if (*c == '\t')
+                *c = ' ';
+        printf("mpi (built)    %s\n", passion_mpi_build());
+        printf("mpi (running)  %s\n", lib);
         printf("liburing       %s\n", CLI_URING);
         printf("hdf5           %s\n", CLI_HDF5);
         printf("ranks          %d\n", size);
