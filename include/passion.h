@@ -103,6 +103,15 @@ extern "C" {
  */
 PASSION_API const char *passion_version(int *major, int *minor, int *patch);
 
+/*
+ * The MPI the library was compiled against, from its mpi.h: "MPICH 4.0.2",
+ * "Open MPI 4.1.4" or "MPI 3.1" (standard version only, another MPI). A
+ * program must use the same MPI (compile with that MPI's wrapper); compare
+ * with MPI_Get_library_version at run time (`passion info` prints both).
+ * Static storage, never fails; callable before MPI_Init.
+ */
+PASSION_API const char *passion_mpi_build(void);
+
 /* ---------------------------------------------------------------- errors */
 
 typedef enum passion_error {

@@ -24,7 +24,8 @@ static const char usage[] =
     "           print what they did (time, bytes moved, I/O hidden by\n"
     "           prefetch, bytes saved by reuse). `passion demo --help` lists\n"
     "           its options (sizes, budget, engine, directory).\n"
-    "  info     print the build, the I/O engine this machine gets, and the\n"
+    "  info     print the build (version, the MPI built with and the MPI\n"
+    "           running), the I/O engine this machine gets, and the\n"
     "           options in force\n"
     "  help     this text\n"
     "\n"
@@ -92,6 +93,17 @@ static int info(void)
     rc = passion_engine_get(ctx, &eng);
     if (rank_ == 0) {
         printf("passion %s\n", passion_version(NULL, NULL, NULL));
+        /* the MPI compiled against, and the one running (which a wrong
+           launcher or LD_LIBRARY_PATH may make another) */
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = 0;
+        for (char *c = lib; *c; c++)
+            if (*c == '\t')
+                *c = ' ';
+        printf("mpi (built)    %s\n", passion_mpi_build());
+        printf("mpi (running)  %s\n", lib);
         printf("ranks          %d\n", size);
         printf("engine         %s%s\n", rc ? "none: " : passion_engine_name(eng),
                rc ? passion_ctx_errdetail(ctx) : "");

@@ -342,6 +342,10 @@ static inline int64_t coll_rd(const coll_xchg_plan *pl, int j)
 }
 
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_mpi;
+/* tests: the largest count or displacement the "mpi" algorithm gives to
+   MPI's int interfaces (0: INT_MAX); past it, MPI 4's large-count calls or
+   (MPI 3) MPI_Alltoallw with one byte-run datatype per peer */
+CORE_HIDDEN void coll_xchg_mpi_set_int_limit(int64_t limit);
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_pairwise;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_a1;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_index;
