@@ -1020,7 +1020,7 @@ contains
     integer :: nh, ns, nc, na
     h = 0; st = 1; c = 0; a = 1
     nh = 0; ns = 0; nc = 0; na = 0
-    if (size(lo) > PASSION_MAX_DIMS) then
+    if (size(lo) > PASSION_MAX_DIMS .or. present(hi) .eqv. present(count)) then
        s%nd = -1
        return
     end if
