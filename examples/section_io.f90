@@ -98,6 +98,8 @@ program section_io
      end do
   end if
 
+  deallocate(mine, blk, pad)
+  if (allocated(disk)) deallocate(disk)
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (me == 0) write (*, '(a,i0,a)') 'section_io: ', total, &
        ' wrong elements'

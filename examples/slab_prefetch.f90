@@ -128,6 +128,7 @@ program slab_prefetch
   call ok(passion_file_close(fin), 'close in')
   call ok(passion_array_free(a), 'array_free')
   call ok(passion_finalize(ctx), 'finalize')
+  deallocate(loc)
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
        ierr)
   if (me == 0) write (*, '(a,i0,a)') 'slab_prefetch: ', total, ' errors'

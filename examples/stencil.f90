@@ -134,6 +134,7 @@ program stencil
   call ok(passion_file_close(fu), 'close u')
   call ok(passion_array_free(a), 'array_free')
   call ok(passion_finalize(ctx), 'finalize')
+  deallocate(ref, loc)
   call MPI_Allreduce(bad, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (me == 0) write (*, '(a,i0,a)') 'stencil: ', total, ' errors'
   call MPI_Finalize()

@@ -15,18 +15,18 @@ contains
 
   subroutine rng_seed(seed)
     integer(int64), intent(in) :: seed
-    state = seed
+    state = modulo(seed, 2147483646_int64) + 1
     call MPI_Comm_rank(MPI_COMM_WORLD, me)
     call MPI_Comm_size(MPI_COMM_WORLD, np)
   end subroutine rng_seed
 
-  ! uniform in lo..hi (a 64-bit LCG's high bits; Knuth's MMIX constants)
+  ! uniform in lo..hi: the Park-Miller "minimal standard" generator
+  ! (multiplier 48271, modulus 2^31 - 1), no 64-bit overflow (Fortran's
+  ! signed overflow is undefined; UBSan checks it)
   integer function rng_int(lo, hi) result(r)
     integer, intent(in) :: lo, hi
-    integer(int64) :: x
-    state = state * 6364136223846793005_int64 + 1442695040888963407_int64
-    x = ishft(state, -33)
-    r = lo + int(modulo(x, int(hi - lo + 1, int64)))
+    state = modulo(state * 48271_int64, 2147483647_int64)
+    r = lo + int(modulo(state, int(hi - lo + 1, int64)))
   end function rng_int
 
   subroutine check(ok, what)

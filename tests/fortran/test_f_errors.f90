@@ -137,5 +137,6 @@ program test_f_errors
   call check_rc(passion_array_free(a), 0, 'array_free')
   call check_rc(passion_finalize(ctx), 0, 'finalize')
   call check_rc(passion_finalize(ctx), 0, 'finalize a reset handle: no-op')
+  deallocate(v)
   call finish('test_f_errors')
 end program test_f_errors

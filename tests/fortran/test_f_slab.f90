@@ -151,6 +151,7 @@ program test_f_slab
   call check_rc(passion_file_close(f), 0, 'close in')
   call check_rc(passion_array_free(a), 0, 'array_free')
   call check_rc(passion_finalize(ctx), 0, 'finalize')
+  deallocate(loc, got, whole)
   call finish('test_f_slab')
 
 contains
