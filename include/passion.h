@@ -103,6 +103,15 @@ extern "C" {
  */
 PASSION_API const char *passion_version(int *major, int *minor, int *patch);
 
+/*
+ * The MPI the library was compiled against, from its mpi.h: "MPICH 4.0.2",
+ * "Open MPI 4.1.4" or "MPI 3.1" (standard version only, another MPI). A
+ * program must use the same MPI (compile with that MPI's wrapper); compare
+ * with MPI_Get_library_version at run time (`passion info` prints both).
+ * Static storage, never fails; callable before MPI_Init.
+ */
+PASSION_API const char *passion_mpi_build(void);
+
 /* ---------------------------------------------------------------- errors */
 
 typedef enum passion_error {
@@ -559,6 +568,39 @@ PASSION_API int passion_file_sync(passion_file *f);
 PASSION_API int passion_file_drop_cache(passion_file *f);
 /* The path this rank opened. */
 PASSION_API const char *passion_file_path(const passion_file *f);
+
+/*
+ * Give the file(s) of f a new name, for publishing a file made under a
+ * temporary name only once it is complete (what `passion get` and
+ * `passion convert` do): every rank's writes are synced to the device,
+ * then the file is renamed onto path (replacing an existing file in one
+ * step) and its directory synced. Local placement: path is a pattern as in
+ * passion_file_open: rank 0 removes the description of the new pattern
+ * (README, "Local array sets"), each rank renames its own file, and rank 0
+ * writes the description for the new pattern last (removing the old
+ * pattern's), so a description only ever names complete files of one
+ * generation; a crash in between leaves a set without description. f
+ * stays open under the new name.
+ * Collective (same path on every rank); the file must be writable.
+ */
+PASSION_API int passion_file_rename(passion_file *f, const char *path);
+
+/*
+ * Read the description of a local array set (README, "Local array sets")
+ * without opening the set: name is the set's pattern ("data.%d.laf") or
+ * its description file ("data.laf.passion"). Fills *spec (shape, element
+ * type, storage order, grid, distributions with their block sizes,
+ * ghosts; local placement), *nfiles (the number of files: the ranks that
+ * wrote the set, which may differ from this communicator's size) and
+ * pattern (len bytes; the files' pattern, resolved against the
+ * description's directory; NULL to skip). A missing description is
+ * PASSION_ENOENT, a malformed one PASSION_EFORMAT. Collective (rank 0
+ * reads the description and broadcasts it).
+ */
+PASSION_API int passion_array_spec_read(passion_ctx *ctx, const char *name,
+                                        passion_array_spec *spec /* out */,
+                                        int *nfiles /* out */,
+                                        char *pattern /* out */, size_t len);
 
 /*
  * Read / write this rank's whole local array file, ghosts included, to or

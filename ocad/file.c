@@ -197,6 +197,79 @@ static int probe_absent(passion_ctx *ctx, const char *name)
     return rc;
 }
 
+/* The description of a's local set (lset.c) for pattern pat. */
+static void lset_fill(const passion_array *a, const char *pat, ocad_lset *d)
+{
+    memset(d, 0, sizeof *d);
+    const passion_array_spec *s = &a->spec;
+    const char *slash = strrchr(pat, '/');
+    snprintf(d->files, sizeof d->files, "%s", slash ? slash + 1 : pat);
+    d->version = OCAD_LSET_VERSION;
+    d->nranks = a->ctx->size;
+    d->ndims = s->ndims;
+    d->elem_size = s->elem_size;
+    d->storage = s->storage;
+    /* element type: the spec's kind and the files' byte order */
+    d->kind = ocad_lset_kind(s);
+    d->big_endian = ocad_lset_big_endian(s);
+    for (int i = 0; i < s->ndims; i++) {
+        d->shape[i] = s->shape[i];
+        d->order[i] = s->order[i];
+        d->grid[i] = s->grid[i];
+        d->dist[i] = s->dist[i];
+        d->block[i] = s->block[i];
+        d->ghost[i] = s->ghost[i];
+    }
+}
+
+/*
+ * Rank 0 writes the description of the local set just created under pat
+ * (lset.c): made complete under a temporary name, synced and renamed into
+ * place, after the data files (so a description names a complete set). A
+ * pattern whose directory holds a conversion, or whose file name does not
+ * fit the description, gets none (no error: the set is still usable by
+ * its spec).
+ */
+static int lset_write(passion_file *f, const char *pat)
+{
+    passion_ctx *ctx = f->ctx;
+    char *name = NULL, *tmp = NULL, *text = NULL;
+    int64_t len = 0;
+    const char *slash = strrchr(pat, '/');
+    if (strlen(slash ? slash + 1 : pat) >= OCAD_LSET_FILES)
+        return PASSION_OK;
+    int e = ocad_lset_name(pat, &name);
+    if (e == -EINVAL)
+        return PASSION_OK;
+    if (e || core_alloc_fault(ctx)) {
+        free(name);
+        return core_err(ctx, PASSION_ENOMEM, "local set description");
+    }
+    ocad_lset d;
+    lset_fill(f->a, pat, &d);
+    int rc = PASSION_OK;
+    if (ocad_lset_format(&d, &text, &len))
+        rc = core_err(ctx, PASSION_ENOMEM, "local set description");
+    else if (!(tmp = core_io_temp_name(name)))
+        rc = core_err(ctx, PASSION_ENOMEM, "file name");
+    core_fh *fh = NULL;
+    if (!rc)
+        rc = core_io_open(ctx, tmp, CORE_O_RDWR | CORE_O_CREATE |
+                                        CORE_O_TRUNC, &fh);
+    if (!rc)
+        rc = core_io_write(fh, text, len, 0);
+    if (!rc)
+        rc = core_io_publish(fh, name, 0);
+    if (fh)
+        core_io_close(fh);
+    if (rc && tmp)
+        core_io_discard(ctx, tmp);
+    free(tmp);
+    free(text);
+    free(name);
+    return rc;
+}
+
 /* The file's metadata for a new file of a's spec (format create hooks). */
 static void meta_of(const passion_array *a, core_fmt_meta *m)
 {
@@ -242,12 +315,10 @@ static int open_global(passion_file *f, const char *name, passion_mode mode,
         rc = core_err(ctx, PASSION_EINVAL,
                       "%s: header_bytes must be 0 for a %s file (the header "
                       "gives the data offset)", path, F->name);
-    if (create == 2) {
-        if (!rc && ctx->rank == 0)
-            rc = probe_absent(ctx, path);
-        rc = core_agree(ctx, rc);
-    }
-    if (rc)
+    if (create == 2 && !rc && ctx->rank == 0)
+        rc = probe_absent(ctx, path);
+    /* every rank takes the same collective steps from here on */
+    if ((rc = core_agree(ctx, rc)))
         goto out;
     if (!create) {
         if (info->have_meta) {
@@ -376,12 +447,9 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
                 free(tmp);
                 tmp = NULL;
             }
-            /* the set's description (helper hook), once every file is
-               in place */
-            const ocad_format *L = ocad_format_get(OCAD_FMT_LOCAL);
-            rc = core_agree(ctx, rc);
-            if (!rc && L->local_describe && ctx->rank == 0)
-                rc = L->local_describe(ctx, path, &a->spec);
+            /* then the set's description, once every file is in place */
+            if (!(rc = core_agree(ctx, rc)) && ctx->rank == 0)
+                rc = lset_write(f, path);
         }
     }
     core_free(ctx, name);
@@ -392,6 +460,13 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
         if (tmp)
             core_io_discard(ctx, tmp); /* the old file stays as it was */
         free(tmp);
+        core_free(ctx, f);
+        return rc;
+    }
+    if (local && !(f->pattern = core_strdup(ctx, path)))
+        rc = core_err(ctx, PASSION_ENOMEM, "file name");
+    if ((rc = core_agree(ctx, rc))) {
+        core_io_close(f->fh);
         core_free(ctx, f);
         return rc;
     }
@@ -458,8 +533,98 @@ int passion_file_close(passion_file *f)
     rc = core_io_close(f->fh);
     f->a->open_files--;
     ctx->live_files--;
+    core_free(ctx, f->pattern);
     core_free(ctx, f);
     return core_agree(ctx, rc);
+}
+
+/* Rank 0 writes the set's description for its new pattern to (lset_write)
+   and removes the one of the old pattern from. */
+static int lset_move(passion_file *f, const char *from, const char *to)
+{
+    passion_ctx *ctx = f->ctx;
+    char *a = NULL;
+    int rc = lset_write(f, to);
+    if (!rc && !ocad_lset_name(from, &a)) {
+        char *b = NULL;
+        if (ocad_lset_name(to, &b) || strcmp(a, b))
+            core_io_discard(ctx, a); /* best effort: the old name */
+        free(b);
+    }
+    free(a);
+    return rc;
+}
+
+int passion_file_rename(passion_file *f, const char *path)
+{
+    if (!f)
+        return PASSION_EINVAL;
+    passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
+    int local = f->a->spec.placement == PASSION_PLACE_LOCAL;
+    int rc = PASSION_OK;
+    char *name = NULL;
+    if (!path || !*path)
+        rc = core_err(ctx, PASSION_EINVAL, "empty path");
+    else if (!f->writable)
+        rc = core_err(ctx, PASSION_EACCES, "%s is open read-only",
+                      f->fh->path);
+    uint64_t key = 1469598103934665603ULL;
+    for (const char *c = path ? path : ""; *c; c++)
+        key = (key ^ (unsigned char)*c) * 1099511628211ULL;
+    rc = core_same(ctx, rc, &key, sizeof key, "paths");
+    if (rc)
+        return rc;
+    rc = local ? local_name(ctx, path, &name)
+               : ((name = core_strdup(ctx, path)) ? PASSION_OK
+                                        : core_err(ctx, PASSION_ENOMEM,
+                                                   "file name"));
+    if (!rc && strlen(name) >= PATH_MAX)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "path of %zu bytes: longer than PATH_MAX (%d)",
+                      strlen(name), PATH_MAX);
+    /* every rank's writes are on the device before any name moves */
+    if (!rc)
+        rc = core_io_sync(f->fh);
+    /* a local set's description goes first and comes back last: a set
+       whose files are being replaced one by one has none, so it never
+       names files of two generations */
+    if (!rc && local && ctx->rank == 0) {
+        char *d = NULL;
+        if (!ocad_lset_name(path, &d))
+            core_io_discard(ctx, d);
+        free(d);
+    }
+    rc = core_agree(ctx, rc);
+    if (!rc && (local || ctx->rank == 0))
+        rc = core_io_publish(f->fh, name, 0);
+    rc = core_agree(ctx, rc);
+    if (!rc && local && ctx->rank == 0)
+        rc = lset_move(f, f->pattern, path);
+    if (!rc && !local && ctx->rank != 0) {
+        /* the other ranks' handles follow the name */
+        char *np = core_strdup(ctx, name);
+        if (!np)
+            rc = core_err(ctx, PASSION_ENOMEM, "file name");
+        else {
+            core_free(ctx, f->fh->path);
+            f->fh->path = np;
+        }
+    }
+    if (!rc && local) {
+        char *np = core_strdup(ctx, path);
+        if (!np)
+            rc = core_err(ctx, PASSION_ENOMEM, "file name");
+        else {
+            core_free(ctx, f->pattern);
+            f->pattern = np;
+        }
+    }
+    core_free(ctx, name);
+    rc = core_agree(ctx, rc);
+    if (!rc)
+        file_ident(f);
+    return rc;
 }
 
 int passion_file_sync(passion_file *f)

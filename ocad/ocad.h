@@ -201,6 +201,9 @@ struct passion_file {
                                      collective calls compare them */
     int64_t busy;                 /* requests in flight and iterators
                                      using the file (close refuses) */
+    char *pattern;                /* local placement: the path pattern
+                                     (passion_file_rename moves the set's
+                                     description too) */
 };
 
 /* Lifetimes: an object that uses f (a request, an iterator) holds it from
@@ -454,5 +457,54 @@ CORE_HIDDEN int ocad_nc_meta(passion_ctx *ctx, const char *path,
 CORE_HIDDEN int ocad_nc_create(passion_ctx *ctx, const char *path,
                                const char *obj, const core_fmt_meta *m,
                                int64_t *data_offset);
+/* ---- local array set descriptions (lset.c) ---- */
+
+#define OCAD_LSET_VERSION 1
+#define OCAD_LSET_FILES 1024 /* bytes for the pattern's file name */
+/* A local set's description as numbers (lset.c states the format). */
+typedef struct ocad_lset {
+    int version;
+    int nranks;
+    int ndims;
+    int64_t shape[PASSION_MAX_DIMS];
+    int kind;       /* passion_kind */
+    int64_t elem_size;
+    int big_endian; /* the files' byte order */
+    int storage;    /* passion_storage */
+    int order[PASSION_MAX_DIMS];
+    int grid[PASSION_MAX_DIMS];
+    int dist[PASSION_MAX_DIMS];      /* passion_dist */
+    int64_t block[PASSION_MAX_DIMS]; /* effective m (shape if collapsed) */
+    int64_t ghost[PASSION_MAX_DIMS];
+    char files[OCAD_LSET_FILES];     /* the pattern's file name */
+} ocad_lset;
+/* The description's name for a pattern (malloc'ed); -EINVAL if the
+   pattern's directory part holds a conversion, -ENOMEM. */
+CORE_HIDDEN int ocad_lset_name(const char *pat, char **out);
+/* The text of d (malloc'ed, *len bytes); 0, -EINVAL, -ENOMEM. */
+CORE_HIDDEN int ocad_lset_format(const ocad_lset *d, char **text,
+                                 int64_t *len);
+/* Parse n bytes (no terminator needed, never read past buf + n): 0, or -1
+   with *why a static message naming the fault. */
+CORE_HIDDEN int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
+                                const char **why);
+/* The spec's element kind as the description's index (bytes int uint
+   float complex bool) and whether its files are big-endian. */
+CORE_HIDDEN int ocad_lset_kind(const passion_array_spec *s);
+CORE_HIDDEN int ocad_lset_big_endian(const passion_array_spec *s);
+/* Collective: rank 0 reads and parses the description of the set name
+   (its pattern or its description file), every rank gets it and the
+   files' pattern (malloc'ed). */
+CORE_HIDDEN int ocad_lset_read(passion_ctx *ctx, const char *name,
+                               ocad_lset *d, char **pattern);
+/* The spec a description gives (local placement); 0 or PASSION_EINVAL. */
+CORE_HIDDEN int ocad_lset_spec(const ocad_lset *d, passion_array_spec *s);
+CORE_HIDDEN void ocad_lset_set_type(const ocad_lset *d,
+                                    passion_array_spec *s);
+/* Open a local set by its name (collective): PASSION_EMISMATCH, pointing
+   to `passion convert`, when it was written by another number of ranks. */
+CORE_HIDDEN int ocad_lset_open(passion_ctx *ctx, const char *name,
+                               passion_mode mode, passion_array **a,
+                               passion_file **f);
 
 #endif

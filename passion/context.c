@@ -195,6 +195,20 @@ const char *passion_version(int *major, int *minor, int *patch)
     return PASSION_VERSION_STRING;
 }
 
+#define CTX_STR_(x) #x
+#define CTX_STR(x) CTX_STR_(x)
+const char *passion_mpi_build(void)
+{
+#if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION)
+    return "Open MPI " CTX_STR(OMPI_MAJOR_VERSION) "." CTX_STR(
+        OMPI_MINOR_VERSION) "." CTX_STR(OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+    return "MPICH " MPICH_VERSION;
+#else
+    return "MPI " CTX_STR(MPI_VERSION) "." CTX_STR(MPI_SUBVERSION);
+#endif
+}
+
 MPI_Comm passion_ctx_comm(const passion_ctx *ctx)
 {
     return ctx ? ctx->comm : MPI_COMM_NULL;

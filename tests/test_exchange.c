@@ -499,36 +499,89 @@ static void test_chunked(void)
     free(m);
 }
 
+/* the "mpi" algorithm past the int limit (lowered here): MPI 4's
+   MPI_Alltoall(v)_c, or MPI_Alltoallw with byte-run datatypes under MPI 3
+   (Open MPI 4), against MPI_Alltoall(v) */
+static void test_large_counts(void)
+{
+    coll_xchg_mpi_set_int_limit(64);
+    th_case_seed = th_seed + 550;
+    int64_t *m = matrix(th_case_seed, small_run() ? 300 : 2000, 20);
+    TH_CHECK(th_all(run_v(m, PASSION_XCHG_MPI, 0, MPI_BYTE, th_case_seed,
+                          NULL)),
+             "alltoallv past the int limit, seed %llu",
+             (unsigned long long)th_case_seed);
+    for (int i = 0; i < P * P; i++)
+        m[i] -= m[i] % 8;
+    TH_CHECK(th_all(run_v(m, PASSION_XCHG_MPI, 0, MPI_DOUBLE, th_case_seed,
+                          NULL)),
+             "alltoallv of doubles past the int limit");
+    TH_CHECK(th_all(run_regular(small_run() ? 30 : 100, MPI_INT,
+                                PASSION_XCHG_MPI, 0, 8, NULL)),
+             "alltoall past the int limit");
+    TH_CHECK(th_all(run_regular(16, MPI_INT, PASSION_XCHG_MPI, 0, 9, NULL)),
+             "alltoall at the int limit (64 bytes a peer)");
+    coll_xchg_mpi_set_int_limit(0);
+    free(m);
+}
+
+static uint64_t str_hash(const char *t)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *t; t++)
+        h = (h ^ (unsigned char)*t) * 1099511628211ULL;
+    return h;
+}
+
 static void test_fault(void)
 {
-    /* a staging allocation fails on one rank in the middle of a four-
-       stage exchange: every rank returns ENOMEM, nobody hangs */
+    /* the Nth allocation of the call (the one fault option,
+       fault_alloc_at, counted from core_fault_arm) fails on the last
+       rank, for every N the four-stage exchange makes: every rank returns
+       the same outcome and detail, nobody hangs, and a failure in the
+       middle of the run (a four-stage staging buffer) is among them */
     if (P < 2)
         return;
     th_case_seed = th_seed + 600;
     int64_t *m = matrix(th_case_seed, 50, 0);
     for (int nb = 0; nb < 2; nb++) {
-        for (int nth = 1; nth <= (small_run() ? 2 : 4); nth++) {
-            if (me == P - 1)
-                coll_xchg_set_fault(nth);
+        int mid = 0, fired = 1;
+        for (int64_t nth = 1; fired && nth <= 200; nth++) {
+            core_fault_arm(ctx, nth, 0, P - 1);
             quiet = 1;
-            int rcode = 0;
             int ok = run_v(m, nb ? PASSION_XCHG_FOURSTAGE_NB
                                  : PASSION_XCHG_FOURSTAGE,
                            0, MPI_BYTE, th_case_seed, NULL);
-            coll_xchg_set_fault(0);
             quiet = 0;
-            TH_CHECK(!th_all(ok), "fault %d (nb=%d): nobody failed", nth,
+            int me_fired = me == P - 1 && ctx->fault_allocs >= nth;
+            core_fault_arm(ctx, 0, 0, -1);
+            const char *det = passion_ctx_errdetail(ctx);
+            unsigned long long v[4] = {(unsigned long long)ok,
+                                       ok ? 0 : str_hash(det),
+                                       (unsigned long long)me_fired,
+                                       !ok && strstr(det, "four-stage")},
+                               mx[4], mn[4];
+            MPI_Allreduce(v, mx, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                          MPI_COMM_WORLD);
+            MPI_Allreduce(v, mn, 4, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
+                          MPI_COMM_WORLD);
+            fired = (int)mx[2];
+            TH_CHECK(mx[0] == mn[0] && mx[1] == mn[1],
+                     "fault %lld (nb=%d): ranks disagree (ok %d, '%s')",
+                     (long long)nth, nb, ok, det);
+            TH_CHECK(fired || mn[0] == 1, "fault %lld (nb=%d): no fault, "
+                     "yet '%s'", (long long)nth, nb, det);
+            mid |= (int)mx[3];
+            /* the next call works */
+            TH_CHECK(th_all(run_v(m, nb ? PASSION_XCHG_FOURSTAGE_NB
+                                        : PASSION_XCHG_FOURSTAGE,
+                                  0, MPI_BYTE, th_case_seed, NULL)),
+                     "four-stage after fault %lld (nb=%d)", (long long)nth,
                      nb);
-            rcode = strstr(passion_ctx_errdetail(ctx), "four-stage") ? 0 : 1;
-            TH_CHECK(rcode == 0, "fault %d: detail '%s'", nth,
-                     passion_ctx_errdetail(ctx));
         }
+        TH_CHECK(!fired, "nb=%d: faults still firing after 200", nb);
+        TH_CHECK(mid, "nb=%d: no fault inside the four-stage run", nb);
     }
-    /* and the context still works */
-    TH_CHECK(th_all(run_v(m, PASSION_XCHG_FOURSTAGE, 0, MPI_BYTE,
-                          th_case_seed, NULL)),
-             "four-stage after a fault");
     free(m);
 }
 
@@ -737,6 +790,7 @@ static CU_TestInfo tests[] = {
     {"four-stage bounds", test_fourstage_bounds},
     {"argument errors agree", test_errors},
     {"messages split at the chunk limit", test_chunked},
+    {"mpi algorithm past the int limit", test_large_counts},
     {"failed allocation mid-exchange", test_fault},
     {"cost model choices", test_model_choices},
     {"staging within the budget given, in steps", test_budget_steps},

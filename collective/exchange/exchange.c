@@ -244,35 +244,32 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x,
     return coll_waitall(k, pl->req);
 }
 
-/* an agreement on a vector: all-to-all of headers or an allreduce */
-static int agree_vec(coll_xchg_plan *pl, int64_t *v, int n, int nsum)
-{
-    if (pl->P <= 1)
-        return PASSION_OK;
-    if (pl->P > COLL_A2A_MAX || n > V_N)
-        return coll_allreduce(pl->comm, v, n, nsum);
-    xchg_round *x = calloc(1, sizeof *x);
-    int64_t out[V_N + 1];
-    if (!x) /* fall back to the allreduce, which needs no memory here */
-        return coll_allreduce(pl->comm, v, n, nsum);
-    int64_t w[V_N];
-    memset(w, 0, sizeof w);
-    memcpy(w, v, (size_t)n * sizeof *v);
-    int rc = round_start(pl, x, w, nsum, NULL, out);
-    if (!rc)
-        memcpy(v, out, (size_t)n * sizeof *v);
-    free(x);
-    return rc;
-}
-
-/* agree on a failure flag; on failure every rank returns the same code */
+/* Agree on the outcome of a step (prepare): on failure every rank
+   returns the same code and detail (passion/agree.c). */
 static int agree_flag(coll_xchg_plan *pl, int rc)
 {
-    int64_t f = rc ? 1 : 0;
-    int arc = agree_vec(pl, &f, 1, 0);
-    if (arc)
-        return core_err(pl->ctx, arc, "exchange: agreement failed");
-    return f ? core_agree(pl->ctx, rc) : PASSION_OK;
+    return core_agree(pl->ctx, rc);
+}
+
+/*
+ * The round of headers for a rank that could not allocate its round: it
+ * still sends its header to every rank and receives theirs (a round on
+ * the stack, used only here, so that the usual path keeps its stack
+ * small), with no data, drains whatever data its peers sent with their
+ * headers, and reports the failure in the header it sent (v[V_FAIL]):
+ * every rank then takes the agreement's failure path. noinline: the
+ * round's 28 KiB of stack are taken only when this runs.
+ */
+__attribute__((noinline)) static int round_without_memory(coll_xchg_plan *pl,
+                                                          const int64_t *v,
+                                                          int nsum,
+                                                          int64_t *out)
+{
+    xchg_round x;
+    memset(&x, 0, sizeof x);
+    int rc = round_start(pl, &x, v, nsum, NULL, out);
+    int frc = round_finish(pl, &x, NULL);
+    return rc ? rc : frc;
 }
 
 /* ------------------------------------------------------------- one call */
@@ -347,7 +344,7 @@ static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
     if (!pl->req) {
         int64_t big = L->lout > L->lin ? L->lout : L->lin;
         int64_t n = 2 * (int64_t)pl->P * (coll_nparts(big) + 1) + 8;
-        pl->req = malloc((size_t)n * sizeof *pl->req);
+        pl->req = core_malloc(pl->ctx, (size_t)n * sizeof *pl->req);
         if (!pl->req)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: %lld MPI requests", (long long)n);
@@ -359,14 +356,15 @@ static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
     pl->radix = radix;
     if (ops->scratch && !pl->scratch) {
         int64_t n = ops->scratch(pl);
-        pl->scratch = n > 0 ? malloc((size_t)n) : NULL;
+        pl->scratch = n > 0 ? core_malloc(pl->ctx, (size_t)n) : NULL;
         if (n > 0 && !pl->scratch)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange %s: %lld bytes of tables", ops->name,
                             (long long)n);
     }
     if (steps > 1 && !c->step_arr) {
-        c->step_arr = malloc(4 * (size_t)pl->P * sizeof *c->step_arr);
+        c->step_arr =
+            core_malloc(pl->ctx, 4 * (size_t)pl->P * sizeof *c->step_arr);
         if (!c->step_arr)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: counts of a step");
@@ -394,9 +392,9 @@ static void unprepare(xchg_call *c)
                     pl->reserved_bytes);
     pl->reserved = NULL;
     pl->reserved_bytes = 0;
-    free(pl->scratch);
+    core_free(pl->ctx, pl->scratch);
     pl->scratch = NULL;
-    free(c->step_arr);
+    core_free(pl->ctx, c->step_arr);
     c->step_arr = NULL;
 }
 
@@ -416,7 +414,7 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     pl->me = ctx->rank;
     pl->st.alg = -1;
     c->state = coll_xchg_state_get(ctx);
-    pl->comm = coll_xchg_comm(ctx);
+    int crc = coll_xchg_comm_setup(ctx, &pl->comm);
     c->from_option = a->alg == PASSION_XCHG_DEFAULT;
     c->alg = c->from_option ? ctx->opt.exchange : a->alg;
     c->radix = a->radix ? a->radix : ctx->opt.radix;
@@ -425,11 +423,12 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     pl->limit = c->budget;
     pl->base = ctx->staging_now;
     int rmax = pl->P > 2 ? pl->P : 2;
-    if (pl->comm == MPI_COMM_NULL) {
-        /* no communicator of our own: agree on the context's */
+    if (crc) {
+        /* no communicator of our own (on any rank: agreed), so the
+           round of headers goes on the context's; the agreed code */
         pl->comm = ctx->comm;
         if (!rc)
-            rc = core_err(ctx, PASSION_ENOMEM, "exchange: communicator");
+            rc = crc;
     }
     if (!rc && !c->state)
         rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
@@ -544,14 +543,19 @@ static int call_agree(xchg_call *c, int rc, int *done)
     int arc;
     *done = 1;
     if (P > 1 && P <= COLL_A2A_MAX) {
-        c->x = calloc(1, sizeof *c->x);
+        c->x = core_calloc(c->ctx, 1, sizeof *c->x);
         if (!c->x) {
-            /* nothing can be posted without the round: agree through the
-               allreduce that this rank failed */
+            /* calloc or agree: this rank still takes part in the round
+               (its peers wait for its header), says in it that it failed,
+               and every rank then agrees on that failure below */
             v[V_FAIL] = 1;
             if (!rc)
-                rc = core_err(c->ctx, PASSION_ENOMEM, "exchange: round");
-            arc = coll_allreduce(pl->comm, v, V_N, V_NSUM);
+                rc = core_err(c->ctx, PASSION_ENOMEM,
+                              "exchange: the round of headers (%zu bytes)",
+                              sizeof *c->x);
+            int64_t w[V_N];
+            arc = round_without_memory(pl, v, V_NSUM, w);
+            memcpy(v, w, sizeof w);
         } else {
             /* whether data may come with the headers depends only on
                values the agreement checks equal (alg) */
@@ -620,7 +624,7 @@ static int call_costs(xchg_call *c)
         return PASSION_OK;
     if (c->x)
         round_finish(&c->pl, c->x, NULL);
-    free(c->x);
+    core_free(c->ctx, c->x);
     c->x = NULL;
     int rc = coll_xchg_costs_get(c->ctx, &c->costs);
     if (!rc)
@@ -725,20 +729,21 @@ static int agree_outcome(xchg_call *c, int rc, int *retry)
 {
     coll_xchg_plan *pl = &c->pl;
     int64_t kmax = c->shape.lmax > 1 ? c->shape.lmax : 1;
-    int64_t f[2] = {rc ? 1 : 0,
-                    rc && !(rc == PASSION_ENOMEM && pl->limit_hit)};
+    /* one reduction: whether any rank failed, and whether any failed
+       for another reason than the budget (maxima over ranks) */
+    double f[2] = {rc ? 1 : 0, rc && !(rc == PASSION_ENOMEM && pl->limit_hit)};
     *retry = 0;
-    int arc = agree_vec(pl, f, 2, 0);
+    int arc = core_agree_max(c->ctx, PASSION_OK, f, 2);
     if (arc)
-        return core_err(c->ctx, arc, "exchange: agreement failed");
-    if (!f[0])
+        return arc;
+    if (f[0] == 0)
         return PASSION_OK;
-    if (!f[1] && c->steps < kmax && c->retries < XCHG_RETRIES) {
+    if (f[1] == 0 && c->steps < kmax && c->retries < XCHG_RETRIES) {
         c->retries++;
         *retry = 1;
         return PASSION_OK;
     }
-    if (rc && !f[1])
+    if (rc && f[1] == 0)
         rc = core_err(c->ctx, PASSION_ENOMEM,
                       "exchange %s: staging over the %lld bytes left of "
                       "the memory budget, even in %lld steps",
@@ -762,13 +767,13 @@ static int call_run(xchg_call *c)
     /* the step that rode on the agreement is the whole algorithm */
     if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
         int rc = round_finish(pl, c->x, ops);
-        free(c->x);
+        core_free(c->ctx, c->x);
         c->x = NULL;
         return rc;
     }
     if (c->x) {
         round_finish(pl, c->x, NULL);
-        free(c->x);
+        core_free(c->ctx, c->x);
         c->x = NULL;
     }
     /* the guesses of step 2 may differ between ranks (budgets, the local
@@ -814,11 +819,11 @@ static void call_end(xchg_call *c, double t0)
     coll_xchg_plan *pl = &c->pl;
     if (c->x) {
         round_finish(pl, c->x, NULL);
-        free(c->x);
+        core_free(c->ctx, c->x);
         c->x = NULL;
     }
     unprepare(c);
-    free(pl->req);
+    core_free(c->ctx, pl->req);
     pl->req = NULL;
     pl->st.seconds = core_now() - t0;
     if (c->predict)
@@ -934,7 +939,7 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     int P = ctx->size;
     int64_t es = 0;
     int rc = type_bytes(ctx, type, &es);
-    int64_t *b = calloc(4 * (size_t)P, sizeof *b);
+    int64_t *b = core_calloc(ctx, 4 * (size_t)P, sizeof *b);
     if (!rc && !b)
         rc = core_err(ctx, PASSION_ENOMEM, "alltoallv: count arrays");
     if (!rc && (!sendcounts || !sdispls || !recvcounts || !rdispls))
@@ -971,6 +976,6 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     a.alg = alg;
     a.radix = radix;
     rc = exchange_call(ctx, &a, rc, NULL);
-    free(b);
+    core_free(ctx, b);
     return rc;
 }

@@ -217,8 +217,11 @@ typedef struct coll_xchg_state coll_xchg_state;
 CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);
 /* The layer's own communicator (a duplicate of ctx->comm whose errors are
    returned, not fatal: a receive truncated by inconsistent arguments is
-   reported and drained). Collective the first time on ctx;
-   MPI_COMM_NULL when out of memory. */
+   reported and drained) in *out. Collective until it exists on ctx: every
+   rank keeps it or none does (agreed, core_agree), so the same calls find
+   it on every rank; then 0, else the agreed code and MPI_COMM_NULL. */
+CORE_HIDDEN int coll_xchg_comm_setup(passion_ctx *ctx, MPI_Comm *out);
+/* The same, MPI_COMM_NULL on failure. */
 CORE_HIDDEN MPI_Comm coll_xchg_comm(passion_ctx *ctx);
 /* The measured costs: 1 and *out when calibrated, else 0. */
 CORE_HIDDEN int coll_xchg_state_costs(const coll_xchg_state *st,
@@ -339,6 +342,10 @@ static inline int64_t coll_rd(const coll_xchg_plan *pl, int j)
 }
 
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_mpi;
+/* tests: the largest count or displacement the "mpi" algorithm gives to
+   MPI's int interfaces (0: INT_MAX); past it, MPI 4's large-count calls or
+   (MPI 3) MPI_Alltoallw with one byte-run datatype per peer */
+CORE_HIDDEN void coll_xchg_mpi_set_int_limit(int64_t limit);
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_pairwise;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_a1;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_index;
@@ -426,12 +433,9 @@ CORE_HIDDEN int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf,
                               int64_t sbytes, int to, void *rbuf,
                               int64_t rbytes, int from, int tag);
 
-/* Test hook: the nth staging allocation from now on (this process)
-   fails; 0 turns it off. */
-CORE_HIDDEN void coll_xchg_set_fault(int64_t nth);
-
-/* Staging accounting of one call (on top of core_stage_alloc); refuses
-   (NULL, pl->limit_hit set) what would take the call past pl->limit. */
+/* Staging accounting of one call (on top of core_stage_alloc, where the
+   fault option fault_alloc_at counts it); refuses (NULL, pl->limit_hit
+   set) what would take the call past pl->limit. */
 CORE_HIDDEN void *coll_stage_alloc(coll_xchg_plan *pl, int64_t bytes,
                                    int64_t payload);
 CORE_HIDDEN void coll_stage_free(coll_xchg_plan *pl, void *p, int64_t bytes,

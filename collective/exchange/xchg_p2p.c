@@ -24,13 +24,6 @@
 
 static int wait_mode = COLL_WAIT_HYBRID;
 static int64_t chunk_max = INT_MAX;
-static int64_t fault_at, fault_seen;
-
-void coll_xchg_set_fault(int64_t nth)
-{
-    fault_at = nth;
-    fault_seen = 0;
-}
 
 void coll_xchg_set_wait(int mode)
 {
@@ -173,8 +166,6 @@ int coll_sendrecv(coll_xchg_plan *pl, const void *sbuf, int64_t sbytes,
 void *coll_stage_alloc(coll_xchg_plan *pl, int64_t bytes, int64_t payload)
 {
     if (bytes <= 0)
-        return NULL;
-    if (fault_at > 0 && ++fault_seen == fault_at)
         return NULL;
     if (pl->stage_now + bytes > pl->limit ||
         pl->ctx->staging_now - pl->base + bytes > pl->limit) {

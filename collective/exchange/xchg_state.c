@@ -9,11 +9,10 @@
  * Invariants: the costs and the memo are identical on every rank (the
  * costs are reduced over ranks before they are stored, the memo is a pure
  * function of agreed inputs); the communicator is created collectively
- * by the first exchange call on the context.
+ * by the first exchange call on the context, and kept by every rank or by
+ * none (agreed), so that the next call finds the same on every rank.
  */
 #include "exchange.h"
-
-#include <stdlib.h>
 
 struct coll_xchg_state {
     int calibrated;
@@ -31,11 +30,10 @@ struct coll_xchg_state {
 
 static void state_free(passion_ctx *ctx, void *p)
 {
-    (void)ctx;
     coll_xchg_state *s = p;
     if (s->comm != MPI_COMM_NULL)
         MPI_Comm_free(&s->comm);
-    free(s);
+    core_free(ctx, s);
 }
 
 coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
@@ -43,7 +41,7 @@ coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
     coll_xchg_state *s = ctx->ext[CORE_EXT_XCHG];
     if (s)
         return s;
-    s = calloc(1, sizeof *s);
+    s = core_calloc(ctx, 1, sizeof *s);
     if (!s)
         return NULL;
     s->comm = MPI_COMM_NULL;
@@ -52,21 +50,41 @@ coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
     return s;
 }
 
-MPI_Comm coll_xchg_comm(passion_ctx *ctx)
+int coll_xchg_comm_setup(passion_ctx *ctx, MPI_Comm *out)
 {
     coll_xchg_state *s = coll_xchg_state_get(ctx);
-    if (s && s->comm != MPI_COMM_NULL)
-        return s->comm;
-    /* the first collective call of the layer on ctx: every rank is here */
+    *out = MPI_COMM_NULL;
+    /* s->comm is set on every rank or on none (below), so every rank
+       returns here or every rank goes on to the agreement */
+    if (s && s->comm != MPI_COMM_NULL) {
+        *out = s->comm;
+        return PASSION_OK;
+    }
+    /* (a rank without the state still reaches the agreement: its peers
+       have no communicator either, the last setup having been agreed) */
     MPI_Comm c = MPI_COMM_NULL;
-    if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
-        return MPI_COMM_NULL;
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    if (!s) {
-        MPI_Comm_free(&c);
-        return MPI_COMM_NULL;
+    int rc = PASSION_OK;
+    if (!s)
+        rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
+    else if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
+        rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_dup");
+    else if (MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_set_errhandler");
+    rc = core_agree(ctx, rc);
+    if (rc) {
+        if (c != MPI_COMM_NULL)
+            MPI_Comm_free(&c);
+        return rc;
     }
     s->comm = c;
+    *out = c;
+    return PASSION_OK;
+}
+
+MPI_Comm coll_xchg_comm(passion_ctx *ctx)
+{
+    MPI_Comm c;
+    coll_xchg_comm_setup(ctx, &c);
     return c;
 }
 
