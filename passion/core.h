@@ -51,6 +51,8 @@ typedef struct core_options {
     double wait_spin;       /* seconds a wait polls before it yields the
                                CPU between polls; 0 = chosen at
                                passion_init (core_wait_policy) */
+    int netcdf_format;      /* netCDF classic files passion creates:
+                               0 CDF-5 (default), 1 CDF-2, 2 CDF-1 */
     /* fault driver (tests only) */
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */
@@ -393,6 +395,37 @@ CORE_HIDDEN void core_io_measure(core_fh *fh, int64_t lo, int64_t hi,
 CORE_HIDDEN char *core_io_temp_name(const char *path);
 CORE_HIDDEN int core_io_publish(core_fh *fh, const char *path, int noreplace);
 CORE_HIDDEN int core_io_discard(passion_ctx *ctx, const char *temp);
+
+/* ---- file formats: what a header says (ocad/format.c runs the readers on
+   rank 0 and broadcasts this struct; plain bytes, no pointers) ---- */
+
+typedef struct core_fmt_meta {
+    int ndims;
+    int64_t shape[PASSION_MAX_DIMS];
+    passion_kind kind;
+    int64_t elem_size;
+    passion_endian endian;    /* LITTLE or BIG (a reader resolves NATIVE) */
+    passion_storage storage;  /* ROW_MAJOR or COL_MAJOR */
+    int64_t data_offset;      /* byte offset of element 0 */
+    int64_t data_bytes;       /* product(shape) * elem_size */
+} core_fmt_meta;
+
+/*
+ * HDF5 glue (fmt_hdf5.c, the only code that calls libhdf5; built with the
+ * HDF5 option). Rank-local: the caller runs them on rank 0 and broadcasts.
+ * core_h5_meta: the metadata of dataset dset of an existing file (a
+ * contiguous dataset; anything else is refused with a message naming the
+ * layout). core_h5_create: a new file at path holding dataset dset of m's
+ * shape and type, contiguous, allocated; *data_offset where its data
+ * starts. PASSION_ENOTSUP (with a message) when built without HDF5.
+ */
+CORE_HIDDEN int core_h5_meta(passion_ctx *ctx, const char *path,
+                             const char *dset, core_fmt_meta *m);
+CORE_HIDDEN int core_h5_create(passion_ctx *ctx, const char *path,
+                               const char *dset, const core_fmt_meta *m,
+                               int64_t *data_offset);
+/* 1 if built with HDF5. */
+CORE_HIDDEN int core_h5_available(void);
 
 /* ---- the asynchronous engine (engine.c, eng_uring.c, eng_thread.c) ---- */
 
