@@ -157,7 +157,7 @@ static int info(int argc, char **argv)
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             char v[64];
             if (passion_ctx_option_get(ctx, keys[i], v, sizeof v) == 0)
-                printf("%-18s %s\n", keys[i], v);
+                printf("%-14s %s\n", keys[i], v);
         }
     }
     passion_finalize(ctx);
