@@ -199,6 +199,20 @@ static double fs_model_common(const coll_xchg_costs *c,
     return start + c->byte * bytes + c->copy * copies + agree;
 }
 
+/* every message of the four stages may leave the node; each stage moves
+   the part of a rank's data that leaves its row or column */
+static void fs_net(const coll_xchg_shape *s, int radix, double *msgs,
+                   double *bytes)
+{
+    (void)radix;
+    coll_grid g = coll_grid_make(s->procs);
+    double lx = (double)s->lmax_x;
+    *msgs = (double)fs_sends(&g);
+    *bytes = s->procs > 1 ? lx * (2.0 * (g.C - 1) / g.C +
+                                  2.0 * (g.R - 1) / g.R)
+                          : 0;
+}
+
 static double fs_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
                        int *radix)
 {
@@ -1093,6 +1107,7 @@ const coll_xchg_ops coll_xchg_fourstage = {
     .model = fs_model,
     .staging = fs_staging,
     .scratch = fs_scratch,
+    .net = fs_net,
     .run = fs_run_blocking,
 };
 
@@ -1104,5 +1119,6 @@ const coll_xchg_ops coll_xchg_fourstage_nb = {
     .model = fs_model_nb,
     .staging = fs_staging,
     .scratch = fs_scratch,
+    .net = fs_net,
     .run = fs_run_nb,
 };
