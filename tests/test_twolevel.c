@@ -35,11 +35,9 @@ static int suite_clean(void)
 /* A context whose ranks form virtual nodes of k consecutive ranks. */
 static passion_ctx *ctx_nodes(int k, const char *more)
 {
-    char v[16];
-    snprintf(v, sizeof v, "%d", k);
-    setenv("PASSION_VIRTUAL_NODE_RANKS", v, 1);
     passion_ctx *c = NULL;
-    int rc = th_init(&c, "%s", more ? more : "");
+    int rc = th_init(&c, "virtual_node_ranks=%d%s%s", k, more ? "," : "",
+                     more ? more : "");
     TH_CHECK(rc == 0, "passion_init with nodes of %d: %d", k, rc);
     /* the node table is made by the first exchange: make it now */
     if (c)
@@ -51,7 +49,6 @@ static void ctx_done(passion_ctx *c)
 {
     if (c)
         passion_finalize(c);
-    unsetenv("PASSION_VIRTUAL_NODE_RANKS");
 }
 
 /* bytes from i to j, the same on every rank */
@@ -110,6 +107,7 @@ static int run_m(passion_ctx *c, const int64_t *m, int alg, int64_t budget,
     a.alg = alg;
     a.budget = budget;
     a.stats = st;
+    passion_counters_reset(c);
     int r = coll_exchange(c, &a);
     if (code)
         *code = r;
@@ -195,8 +193,11 @@ static void test_random_patterns(void)
             TH_CHECK(me % ks[si] == 0 || st.msgs_net == 0,
                      "rank %d (not a leader) sent %lld between nodes", me,
                      (long long)st.msgs_net);
-            int64_t v[4] = {st.msgs_net, st.bytes_net, st.msgs_node, 0},
-                    sum[4];
+            passion_counters cn;
+            passion_counters_get(c, &cn);
+            int64_t v[5] = {st.msgs_net, st.bytes_net, st.msgs_node, 0,
+                            (int64_t)cn.messages_inter_node},
+                    sum[5];
             /* payload that leaves a node, and that stays */
             int64_t off = 0;
             for (int i = 0; i < P; i++)
@@ -204,7 +205,11 @@ static void test_random_patterns(void)
                     if (i / ks[si] != j / ks[si])
                         off += m[i * P + j];
             v[3] = st.bytes_net;
-            MPI_Allreduce(v, sum, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(v, sum, 5, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+            TH_CHECK(sum[4] == sum[0],
+                     "context counters: %lld messages between nodes, the "
+                     "exchange's %lld",
+                     (long long)sum[4], (long long)sum[0]);
             TH_CHECK(sum[0] == fourstage_messages(N),
                      "P=%d N=%d: %lld messages between nodes, four-stage on "
                      "%d ranks sends %lld",

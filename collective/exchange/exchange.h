@@ -339,6 +339,9 @@ struct coll_xchg_plan {
     int limit_hit;           /* an allocation was refused by the limit */
     int64_t stage_now, payload_now;
     coll_xchg_stats st;
+    /* rank in ctx->comm of every rank of comm (the simulated network and
+       the node counters know those); NULL: comm's ranks are ctx's */
+    const int *ranks;
 };
 
 static inline int64_t coll_sc(const coll_xchg_plan *pl, int j)
@@ -427,6 +430,7 @@ typedef struct coll_nodes {
     int *node_of;      /* P: node of a rank */
     int *first;        /* nnodes + 1: node n's ranks are */
     int *members;      /*   members[first[n] .. first[n+1]) */
+    int *leader_rank;  /* nnodes: rank of node n's leader */
     MPI_Comm leaders;
 } coll_nodes;
 /* The context's node table; NULL before the subsystem's communicator
@@ -454,6 +458,12 @@ CORE_HIDDEN void coll_idle(double t0);
    to exercise the split. */
 CORE_HIDDEN void coll_xchg_set_chunk(int64_t bytes);
 CORE_HIDDEN int64_t coll_xchg_chunk(void);
+/* core_net_isend (counted, charged by the simulated network) of a
+   message to rank peer of pl->comm, which may be a sub-communicator
+   (pl->ranks). 0 or PASSION_EMPI. */
+CORE_HIDDEN int coll_net_isend(const coll_xchg_plan *pl, const void *buf,
+                               int count, MPI_Datatype type, int peer,
+                               int tag, int flags, MPI_Request *req);
 /* MPI messages of a logical message of `bytes` (0 for 0 bytes). */
 CORE_HIDDEN int64_t coll_nparts(int64_t bytes);
 

@@ -236,10 +236,10 @@ static int tl_stream(const coll_xchg_plan *pl, tl_tabs *tb, int send,
                                            &t) != MPI_SUCCESS ||
                   MPI_Type_commit(&t) != MPI_SUCCESS;
         if (!err)
-            err = (send ? MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, pl->comm,
-                                    &req[part])
-                        : MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, pl->comm,
-                                    &req[part])) != MPI_SUCCESS;
+            err = send ? coll_net_isend(pl, MPI_BOTTOM, 1, t, peer, tag,
+                                        CORE_NET_COUNTED, &req[part]) != 0
+                       : MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, pl->comm,
+                                   &req[part]) != MPI_SUCCESS;
         if (!err)
             MPI_Type_free(&t);
         if (err)
@@ -334,8 +334,8 @@ static int tl_member(tl_run_t *r)
     }
     if (r->n + 1 + coll_nparts(up) + coll_nparts(down) > pl->nreq)
         return PASSION_ENOMEM;
-    if (MPI_Isend(h, 2 * P, MPI_INT64_T, r->leader, TAG_HDR, pl->comm,
-                  pl->req + r->n) != MPI_SUCCESS)
+    if (coll_net_isend(pl, h, 2 * P, MPI_INT64_T, r->leader, TAG_HDR,
+                       CORE_NET_COUNTED, pl->req + r->n))
         return PASSION_EMPI;
     r->n++;
     int rc = tl_stream(pl, &r->tb, 1, r->tb.pc, nu, up, r->leader, TAG_UP,
@@ -522,6 +522,7 @@ static int tl_leader(tl_run_t *r)
         sub.scratch = r->tb.fs;
         sub.req = NULL;
         sub.nreq = 0;
+        sub.ranks = T->leader_rank;
         sub.limit = pl->limit - pl->stage_now;
         sub.base = ctx->staging_now;
         if (fail) /* empty blocks: the four-stage drains what comes */
@@ -585,8 +586,12 @@ static int tl_leader(tl_run_t *r)
         if (!ib || !rq) {
             /* no data to send: as many empty parts as the rank expects */
             char c = 0;
-            for (int64_t q = 0; q < coll_nparts(down); q++)
-                MPI_Send(&c, 0, MPI_BYTE, dst, TAG_DOWN, pl->comm);
+            for (int64_t q = 0; q < coll_nparts(down); q++) {
+                MPI_Request one;
+                if (!coll_net_isend(pl, &c, 0, MPI_BYTE, dst, TAG_DOWN,
+                                    CORE_NET_COUNTED, &one))
+                    coll_waitall(1, &one);
+            }
         } else {
             int e = tl_stream(pl, &r->tb, 1, r->tb.pc, np, down, dst,
                               TAG_DOWN, rq + nq);
