@@ -98,16 +98,44 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     return core_agree(ctx, rc);
 }
 
-int passion_file_read_all(passion_file *f, const passion_section *s,
-                          void *buf, const passion_memspec *mem,
-                          passion_method method)
+static int file_read_all_body(passion_file *f, const passion_section *s,
+                              void *buf, const passion_memspec *mem,
+                              passion_method method)
 {
     return section_all(f, s, buf, mem, method, 0);
 }
 
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read_all(passion_file *f, const passion_section *s,
+                          void *buf, const passion_memspec *mem,
+                          passion_method method)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_all_body(f, s, buf, mem, method);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_all_body(passion_file *f, const passion_section *s,
+                               const void *buf, const passion_memspec *mem,
+                               passion_method method)
+{
+    return section_all(f, s, (void *)buf, mem, method, 1);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_all(passion_file *f, const passion_section *s,
                            const void *buf, const passion_memspec *mem,
                            passion_method method)
 {
-    return section_all(f, s, (void *)buf, mem, method, 1);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_all_body(f, s, buf, mem, method);
+    core_call_end(gctx);
+    return rc;
 }

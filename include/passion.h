@@ -23,9 +23,14 @@
  *
  * Thread contract (passion(3), THREADS):
  *  - no two calls on one context, or on its arrays, files, requests and
- *    iterators, may run at the same time (not detected: the caller's
- *    duty); different contexts may be used from different threads at once
- *    only if MPI provides MPI_THREAD_MULTIPLE;
+ *    iterators, may run at the same time. Detected: a call entered while
+ *    another thread's call runs on the same context returns PASSION_ESTATE
+ *    at once on that thread and changes nothing (not the detail either;
+ *    the code is not agreed over ranks: it reports a misuse); queries that
+ *    only read (errdetail, counters_get, get_spec...) are not checked.
+ *    Calls made one after another from different threads are fine;
+ *    different contexts may be used from different threads at once only
+ *    if MPI provides MPI_THREAD_MULTIPLE;
  *  - passion's own helper threads (the I/O engine's worker, the
  *    extended two-phase method's I/O thread) call only the file's driver;
  *    with the posix and fault drivers they make no MPI call, so any

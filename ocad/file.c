@@ -196,8 +196,8 @@ static int probe_absent(passion_ctx *ctx, const char *name)
     return rc;
 }
 
-int passion_file_open(passion_array *a, const char *path, passion_mode mode,
-                      passion_file **out)
+static int file_open_body(passion_array *a, const char *path, passion_mode mode,
+                          passion_file **out)
 {
     if (!a || !out)
         return PASSION_EINVAL;
@@ -231,16 +231,16 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         fill_view(f);
         rc = local ? local_name(ctx, path, &name)
                    : ((name = core_strdup(ctx, path)) ? PASSION_OK
-                                            : core_err(ctx, PASSION_ENOMEM,
-                                                       "file name"));
+                                                : core_err(ctx, PASSION_ENOMEM,
+                                                           "file name"));
     }
     if (!rc && strlen(name) >= PATH_MAX)
         rc = core_err(ctx, PASSION_EINVAL,
-                      "path of %zu bytes: longer than PATH_MAX (%d)",
-                      strlen(name), PATH_MAX);
+                          "path of %zu bytes: longer than PATH_MAX (%d)",
+                          strlen(name), PATH_MAX);
     int create = mode == PASSION_MODE_CREATE       ? 1
                  : mode == PASSION_MODE_CREATE_EXCL ? 2
-                                                    : 0;
+                                                        : 0;
     if (create == 2) {
         if (!rc && (local || ctx->rank == 0))
             rc = probe_absent(ctx, name);
@@ -251,8 +251,8 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
     int64_t hlen = 0;
     if (npy && a->spec.header_bytes)
         rc = core_err(ctx, PASSION_EINVAL,
-                      "%s: header_bytes must be 0 for .npy (the header "
-                      "gives the data offset)", name);
+                          "%s: header_bytes must be 0 for .npy (the header "
+                          "gives the data offset)", name);
     else if (npy && create && !(rc = ocad_npy_header(ctx, a, &hdr, &hlen))) {
         /* the header is a function of the spec: every rank knows its size */
         f->fv.base = hlen;
@@ -268,7 +268,7 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
         if (!rc)
             rc = open_one(f, name, mode, !npy);
         if (!rc && npy && !(rc = ocad_npy_read_header(ctx, a, f->fh,
-                                                      &f->fv.base))) {
+                                                          &f->fv.base))) {
             f->data_bytes = f->fv.base + a->global_bytes;
             rc = open_one_size(f, name);
         }
@@ -316,7 +316,20 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
     return PASSION_OK;
 }
 
-int passion_file_close(passion_file *f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_open(passion_array *a, const char *path, passion_mode mode,
+                      passion_file **out)
+{
+    passion_ctx *gctx = a ? a->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_open_body(a, path, mode, out);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_close_body(passion_file *f)
 {
     if (!f)
         return PASSION_OK;
@@ -338,7 +351,19 @@ int passion_file_close(passion_file *f)
     return core_agree(ctx, rc);
 }
 
-int passion_file_sync(passion_file *f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_close(passion_file *f)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_close_body(f);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_sync_body(passion_file *f)
 {
     if (!f)
         return PASSION_EINVAL;
@@ -346,12 +371,36 @@ int passion_file_sync(passion_file *f)
     return core_io_sync(f->fh);
 }
 
-int passion_file_drop_cache(passion_file *f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_sync(passion_file *f)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_sync_body(f);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_drop_cache_body(passion_file *f)
 {
     if (!f)
         return PASSION_EINVAL;
     core_enter(f->ctx);
     return core_io_drop_cache(f->fh);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_drop_cache(passion_file *f)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_drop_cache_body(f);
+    core_call_end(gctx);
+    return rc;
 }
 
 const char *passion_file_path(const passion_file *f)
@@ -376,14 +425,38 @@ static int whole_local(passion_file *f, void *buf, int op_write)
                     : core_io_read(f->fh, buf, f->data_bytes, 0);
 }
 
-int passion_file_read_local(passion_file *f, void *buf)
+static int file_read_local_body(passion_file *f, void *buf)
 {
     return whole_local(f, buf, 0);
 }
 
-int passion_file_write_local(passion_file *f, const void *buf)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read_local(passion_file *f, void *buf)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_local_body(f, buf);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_local_body(passion_file *f, const void *buf)
 {
     return whole_local(f, (void *)buf, 1);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_write_local(passion_file *f, const void *buf)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_local_body(f, buf);
+    core_call_end(gctx);
+    return rc;
 }
 
 /* Validate an independent section request and build its plan. */
@@ -414,26 +487,53 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     return PASSION_OK;
 }
 
-int passion_file_read(passion_file *f, const passion_section *s, void *buf,
-                      const passion_memspec *m, passion_method method)
+static int file_read_body(passion_file *f, const passion_section *s, void *buf,
+                          const passion_memspec *m, passion_method method)
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
     return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL);
 }
 
-int passion_file_write(passion_file *f, const passion_section *s,
-                       const void *buf, const passion_memspec *m,
-                       passion_method method)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read(passion_file *f, const passion_section *s, void *buf,
+                      const passion_memspec *m, passion_method method)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_body(f, s, buf, m, method);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_body(passion_file *f, const passion_section *s,
+                           const void *buf, const passion_memspec *m,
+                           passion_method method)
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
     return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL);
 }
 
-int passion_section_plan(passion_file *f, const passion_section *s,
-                         int op_write, passion_method method,
-                         passion_plan_info *info)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_write(passion_file *f, const passion_section *s,
+                       const void *buf, const passion_memspec *m,
+                       passion_method method)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_body(f, s, buf, m, method);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int section_plan_body(passion_file *f, const passion_section *s,
+                             int op_write, passion_method method,
+                             passion_plan_info *info)
 {
     if (f)
         core_enter(f->ctx);
@@ -446,4 +546,18 @@ int passion_section_plan(passion_file *f, const passion_section *s,
     memset(info, 0, sizeof *info); /* reserved fields too */
     ocad_plan_count(f->ctx, &x, method, op_write, info, NULL);
     return PASSION_OK;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_section_plan(passion_file *f, const passion_section *s,
+                         int op_write, passion_method method,
+                         passion_plan_info *info)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = section_plan_body(f, s, op_write, method, info);
+    core_call_end(gctx);
+    return rc;
 }

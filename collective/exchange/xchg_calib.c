@@ -16,7 +16,7 @@
  *
  * Invariant: the stored costs are identical on every rank.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <stdlib.h>
 #include <string.h>

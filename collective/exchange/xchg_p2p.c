@@ -14,7 +14,7 @@
  * needs; after a short spin (messages of an honest P = 2 run complete
  * within it) the wait calls sched_yield between tests.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <limits.h>
 #include <sched.h>
