@@ -4,7 +4,8 @@
  * same run.
  *
  * Cases are drawn from a fixed seed (--seed S, default below; printed and
- * written in every row; --cases N, default 200). Arrays: 1-4 dimensions,
+ * written in every row; --cases N, default 200; --case c003,c042 runs
+ * only those). Arrays: 1-4 dimensions,
  * row- or column-major, elements of 1-16 bytes, sizes log-uniform from
  * 16 KiB to 64 MiB, one array in ten from 256 MiB to 1 GiB. Five cases
  * share an array (its file is made once). Sections per rank, by kind:
@@ -976,6 +977,20 @@ static void write_rows(run *R, cio *io, mres *res)
     fflush(csv);
 }
 
+/* Is cname ("c042") in list ("c042" or "c003,c042,c117")? */
+static int case_listed(const char *list, const char *cname)
+{
+    size_t n = strlen(cname);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, cname, n))
+            return 1;
+        p += len + (e != NULL);
+    }
+    return 0;
+}
+
 /* --list: the cases, one line each (rank 0) */
 static void list_cases(const pcase *cases, int ncases, const parr *arrs,
                        int P)
@@ -1026,7 +1041,7 @@ int main(int argc, char **argv)
         if (ba.rank == 0)
             fprintf(stderr, "usage: bench-patterns --csv F --regime "
                             "warm|cold|memlimit [--memlimit BYTES] "
-                            "[--seed S] [--cases N] [--case cNNN] "
+                            "[--seed S] [--cases N] [--case cNNN[,cNNN...]] "
                             "[--reps N] [--scratch DIR] [--list]\n");
         MPI_Finalize();
         return 2;
@@ -1103,7 +1118,7 @@ int main(int argc, char **argv)
         const parr *a = &arrs[c->arr];
         char cname[16];
         snprintf(cname, sizeof cname, "c%03d", ci);
-        if (only_case && strcmp(only_case, cname))
+        if (only_case && !case_listed(only_case, cname))
             continue;
         if (a != R.a) {
             bench_progress(&ba, "patterns P=%d %s: array %d (%" PRId64

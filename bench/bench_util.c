@@ -39,6 +39,16 @@ int bench_args_parse(bench_args *a, int argc, char **argv)
     a->cold = strcmp(a->regime, "warm") != 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->ranks_note = a->size > cpus ? "oversubscribed" : "dedicated";
+#if defined(OPEN_MPI)
+    const char *io = getenv("OMPI_MCA_io");
+    a->mpiio = io && strstr(io, "romio") && !strstr(io, "^") ? "ROMIO"
+                                                              : "OMPIO";
+#else
+    a->mpiio = "ROMIO";
+#endif
+    if (a->rank == 0)
+        fprintf(stderr, "MPI: %s; the MPI-IO peers (romio-*) run on %s\n",
+                passion_mpi_build(), a->mpiio);
     return 0;
 }
 

@@ -26,6 +26,10 @@ typedef struct bench_args {
                             --regime memlimit; required there) */
     int rank, size;
     const char *ranks_note; /* "dedicated" or "oversubscribed" */
+    const char *mpiio;   /* the MPI-IO the "romio-*" peers run on:
+                            "ROMIO" (MPICH, or Open MPI's romio component
+                            chosen with OMPI_MCA_io) or "OMPIO" (Open MPI's
+                            default); printed by bench_args_parse */
 } bench_args;
 
 /* Parse the common arguments; unknown ones are left to the caller. */

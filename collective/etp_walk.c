@@ -220,18 +220,25 @@ int64_t coll_copy(const ocad_xfer *x, int64_t esize, int64_t lo, int64_t hi,
             copy_vec(s, v.fstep, pk, v.len, v.n, v.len);
             pk += nb;
             break;
+        /* byte order: converted wherever bytes cross between memory and
+           file order (the packed buffers are in file order), on the copy
+           that lands, never in the caller's buffer of a write */
         case COLL_FILE_TO_MEM:
             copy_vec(m, v.mstep, s, v.fstep, v.n, v.len);
+            ocad_swap_blocks(m, v.mstep, v.n, v.len, x->swap);
             break;
         case COLL_MEM_TO_FILE:
             copy_vec(s, v.fstep, m, v.mstep, v.n, v.len);
+            ocad_swap_blocks(s, v.fstep, v.n, v.len, x->swap);
             break;
         case COLL_MEM_TO_PACKED:
             copy_vec(pk, v.len, m, v.mstep, v.n, v.len);
+            ocad_swap(pk, nb, x->swap);
             pk += nb;
             break;
         default: /* COLL_PACKED_TO_MEM */
             copy_vec(m, v.mstep, pk, v.len, v.n, v.len);
+            ocad_swap_blocks(m, v.mstep, v.n, v.len, x->swap);
             pk += nb;
             break;
         }

@@ -108,6 +108,15 @@ extern "C" {
  */
 PASSION_API const char *passion_version(int *major, int *minor, int *patch);
 
+/*
+ * The MPI the library was compiled against, from its mpi.h: "MPICH 4.0.2",
+ * "Open MPI 4.1.4" or "MPI 3.1" (standard version only, another MPI). A
+ * program must use the same MPI (compile with that MPI's wrapper); compare
+ * with MPI_Get_library_version at run time (`passion info` prints both).
+ * Static storage, never fails; callable before MPI_Init.
+ */
+PASSION_API const char *passion_mpi_build(void);
+
 /* ---------------------------------------------------------------- errors */
 
 typedef enum passion_error {
@@ -328,11 +337,49 @@ typedef enum passion_storage {
     PASSION_ORDER_CUSTOM = 2 /* order[] gives the permutation */
 } passion_storage;
 
+/*
+ * Element types: a kind and a size in bytes (elem_size). Valid pairs
+ * (else PASSION_EINVAL at passion_array_create):
+ *   BYTES    any size 1..64: opaque bytes, never converted (numpy "V<n>")
+ *   INT      1, 2, 4, 8      (numpy i1 i2 i4 i8)
+ *   UINT     1, 2, 4, 8      (u1 u2 u4 u8)
+ *   FLOAT    2, 4, 8, 16     (f2 f4 f8; 16 is numpy's "f16"/"g" long
+ *                             double as numpy writes it on x86-64: the
+ *                             80-bit extended format padded to 16 bytes,
+ *                             byte-swapped as one 16-byte unit)
+ *   COMPLEX  8, 16, 32       (c8 c16 c32: two FLOATs of half the size,
+ *                             each half byte-swapped on its own)
+ *   BOOL     1               (numpy "?" / b1)
+ * The byte order of a file's data: NATIVE is this machine's; data in the
+ * other order is converted on every read and write (memory is always in
+ * the machine's order). BYTES and 1-byte kinds are never swapped.
+ */
+typedef enum passion_kind {
+    PASSION_KIND_BYTES = 0,
+    PASSION_KIND_INT = 1,
+    PASSION_KIND_UINT = 2,
+    PASSION_KIND_FLOAT = 3,
+    PASSION_KIND_COMPLEX = 4,
+    PASSION_KIND_BOOL = 5
+} passion_kind;
+
+typedef enum passion_endian {
+    PASSION_ENDIAN_NATIVE = 0, /* the machine's (on create: written so; on
+                                  opening an existing file with a header:
+                                  whatever the file says, converted) */
+    PASSION_ENDIAN_LITTLE = 1,
+    PASSION_ENDIAN_BIG = 2
+} passion_endian;
+
 /* What the user fills to describe an array (the thesis's OCAD inputs). */
 typedef struct passion_array_spec {
     int ndims;                           /* 1 .. 7 */
     int64_t shape[PASSION_MAX_DIMS];     /* global size per dimension, > 0 */
     int64_t elem_size;                   /* bytes per element, 1 .. 64 */
+    passion_kind kind;                   /* element type with elem_size
+                                            (see passion_kind) */
+    passion_endian endian;               /* the FILE's byte order; memory
+                                            is always native */
     passion_storage storage;
     int order[PASSION_MAX_DIMS];         /* CUSTOM: order[0] is the slowest-
                                             varying dimension in the file,
@@ -349,19 +396,18 @@ typedef struct passion_array_spec {
     int64_t header_bytes;                /* raw global file: bytes before the
                                             data (0 for .npy: the header
                                             gives it) */
-    char dtype[8];                       /* .npy type descr ("<f4", "|u1",
-                                            "<c16"...); "" = any of
-                                            elem_size bytes on open, and on
-                                            create the default for the size
-                                            (4 "<f4", 8 "<f8", 1 "|u1",
-                                            2 "<i2", 16 "<c16", else "|Vn") */
     int64_t reserved[8];                 /* zero (see ABI above) */
 } passion_array_spec;
 
 typedef struct passion_array passion_array;
 
-/* Zero a spec and set ndims, shape, elem_size; the rest defaults (row-major,
-   grid 1, BLOCK, no ghosts, local placement). Independent. */
+/*
+ * Zero a spec and set ndims, shape, elem_size and the natural kind for the
+ * size: 1 UINT, 2 INT, 4 and 8 FLOAT, 16 COMPLEX, any other size BYTES
+ * (so a float32/float64 array needs nothing more; set kind for int32,
+ * int64, bool...). The rest defaults (native byte order, row-major, grid
+ * 1, BLOCK, no ghosts, local placement). Independent.
+ */
 PASSION_API int passion_array_spec_init(passion_array_spec *s /* out */,
                                         int ndims, const int64_t *shape,
                                         int64_t elem_size);
@@ -464,15 +510,57 @@ typedef enum passion_mode {
  * Open the array's file(s). Local placement: path is a pattern in which
  * every "%d" (or "%r") stands for the rank and "%%" for one '%'
  * ("data.%d.laf"; without any %d or %r ".<rank>" is appended); each rank
- * opens its own local array file. Global placement: one file; a name
- * ending in ".npy" is a NumPy file. A file name of PATH_MAX bytes or more
- * (or a component too long for the file system) is PASSION_EINVAL. An
- * existing file shorter than the array gives PASSION_ESHORT. Collective:
- * every rank passes the same path (pattern) and mode.
+ * opens its own local array file. Global placement: one file whose format
+ * the name's extension chooses: ".npy" NumPy (versions 1.0-3.0), ".h5" /
+ * ".hdf5" HDF5 and ".nc" netCDF (builds with those formats; an object
+ * inside is named after the last ':': on open as passion_open says, on
+ * create when the part before it ends in .h5, .hdf5 or .nc), anything else
+ * raw (header_bytes, then the data in the spec's type and byte order).
+ * An existing file's header must agree with the array's spec: shape,
+ * storage order (C or Fortran), kind and element size, and byte order
+ * unless the spec says NATIVE, else PASSION_EFORMAT naming both ("file has
+ * >i8 [3, 4], spec says <f8 [3, 4]"); data in the other byte order is
+ * converted on every access. Create writes a header of the spec's type
+ * (endian NATIVE: the machine's order). A file name of PATH_MAX bytes or
+ * more (or a component too long for the file system) is PASSION_EINVAL.
+ * An existing file shorter than the array gives PASSION_ESHORT. Headers
+ * are read by rank 0 and broadcast. Collective: every rank passes the
+ * same path (pattern) and mode.
  */
 PASSION_API int passion_file_open(passion_array *a, const char *path,
                                   passion_mode mode,
                                   passion_file **f /* out */);
+
+/*
+ * Open an existing file by its own header: make the array descriptor from
+ * what the file says (shape, kind, element size, byte order, storage
+ * order) and open the file. name is
+ *   "x.npy"            a NumPy file;
+ *   "run.h5:/fields/u" an HDF5 dataset (by its path in the file);
+ *   "run.nc:u"         a netCDF classic variable;
+ *   "data.%d.laf"      a local file set, by its description file.
+ * Name splitting: if name names an existing file, it is the whole path;
+ * otherwise it is split at its LAST ':' into PATH:OBJECT when PATH names
+ * an existing file (so "a:b.h5:/x" is "a:b.h5" and "/x"; dataset paths
+ * must not contain ':').
+ * layout: NULL (a global array, one-rank grid) or a spec whose grid,
+ * dist, block, ghost and placement are used (placement LOCAL, the zero
+ * value, means GLOBAL for a file that holds one global array). If
+ * layout->ndims is 0 the shape and storage order are the file's, else
+ * they must equal it; if layout->elem_size is 0 the type (kind, size,
+ * byte order) is the file's, else kind and size must equal it, and the
+ * byte order too unless it is NATIVE. A difference is PASSION_EFORMAT
+ * naming both. A raw file has no header: PASSION_EFORMAT (use
+ * passion_array_create and passion_file_open). mode: RDONLY or RDWR
+ * (create with passion_file_open). Metadata is read once, by rank 0, and
+ * broadcast. Collective. On success the caller closes *f, then frees *a;
+ * on failure both are NULL.
+ */
+PASSION_API int passion_open(passion_ctx *ctx, const char *name,
+                             passion_mode mode,
+                             const passion_array_spec *layout,
+                             passion_array **a /* out */,
+                             passion_file **f /* out */);
 /*
  * Close. Collective. NULL is a no-op. PASSION_ESTATE (on every rank; the
  * file stays open) while any rank has a request in flight on the file or
@@ -485,6 +573,39 @@ PASSION_API int passion_file_sync(passion_file *f);
 PASSION_API int passion_file_drop_cache(passion_file *f);
 /* The path this rank opened. */
 PASSION_API const char *passion_file_path(const passion_file *f);
+
+/*
+ * Give the file(s) of f a new name, for publishing a file made under a
+ * temporary name only once it is complete (what `passion get` and
+ * `passion convert` do): every rank's writes are synced to the device,
+ * then the file is renamed onto path (replacing an existing file in one
+ * step) and its directory synced. Local placement: path is a pattern as in
+ * passion_file_open: rank 0 removes the description of the new pattern
+ * (README, "Local array sets"), each rank renames its own file, and rank 0
+ * writes the description for the new pattern last (removing the old
+ * pattern's), so a description only ever names complete files of one
+ * generation; a crash in between leaves a set without description. f
+ * stays open under the new name.
+ * Collective (same path on every rank); the file must be writable.
+ */
+PASSION_API int passion_file_rename(passion_file *f, const char *path);
+
+/*
+ * Read the description of a local array set (README, "Local array sets")
+ * without opening the set: name is the set's pattern ("data.%d.laf") or
+ * its description file ("data.laf.passion"). Fills *spec (shape, element
+ * type, storage order, grid, distributions with their block sizes,
+ * ghosts; local placement), *nfiles (the number of files: the ranks that
+ * wrote the set, which may differ from this communicator's size) and
+ * pattern (len bytes; the files' pattern, resolved against the
+ * description's directory; NULL to skip). A missing description is
+ * PASSION_ENOENT, a malformed one PASSION_EFORMAT. Collective (rank 0
+ * reads the description and broadcasts it).
+ */
+PASSION_API int passion_array_spec_read(passion_ctx *ctx, const char *name,
+                                        passion_array_spec *spec /* out */,
+                                        int *nfiles /* out */,
+                                        char *pattern /* out */, size_t len);
 
 /*
  * Read / write this rank's whole local array file, ghosts included, to or

@@ -24,6 +24,7 @@ int passion_array_spec_init(passion_array_spec *s, int ndims,
         return PASSION_EINVAL;
     s->ndims = ndims;
     s->elem_size = elem_size;
+    s->kind = ocad_kind_default(elem_size);
     for (int d = 0; d < ndims; d++) {
         s->shape[d] = shape[d];
         s->grid[d] = 1;
@@ -59,12 +60,23 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
     out->placement = in->placement;
     out->header_bytes = in->header_bytes;
     out->storage = in->storage;
-    size_t dl = strnlen(in->dtype, sizeof in->dtype);
-    if (dl == sizeof in->dtype)
-        return core_err(ctx, PASSION_EINVAL, "dtype is not a terminated "
-                        "string of at most %zu characters",
-                        sizeof in->dtype - 1);
-    memcpy(out->dtype, in->dtype, dl);
+    if (!ocad_type_valid(in->kind, in->elem_size)) {
+        if ((int)in->kind < PASSION_KIND_BYTES ||
+            (int)in->kind > PASSION_KIND_BOOL)
+            return core_err(ctx, PASSION_EINVAL, "unknown kind %d",
+                            (int)in->kind);
+        return core_err(ctx, PASSION_EINVAL,
+                        "kind %s has no %lld-byte elements (int/uint: 1 2 4 "
+                        "8, float: 2 4 8 16, complex: 8 16 32, bool: 1, "
+                        "bytes: 1..64)", ocad_kind_name(in->kind),
+                        (long long)in->elem_size);
+    }
+    if ((int)in->endian < PASSION_ENDIAN_NATIVE ||
+        (int)in->endian > PASSION_ENDIAN_BIG)
+        return core_err(ctx, PASSION_EINVAL, "unknown endian %d",
+                        (int)in->endian);
+    out->kind = in->kind;
+    out->endian = in->endian;
 
     /* storage order */
     int seen[PASSION_MAX_DIMS] = {0};

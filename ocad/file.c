@@ -84,11 +84,12 @@ static void file_ident(passion_file *f)
     const char *path = f->fh->path;
     uint64_t h = fnv(1469598103934665603ULL, path, strlen(path));
     const ocad_fview *v = &f->fv;
-    int64_t w[3 + 2 * PASSION_MAX_DIMS];
+    int64_t w[4 + 2 * PASSION_MAX_DIMS];
     memset(w, 0, sizeof w);
     w[0] = v->nd;
     w[1] = v->esize;
     w[2] = v->base;
+    w[3 + 2 * PASSION_MAX_DIMS] = v->swap;
     for (int d = 0; d < v->nd; d++) {
         w[3 + d] = v->extent[d];
         w[3 + PASSION_MAX_DIMS + d] = v->order[d];
@@ -196,20 +197,298 @@ static int probe_absent(passion_ctx *ctx, const char *name)
     return rc;
 }
 
+/* The description of a's local set (lset.c) for pattern pat. */
+static void lset_fill(const passion_array *a, const char *pat, ocad_lset *d)
+{
+    memset(d, 0, sizeof *d);
+    const passion_array_spec *s = &a->spec;
+    const char *slash = strrchr(pat, '/');
+    snprintf(d->files, sizeof d->files, "%s", slash ? slash + 1 : pat);
+    d->version = OCAD_LSET_VERSION;
+    d->nranks = a->ctx->size;
+    d->ndims = s->ndims;
+    d->elem_size = s->elem_size;
+    d->storage = s->storage;
+    /* element type: the spec's kind and the files' byte order */
+    d->kind = ocad_lset_kind(s);
+    d->big_endian = ocad_lset_big_endian(s);
+    for (int i = 0; i < s->ndims; i++) {
+        d->shape[i] = s->shape[i];
+        d->order[i] = s->order[i];
+        d->grid[i] = s->grid[i];
+        d->dist[i] = s->dist[i];
+        d->block[i] = s->block[i];
+        d->ghost[i] = s->ghost[i];
+    }
+}
+
+/*
+ * Rank 0 writes the description of the local set just created under pat
+ * (lset.c): made complete under a temporary name, synced and renamed into
+ * place, after the data files (so a description names a complete set). A
+ * pattern whose directory holds a conversion, or whose file name does not
+ * fit the description, gets none (no error: the set is still usable by
+ * its spec).
+ */
+static int lset_write(passion_file *f, const char *pat)
+{
+    passion_ctx *ctx = f->ctx;
+    char *name = NULL, *tmp = NULL, *text = NULL;
+    int64_t len = 0;
+    const char *slash = strrchr(pat, '/');
+    if (strlen(slash ? slash + 1 : pat) >= OCAD_LSET_FILES)
+        return PASSION_OK;
+    int e = ocad_lset_name(pat, &name);
+    if (e == -EINVAL)
+        return PASSION_OK;
+    if (e || core_alloc_fault(ctx)) {
+        free(name);
+        return core_err(ctx, PASSION_ENOMEM, "local set description");
+    }
+    ocad_lset d;
+    lset_fill(f->a, pat, &d);
+    int rc = PASSION_OK;
+    if (ocad_lset_format(&d, &text, &len))
+        rc = core_err(ctx, PASSION_ENOMEM, "local set description");
+    else if (!(tmp = core_io_temp_name(name)))
+        rc = core_err(ctx, PASSION_ENOMEM, "file name");
+    core_fh *fh = NULL;
+    if (!rc)
+        rc = core_io_open(ctx, tmp, CORE_O_RDWR | CORE_O_CREATE |
+                                        CORE_O_TRUNC, &fh);
+    if (!rc)
+        rc = core_io_write(fh, text, len, 0);
+    if (!rc)
+        rc = core_io_publish(fh, name, 0);
+    if (fh)
+        core_io_close(fh);
+    if (rc && tmp)
+        core_io_discard(ctx, tmp);
+    free(tmp);
+    free(text);
+    free(name);
+    return rc;
+}
+
+/* The file's metadata for a new file of a's spec (format create hooks). */
+static void meta_of(const passion_array *a, core_fmt_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    m->ndims = a->nd;
+    memcpy(m->shape, a->spec.shape, sizeof(int64_t) * (size_t)a->nd);
+    m->kind = a->spec.kind;
+    m->elem_size = a->esize;
+    m->endian = ocad_endian_resolve(a->spec.endian);
+    int c = 1, fo = 1;
+    for (int k = 0; k < a->nd; k++) {
+        c &= a->spec.order[k] == k;
+        fo &= a->spec.order[k] == a->nd - 1 - k;
+    }
+    m->storage = c ? PASSION_ROW_MAJOR
+                 : fo ? PASSION_COL_MAJOR
+                      : PASSION_ORDER_CUSTOM;
+    m->data_bytes = a->global_bytes;
+}
+
+/*
+ * Global file of a resolved name: existing (the metadata, read on rank 0,
+ * checked against the spec; every rank opens the file) or created (rank 0
+ * makes it complete under a temporary name with the format's hook, or
+ * sized and zero for raw, and renames it into place; the others open it).
+ * *endian receives the file's byte order.
+ */
+static int open_global(passion_file *f, const char *name, passion_mode mode,
+                       const ocad_fmt_info *info, int create, char **tmp,
+                       passion_endian *endian)
+{
+    passion_ctx *ctx = f->ctx;
+    passion_array *a = f->a;
+    const ocad_format *F = ocad_format_get(info->fmt);
+    char *path = NULL, *obj = NULL;
+    int rc = ocad_fmt_split(ctx, name, info, &path, &obj);
+    *endian = a->spec.endian;
+    if (!rc && strlen(path) >= PATH_MAX)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "path of %zu bytes: longer than PATH_MAX (%d)",
+                      strlen(path), PATH_MAX);
+    if (!rc && info->fmt != OCAD_FMT_RAW && a->spec.header_bytes)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "%s: header_bytes must be 0 for a %s file (the header "
+                      "gives the data offset)", path, F->name);
+    if (create == 2 && !rc && ctx->rank == 0)
+        rc = probe_absent(ctx, path);
+    /* every rank takes the same collective steps from here on */
+    if ((rc = core_agree(ctx, rc)))
+        goto out;
+    if (!create) {
+        if (info->have_meta) {
+            rc = ocad_fmt_check(ctx, path, &info->m, &a->spec);
+            f->fv.base = info->m.data_offset;
+            f->data_bytes = info->m.data_offset + info->m.data_bytes;
+            *endian = info->m.endian;
+        }
+        if (!rc)
+            rc = open_one(f, path, mode, 1);
+        goto out;
+    }
+    int64_t off = 0;
+    if (info->fmt != OCAD_FMT_RAW) {
+        core_fmt_meta m;
+        meta_of(a, &m);
+        /* a format of one byte order (netCDF: big-endian) stores the data
+           so; a spec asking for the other order is refused */
+        if (F->endian && a->spec.endian != PASSION_ENDIAN_NATIVE &&
+            a->spec.endian != F->endian && ocad_swap_unit(a->spec.kind,
+                                                          a->esize,
+                                                          F->endian)) {
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "%s: %s data is %s-endian; the spec asks for the "
+                          "other byte order (use NATIVE)", path, F->name,
+                          F->endian == PASSION_ENDIAN_BIG ? "big" : "little");
+            goto out;
+        }
+        if (F->endian)
+            m.endian = F->endian;
+        *endian = m.endian;
+        if (ctx->rank == 0) {
+            if (!F->create)
+                rc = core_err(ctx, PASSION_ENOTSUP,
+                              "%s: creating %s files is not supported by "
+                              "this build", path, F->name);
+            else if (!(*tmp = core_io_temp_name(path)))
+                rc = core_err(ctx, PASSION_ENOMEM, "file name");
+            else if (!(rc = F->create(ctx, *tmp, obj, &m, &off)) &&
+                     !(rc = core_io_open(ctx, *tmp, CORE_O_RDWR, &f->fh))) {
+                f->fv.base = off;
+                f->data_bytes = off + a->global_bytes;
+                rc = open_one_size(f, *tmp);
+            }
+        }
+        rc = core_agree(ctx, rc);
+        if (!rc && ctx->size > 1) {
+            int e = MPI_Bcast(&off, 1, MPI_INT64_T, 0, ctx->comm);
+            rc = core_agree(ctx, e == MPI_SUCCESS
+                                     ? 0
+                                     : core_err(ctx, PASSION_EMPI,
+                                                "MPI_Bcast of the data "
+                                                "offset"));
+        }
+        f->fv.base = off;
+        f->data_bytes = off + a->global_bytes;
+    } else if (ctx->rank == 0) {
+        rc = create_temp(f, path, NULL, 0, tmp);
+    }
+    /* one global file: rank 0 made it complete; it renames it into place,
+       then the others open it */
+    if (!rc && ctx->rank == 0 &&
+        !(rc = core_io_publish(f->fh, path, create == 2))) {
+        free(*tmp);
+        *tmp = NULL;
+    }
+    int rc0 = core_agree(ctx, rc);
+    if (!rc0 && ctx->rank != 0)
+        rc = open_one(f, path, PASSION_MODE_RDWR, 1);
+    else if (rc0)
+        rc = rc0;
+out:
+    core_free(ctx, path);
+    core_free(ctx, obj);
+    return rc;
+}
+
+int ocad_file_open_resolved(passion_array *a, const char *path,
+                            passion_mode mode, const ocad_fmt_info *info,
+                            passion_file **out)
+{
+    passion_ctx *ctx = a->ctx;
+    *out = NULL;
+    int rc = PASSION_OK;
+    char *name = NULL, *tmp = NULL;
+    passion_file *f = core_calloc(ctx, 1, sizeof *f);
+    if (!f)
+        rc = core_err(ctx, PASSION_ENOMEM, "file handle");
+    rc = core_agree(ctx, rc);
+    if (rc) {
+        core_free(ctx, f);
+        return rc;
+    }
+    int local = a->spec.placement == PASSION_PLACE_LOCAL;
+    int create = mode == PASSION_MODE_CREATE       ? 1
+                 : mode == PASSION_MODE_CREATE_EXCL ? 2
+                                                    : 0;
+    f->a = a;
+    f->ctx = ctx;
+    f->writable = mode != PASSION_MODE_RDONLY;
+    fill_view(f);
+    passion_endian endian = a->spec.endian;
+    if (!local) {
+        rc = open_global(f, path, mode, info, create, &tmp, &endian);
+    } else {
+        rc = local_name(ctx, path, &name);
+        if (!rc && strlen(name) >= PATH_MAX)
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "path of %zu bytes: longer than PATH_MAX (%d)",
+                          strlen(name), PATH_MAX);
+        if (create == 2) {
+            if (!rc)
+                rc = probe_absent(ctx, name);
+            rc = core_agree(ctx, rc);
+        }
+        if (!create) {
+            if (!rc)
+                rc = open_one(f, name, mode, 1);
+        } else {
+            /* every rank its own file: all temporaries first, then (if
+               every rank made its own) every rank renames its own */
+            if (!rc)
+                rc = create_temp(f, name, NULL, 0, &tmp);
+            if (!(rc = core_agree(ctx, rc)) &&
+                !(rc = core_io_publish(f->fh, name, create == 2))) {
+                free(tmp);
+                tmp = NULL;
+            }
+            /* then the set's description, once every file is in place */
+            if (!(rc = core_agree(ctx, rc)) && ctx->rank == 0)
+                rc = lset_write(f, path);
+        }
+    }
+    core_free(ctx, name);
+    rc = core_agree(ctx, rc);
+    if (rc) {
+        if (f->fh)
+            core_io_close(f->fh);
+        if (tmp)
+            core_io_discard(ctx, tmp); /* the old file stays as it was */
+        free(tmp);
+        core_free(ctx, f);
+        return rc;
+    }
+    if (local && !(f->pattern = core_strdup(ctx, path)))
+        rc = core_err(ctx, PASSION_ENOMEM, "file name");
+    if ((rc = core_agree(ctx, rc))) {
+        core_io_close(f->fh);
+        core_free(ctx, f);
+        return rc;
+    }
+    f->fv.swap = ocad_swap_unit(a->spec.kind, a->esize, endian);
+    file_ident(f);
+    a->open_files++;
+    ctx->live_files++;
+    *out = f;
+    return PASSION_OK;
+}
+
 static int file_open_body(passion_array *a, const char *path, passion_mode mode,
                           passion_file **out)
 {
+    if (out)
+        *out = NULL;
     if (!a || !out)
         return PASSION_EINVAL;
     passion_ctx *ctx = a->ctx;
     core_enter(ctx);
-    *out = NULL;
     int rc = PASSION_OK;
-    char *name = NULL;
-    passion_file *f = core_calloc(ctx, 1, sizeof *f);
-    if (!f)
-        rc = core_err(ctx, PASSION_ENOMEM, "file handle");
-    else if (!path || !*path)
+    if (!path || !*path)
         rc = core_err(ctx, PASSION_EINVAL, "empty path");
     else if ((int)mode < PASSION_MODE_RDONLY ||
              (int)mode > PASSION_MODE_CREATE_EXCL)
@@ -219,101 +498,21 @@ static int file_open_body(passion_array *a, const char *path, passion_mode mode,
     for (const char *c = path ? path : ""; *c; c++)
         key[1] = (key[1] ^ (unsigned char)*c) * 1099511628211ULL;
     rc = core_same(ctx, rc, key, sizeof key, "file modes or paths");
-    if (rc) {
-        core_free(ctx, f);
+    if (rc)
         return rc;
-    }
-    int local = a->spec.placement == PASSION_PLACE_LOCAL;
-    if (!rc) {
-        f->a = a;
-        f->ctx = ctx;
-        f->writable = mode != PASSION_MODE_RDONLY;
-        fill_view(f);
-        rc = local ? local_name(ctx, path, &name)
-                   : ((name = core_strdup(ctx, path)) ? PASSION_OK
-                                                : core_err(ctx, PASSION_ENOMEM,
-                                                           "file name"));
-    }
-    if (!rc && strlen(name) >= PATH_MAX)
-        rc = core_err(ctx, PASSION_EINVAL,
-                          "path of %zu bytes: longer than PATH_MAX (%d)",
-                          strlen(name), PATH_MAX);
-    int create = mode == PASSION_MODE_CREATE       ? 1
-                 : mode == PASSION_MODE_CREATE_EXCL ? 2
-                                                        : 0;
-    if (create == 2) {
-        if (!rc && (local || ctx->rank == 0))
-            rc = probe_absent(ctx, name);
-        rc = core_agree(ctx, rc);
-    }
-    int npy = !rc && !local && ocad_npy_name(name);
-    char *hdr = NULL;
-    int64_t hlen = 0;
-    if (npy && a->spec.header_bytes)
-        rc = core_err(ctx, PASSION_EINVAL,
-                          "%s: header_bytes must be 0 for .npy (the header "
-                          "gives the data offset)", name);
-    else if (npy && create && !(rc = ocad_npy_header(ctx, a, &hdr, &hlen))) {
-        /* the header is a function of the spec: every rank knows its size */
-        f->fv.base = hlen;
-        f->data_bytes = hlen + a->global_bytes;
-    }
-    /* Creation is atomic (README, Durability): each file is made complete
-       (sized, zeros, header) under a temporary name, synced, and renamed
-       onto its name; an old file stays untouched until that rename. The
-       exclusive create renames without replacing (PASSION_EEXIST if a file
-       appeared since the probe). */
-    char *tmp = NULL;
-    if (!create) {
-        if (!rc)
-            rc = open_one(f, name, mode, !npy);
-        if (!rc && npy && !(rc = ocad_npy_read_header(ctx, a, f->fh,
-                                                          &f->fv.base))) {
-            f->data_bytes = f->fv.base + a->global_bytes;
-            rc = open_one_size(f, name);
-        }
-    } else if (local) {
-        /* every rank its own file: all temporaries first, then (if every
-           rank made its own) every rank renames its own */
-        if (!rc)
-            rc = create_temp(f, name, NULL, 0, &tmp);
-        if (!(rc = core_agree(ctx, rc)) &&
-            !(rc = core_io_publish(f->fh, name, create == 2))) {
-            free(tmp);
-            tmp = NULL;
-        }
-    } else {
-        /* one global file: rank 0 creates it complete and renames it into
-           place, then the others open it */
-        if (!rc && ctx->rank == 0 &&
-            !(rc = create_temp(f, name, hdr, npy ? hlen : 0, &tmp)) &&
-            !(rc = core_io_publish(f->fh, name, create == 2))) {
-            free(tmp);
-            tmp = NULL;
-        }
-        int rc0 = core_agree(ctx, rc);
-        if (!rc0 && ctx->rank != 0)
-            rc = open_one(f, name, PASSION_MODE_RDWR, 1);
-        else if (rc0)
-            rc = rc0;
-    }
-    core_free(ctx, hdr);
-    core_free(ctx, name);
-    rc = core_agree(ctx, rc);
-    if (rc) {
-        if (f && f->fh)
-            core_io_close(f->fh);
-        if (tmp)
-            core_io_discard(ctx, tmp); /* the old file stays as it was */
-        free(tmp);
-        core_free(ctx, f);
+    ocad_fmt_info info;
+    memset(&info, 0, sizeof info);
+    info.split = -1;
+    int create = mode == PASSION_MODE_CREATE || mode == PASSION_MODE_CREATE_EXCL;
+    int ext = ocad_format_by_ext(path);
+    /* a global file is resolved by its name's extension; an HDF5 or netCDF
+       name with header_bytes > 0 is a raw view at that offset */
+    if (a->spec.placement != PASSION_PLACE_LOCAL &&
+        !(a->spec.header_bytes > 0 && ocad_format_get(ext)->objects) &&
+        (ext != OCAD_FMT_RAW || strchr(path, ':')) &&
+        (rc = ocad_fmt_resolve(ctx, path, create, 0, &info)))
         return rc;
-    }
-    file_ident(f);
-    a->open_files++;
-    ctx->live_files++;
-    *out = f;
-    return PASSION_OK;
+    return ocad_file_open_resolved(a, path, mode, &info, out);
 }
 
 /* the thread contract's guard (core_call_begin) around the call */
@@ -347,6 +546,7 @@ static int file_close_body(passion_file *f)
     rc = core_io_close(f->fh);
     f->a->open_files--;
     ctx->live_files--;
+    core_free(ctx, f->pattern);
     core_free(ctx, f);
     return core_agree(ctx, rc);
 }
@@ -359,6 +559,107 @@ int passion_file_close(passion_file *f)
     if (rc)
         return rc;
     rc = file_close_body(f);
+    core_call_end(gctx);
+    return rc;
+}
+
+/* Rank 0 writes the set's description for its new pattern to (lset_write)
+   and removes the one of the old pattern from. */
+static int lset_move(passion_file *f, const char *from, const char *to)
+{
+    passion_ctx *ctx = f->ctx;
+    char *a = NULL;
+    int rc = lset_write(f, to);
+    if (!rc && !ocad_lset_name(from, &a)) {
+        char *b = NULL;
+        if (ocad_lset_name(to, &b) || strcmp(a, b))
+            core_io_discard(ctx, a); /* best effort: the old name */
+        free(b);
+    }
+    free(a);
+    return rc;
+}
+
+static int file_rename_body(passion_file *f, const char *path)
+{
+    if (!f)
+        return PASSION_EINVAL;
+    passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
+    int local = f->a->spec.placement == PASSION_PLACE_LOCAL;
+    int rc = PASSION_OK;
+    char *name = NULL;
+    if (!path || !*path)
+        rc = core_err(ctx, PASSION_EINVAL, "empty path");
+    else if (!f->writable)
+        rc = core_err(ctx, PASSION_EACCES, "%s is open read-only",
+                      f->fh->path);
+    uint64_t key = 1469598103934665603ULL;
+    for (const char *c = path ? path : ""; *c; c++)
+        key = (key ^ (unsigned char)*c) * 1099511628211ULL;
+    rc = core_same(ctx, rc, &key, sizeof key, "paths");
+    if (rc)
+        return rc;
+    rc = local ? local_name(ctx, path, &name)
+               : ((name = core_strdup(ctx, path)) ? PASSION_OK
+                                        : core_err(ctx, PASSION_ENOMEM,
+                                                   "file name"));
+    if (!rc && strlen(name) >= PATH_MAX)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "path of %zu bytes: longer than PATH_MAX (%d)",
+                      strlen(name), PATH_MAX);
+    /* every rank's writes are on the device before any name moves */
+    if (!rc)
+        rc = core_io_sync(f->fh);
+    /* a local set's description goes first and comes back last: a set
+       whose files are being replaced one by one has none, so it never
+       names files of two generations */
+    if (!rc && local && ctx->rank == 0) {
+        char *d = NULL;
+        if (!ocad_lset_name(path, &d))
+            core_io_discard(ctx, d);
+        free(d);
+    }
+    rc = core_agree(ctx, rc);
+    if (!rc && (local || ctx->rank == 0))
+        rc = core_io_publish(f->fh, name, 0);
+    rc = core_agree(ctx, rc);
+    if (!rc && local && ctx->rank == 0)
+        rc = lset_move(f, f->pattern, path);
+    if (!rc && !local && ctx->rank != 0) {
+        /* the other ranks' handles follow the name */
+        char *np = core_strdup(ctx, name);
+        if (!np)
+            rc = core_err(ctx, PASSION_ENOMEM, "file name");
+        else {
+            core_free(ctx, f->fh->path);
+            f->fh->path = np;
+        }
+    }
+    if (!rc && local) {
+        char *np = core_strdup(ctx, path);
+        if (!np)
+            rc = core_err(ctx, PASSION_ENOMEM, "file name");
+        else {
+            core_free(ctx, f->pattern);
+            f->pattern = np;
+        }
+    }
+    core_free(ctx, name);
+    rc = core_agree(ctx, rc);
+    if (!rc)
+        file_ident(f);
+    return rc;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_rename(passion_file *f, const char *path)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_rename_body(f, path);
     core_call_end(gctx);
     return rc;
 }
@@ -421,8 +722,13 @@ static int whole_local(passion_file *f, void *buf, int op_write)
         return core_err(ctx, PASSION_EACCES, "%s is open read-only",
                         f->fh->path);
     ctx->cnt.bytes_useful += (uint64_t)f->data_bytes;
-    return op_write ? core_io_write(f->fh, buf, f->data_bytes, 0)
-                    : core_io_read(f->fh, buf, f->data_bytes, 0);
+    if (op_write)
+        return ocad_write_conv(ctx, f->fh, buf, f->data_bytes, 0, f->fv.swap,
+                               f->fv.esize);
+    int rc = core_io_read(f->fh, buf, f->data_bytes, 0);
+    if (!rc)
+        ocad_swap(buf, f->data_bytes, f->fv.swap);
+    return rc;
 }
 
 static int file_read_local_body(passion_file *f, void *buf)

@@ -5,13 +5,15 @@
  * literal {'descr': ..., 'fortran_order': ..., 'shape': (...)} padded with
  * spaces and a newline so that the data starts at a multiple of 64 bytes.
  *
- * Invariants: on open, the header's shape, item size (and descr, when the
- * spec names one) and order must equal the array spec's, else
- * PASSION_EFORMAT; on create, the header written is one numpy itself would
- * accept (np.load, with or without mmap_mode), version 1.0 whenever the
- * header fits in 65535 bytes. Data bytes are moved as they are: no byte
- * swapping, so a descr of the other byte order is accepted only when the
- * spec leaves dtype empty.
+ * Invariants: an accepted header names a numeric type passion knows
+ * (ocad_npy_descr_type: b1 i1..i8 u1..u8 f2 f4 f8 f16 c8 c16 c32 V<n> S<n>
+ * in either byte order) and a shape of 1..7 positive sizes whose byte
+ * count fits 64 bits; every other header is refused with its own message.
+ * The metadata is read on one rank (ocad_npy_meta, run by format.c on rank
+ * 0 and broadcast). On create, the header written is one numpy itself
+ * would accept (np.load, with or without mmap_mode), version 1.0 whenever
+ * the header fits in 65535 bytes, declaring the array's own type and byte
+ * order; data in the other byte order is converted by the access paths.
  */
 #include "ocad.h"
 
@@ -29,29 +31,6 @@ int ocad_npy_name(const char *path)
 {
     size_t n = path ? strlen(path) : 0;
     return n > 4 && !strcmp(path + n - 4, ".npy");
-}
-
-/* Order of the array as npy sees it: 0 C, 1 Fortran, -1 neither. */
-static int npy_order(const passion_array *a)
-{
-    int c = 1, f = 1;
-    for (int k = 0; k < a->nd; k++) {
-        c &= a->spec.order[k] == k;
-        f &= a->spec.order[k] == a->nd - 1 - k;
-    }
-    return c ? 0 : f ? 1 : -1;
-}
-
-static void default_descr(int64_t esize, char *out, size_t n)
-{
-    switch (esize) {
-    case 1: snprintf(out, n, "|u1"); break;
-    case 2: snprintf(out, n, "<i2"); break;
-    case 4: snprintf(out, n, "<f4"); break;
-    case 8: snprintf(out, n, "<f8"); break;
-    case 16: snprintf(out, n, "<c16"); break;
-    default: snprintf(out, n, "|V%lld", (long long)esize); break;
-    }
 }
 
 /* The parts of a simple descr: byte order, kind, digits, [unit]; 1 if it
@@ -105,17 +84,89 @@ int64_t ocad_npy_itemsize(const char *d)
     return core_mul(n, 4, &n) ? n : 0; /* UCS-4 characters */
 }
 
-/* Canonical form for comparison: explicit little/big/no byte order. */
-static void descr_norm(const char *d, char *out, size_t n)
+int ocad_npy_descr_type(const char *d, passion_kind *kind, int64_t *size,
+                        passion_endian *endian, const char **why)
 {
-    char bo = '=';
+    *why = "descr is not a simple type string";
+    if (!descr_valid(d))
+        return -1;
+    passion_endian e = PASSION_ENDIAN_NATIVE;
+    if (*d == '<')
+        e = PASSION_ENDIAN_LITTLE;
+    else if (*d == '>')
+        e = PASSION_ENDIAN_BIG;
     if (*d == '<' || *d == '>' || *d == '|' || *d == '=')
-        bo = *d++;
-    if (bo == '=')
-        bo = '<'; /* passion runs on little-endian hosts (x86, arm64) */
-    if (ocad_npy_itemsize(d) == 1 || strchr("SVab?", *d))
-        bo = '|';
-    snprintf(out, n, "%c%s", bo, d);
+        d++;
+    char c = *d;
+    int digits = isdigit((unsigned char)d[1]);
+    if (c == 'O') {
+        *why = "object dtype 'O' holds Python object pointers, not data "
+               "(save a numeric array)";
+        return -1;
+    }
+    if (strchr("UMmaw", c) || strchr(d, '[')) {
+        *why = "descr is not a numeric type passion supports (strings, "
+               "datetimes and timedeltas are not)";
+        return -1;
+    }
+    int64_t n = ocad_npy_itemsize(d);
+    passion_kind k;
+    if (!digits) {
+        /* one-letter type codes (numpy writes the digit form, but
+           accepts these) */
+        switch (c) {
+        case '?': k = PASSION_KIND_BOOL; break;
+        case 'b': case 'h': case 'i': case 'l': case 'q':
+            k = PASSION_KIND_INT;
+            break;
+        case 'B': case 'H': case 'I': case 'L': case 'Q':
+            k = PASSION_KIND_UINT;
+            break;
+        case 'e': case 'f': case 'd': case 'g': k = PASSION_KIND_FLOAT; break;
+        case 'F': n = 8; k = PASSION_KIND_COMPLEX; break;
+        case 'D': n = 16; k = PASSION_KIND_COMPLEX; break;
+        case 'G': n = 32; k = PASSION_KIND_COMPLEX; break;
+        default: n = 0; k = PASSION_KIND_BYTES; break;
+        }
+    } else {
+        switch (c) {
+        case 'b': k = n == 1 ? PASSION_KIND_BOOL : PASSION_KIND_BYTES;
+                  n = n == 1 ? 1 : 0;
+                  break;
+        case '?': k = PASSION_KIND_BOOL; break;
+        case 'i': k = PASSION_KIND_INT; break;
+        case 'u': k = PASSION_KIND_UINT; break;
+        case 'f': k = PASSION_KIND_FLOAT; break;
+        case 'c': k = PASSION_KIND_COMPLEX; break;
+        case 'V': case 'S': k = PASSION_KIND_BYTES; break;
+        default: n = 0; k = PASSION_KIND_BYTES; break;
+        }
+    }
+    if (n <= 0) {
+        *why = "descr names an unknown type";
+        return -1;
+    }
+    if (!ocad_type_valid(k, n)) {
+        *why = k == PASSION_KIND_BYTES
+                   ? "descr: bytes (V/S) items of more than 64 bytes are "
+                     "not supported"
+                   : "descr: no such size for that kind (i/u 1 2 4 8, f 2 "
+                     "4 8 16, c 8 16 32, b1)";
+        return -1;
+    }
+    *kind = k;
+    *size = n;
+    *endian = e == PASSION_ENDIAN_NATIVE ? ocad_native() : e;
+    return 0;
+}
+
+int ocad_npy_descr_make(passion_kind k, int64_t size, passion_endian e,
+                        char *out, size_t n)
+{
+    if (!ocad_type_valid(k, size))
+        return -1;
+    ocad_type_str(k, size, ocad_endian_resolve(e), out, n);
+    return 0;
 }
 
 int ocad_npy_format(const ocad_npy_info *in, char **hdr, int64_t *len)
@@ -161,39 +212,6 @@ int ocad_npy_format(const ocad_npy_info *in, char **hdr, int64_t *len)
     *hdr = h;
     *len = total;
     return 0;
-}
-
-int ocad_npy_header(passion_ctx *ctx, const passion_array *a, char **hdr,
-                    int64_t *len)
-{
-    *hdr = NULL;
-    int fo = npy_order(a);
-    if (fo < 0)
-        return core_err(ctx, PASSION_ENOTSUP,
-                        ".npy holds C or Fortran order only, not a custom "
-                        "storage order");
-    ocad_npy_info in;
-    memset(&in, 0, sizeof in);
-    if (a->spec.dtype[0]) {
-        if (ocad_npy_itemsize(a->spec.dtype) != a->esize)
-            return core_err(ctx, PASSION_EINVAL,
-                            "dtype '%s' is not %lld bytes per element",
-                            a->spec.dtype, (long long)a->esize);
-        snprintf(in.descr, sizeof in.descr, "%s", a->spec.dtype);
-    } else {
-        default_descr(a->esize, in.descr, sizeof in.descr);
-    }
-    in.fortran = fo;
-    in.nd = a->nd;
-    memcpy(in.shape, a->spec.shape, sizeof(int64_t) * (size_t)a->nd);
-    int rc = ocad_npy_format(&in, hdr, len);
-    if (rc == -ENOMEM)
-        return core_err(ctx, PASSION_ENOMEM, ".npy header");
-    if (rc)
-        return core_err(ctx, PASSION_EINVAL,
-                        ".npy header: dtype '%s' is not a simple type string",
-                        in.descr);
-    return PASSION_OK;
 }
 
 /* ---- a strict reader for the header's dict literal ---- */
@@ -406,67 +424,140 @@ int ocad_npy_parse(const void *buf, int64_t n, ocad_npy_info *in,
     }
     const char *p = buf;
     npy_scan s = {p + OCAD_NPY_PREAMBLE(in->version), p + in->data_off};
-    return parse_dict(&s, in, why);
+    if (parse_dict(&s, in, why))
+        return -1;
+    passion_kind k;
+    passion_endian e;
+    int64_t sz;
+    if (ocad_npy_descr_type(in->descr, &k, &sz, &e, why))
+        return -1;
+    int64_t bytes = sz;
+    for (int d = 0; d < in->nd; d++)
+        if (!core_mul(bytes, in->shape[d], &bytes)) {
+            *why = "shape's byte count overflows 64 bits";
+            return -1;
+        }
+    if (!core_add(bytes, in->data_off, &bytes)) {
+        *why = "header plus data overflow 64 bits";
+        return -1;
+    }
+    return 0;
 }
 
-int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
-                         core_fh *fh, int64_t *data_off)
+int ocad_npy_meta(passion_ctx *ctx, const char *path, const char *obj,
+                  core_fmt_meta *m)
 {
-    const char *path = fh->path;
+    memset(m, 0, sizeof *m);
+    if (obj && *obj)
+        return core_err(ctx, PASSION_EINVAL,
+                        "%s: a .npy file holds one array: nothing to name "
+                        "after ':' ('%s')", path, obj);
+    core_fh *fh = NULL;
+    int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
+    if (rc)
+        return rc;
     unsigned char pre[12];
     int64_t fsize;
     const char *why;
     ocad_npy_info in;
-    int rc = core_io_size(fh, &fsize);
-    if (rc)
-        return rc;
+    char *h = NULL;
+    if ((rc = core_io_size(fh, &fsize)))
+        goto out;
     int64_t n = fsize < 12 ? fsize : 12;
     if (n > 0 && (rc = core_io_read(fh, pre, n, 0)))
-        return rc;
-    if (ocad_npy_parse_preamble(pre, n, &in, &why))
-        return core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
-    if (in.data_off > fsize)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: .npy header length %lld is beyond the end of "
-                        "the file", path, (long long)in.data_off);
-    char *h = core_malloc(ctx, (size_t)in.data_off);
-    if (!h)
-        return core_err(ctx, PASSION_ENOMEM, ".npy header");
-    if ((rc = core_io_read(fh, h, in.data_off, 0))) {
-        core_free(ctx, h);
-        return rc;
+        goto out;
+    if (ocad_npy_parse_preamble(pre, n, &in, &why)) {
+        rc = core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
+        goto out;
     }
-    int bad = ocad_npy_parse(h, in.data_off, &in, &why);
+    if (in.data_off > fsize) {
+        rc = core_err(ctx, PASSION_EFORMAT,
+                      "%s: .npy header length %lld is beyond the end of "
+                      "the file (%lld bytes)", path, (long long)in.data_off,
+                      (long long)fsize);
+        goto out;
+    }
+    if (!(h = core_malloc(ctx, (size_t)in.data_off))) {
+        rc = core_err(ctx, PASSION_ENOMEM, ".npy header");
+        goto out;
+    }
+    if ((rc = core_io_read(fh, h, in.data_off, 0)))
+        goto out;
+    if (ocad_npy_parse(h, in.data_off, &in, &why)) {
+        rc = core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
+        goto out;
+    }
+    if (in.nd == 0) {
+        rc = core_err(ctx, PASSION_EFORMAT,
+                      "%s: .npy: a 0-dimensional (scalar) array; passion "
+                      "arrays have 1 to %d dimensions", path,
+                      PASSION_MAX_DIMS);
+        goto out;
+    }
+    for (int d = 0; d < in.nd; d++)
+        if (in.shape[d] == 0) {
+            rc = core_err(ctx, PASSION_EFORMAT,
+                          "%s: .npy: shape[%d] is 0: an empty array; passion "
+                          "arrays have positive sizes", path, d);
+            goto out;
+        }
+    ocad_npy_descr_type(in.descr, &m->kind, &m->elem_size, &m->endian, &why);
+    m->ndims = in.nd;
+    memcpy(m->shape, in.shape, sizeof(int64_t) * (size_t)in.nd);
+    m->storage = in.fortran && in.nd > 1 ? PASSION_COL_MAJOR
+                                         : PASSION_ROW_MAJOR;
+    m->data_offset = in.data_off;
+    m->data_bytes = m->elem_size;
+    for (int d = 0; d < in.nd; d++)
+        m->data_bytes *= in.shape[d]; /* checked by ocad_npy_parse */
+out:
     core_free(ctx, h);
-    if (bad)
-        return core_err(ctx, PASSION_EFORMAT, "%s: .npy: %s", path, why);
-    int same = in.nd == a->nd;
-    for (int d = 0; same && d < a->nd; d++)
-        same = in.shape[d] == a->spec.shape[d];
-    if (!same)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: .npy shape has %d dimensions or sizes unlike "
-                        "the array spec", path, in.nd);
-    if (ocad_npy_itemsize(in.descr) != a->esize)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: .npy descr '%s' is not %lld bytes per element",
-                        path, in.descr, (long long)a->esize);
-    if (a->spec.dtype[0]) {
-        char x[40], y[40];
-        descr_norm(in.descr, x, sizeof x);
-        descr_norm(a->spec.dtype, y, sizeof y);
-        if (strcmp(x, y))
-            return core_err(ctx, PASSION_EFORMAT,
-                            "%s: .npy descr '%s', the array spec says '%s'",
-                            path, in.descr, a->spec.dtype);
+    int rc2 = core_io_close(fh);
+    return rc ? rc : rc2;
+}
+
+int ocad_npy_create(passion_ctx *ctx, const char *path, const char *obj,
+                    const core_fmt_meta *m, int64_t *data_offset)
+{
+    *data_offset = 0;
+    if (obj && *obj)
+        return core_err(ctx, PASSION_EINVAL,
+                        "%s: a .npy file holds one array: nothing to name "
+                        "after ':' ('%s')", path, obj);
+    if (m->storage != PASSION_ROW_MAJOR && m->storage != PASSION_COL_MAJOR)
+        return core_err(ctx, PASSION_ENOTSUP,
+                        ".npy holds C or Fortran order only, not a custom "
+                        "storage order");
+    ocad_npy_info in;
+    memset(&in, 0, sizeof in);
+    if (ocad_npy_descr_make(m->kind, m->elem_size, m->endian, in.descr,
+                            sizeof in.descr))
+        return core_err(ctx, PASSION_EINVAL, "no .npy type for kind %s of "
+                        "%lld bytes", ocad_kind_name(m->kind),
+                        (long long)m->elem_size);
+    in.fortran = m->storage == PASSION_COL_MAJOR;
+    in.nd = m->ndims;
+    memcpy(in.shape, m->shape, sizeof(int64_t) * (size_t)m->ndims);
+    char *hdr = NULL;
+    int64_t hlen = 0;
+    int rc = ocad_npy_format(&in, &hdr, &hlen);
+    if (rc == -ENOMEM)
+        return core_err(ctx, PASSION_ENOMEM, ".npy header");
+    if (rc)
+        return core_err(ctx, PASSION_EINVAL, ".npy header for '%s'",
+                        in.descr);
+    core_fh *fh = NULL;
+    int64_t total;
+    if (!core_add(hlen, m->data_bytes, &total))
+        rc = core_err(ctx, PASSION_EOVERFLOW, "file bytes overflow 64 bits");
+    else if (!(rc = core_io_open(ctx, path, CORE_O_RDWR | CORE_O_CREATE |
+                                                CORE_O_TRUNC, &fh))) {
+        if (!(rc = core_io_resize(fh, total)))
+            rc = core_io_write(fh, hdr, hlen, 0);
+        int rc2 = core_io_close(fh);
+        rc = rc ? rc : rc2;
     }
-    int fo = npy_order(a);
-    if (a->nd > 1 && fo != in.fortran)
-        return core_err(ctx, PASSION_EFORMAT,
-                        "%s: .npy fortran_order is %s, the array is stored "
-                        "%s", path, in.fortran ? "True" : "False",
-                        fo == 1 ? "column-major" : fo == 0 ? "row-major"
-                                                          : "in a custom order");
-    *data_off = in.data_off;
-    return PASSION_OK;
+    free(hdr);
+    *data_offset = hlen;
+    return rc;
 }

@@ -72,6 +72,10 @@ typedef struct ocad_xfer {
     int64_t moff0;   /* memory byte offset of the first block */
     int64_t nblocks; /* blocks in all (0 = empty section) */
     int64_t fend;    /* one past the last file byte of the last block */
+    int swap;        /* byte-swap unit of the file's data (the view's), 0
+                        none: whoever moves bytes between memory and a
+                        file-order buffer swaps them (ocad_swap_blocks) */
+    int64_t esize;   /* element size (swapped chunks are whole elements) */
 } ocad_xfer;
 
 /* File side of a plan: the array as it lies in a file. */
@@ -82,6 +86,8 @@ typedef struct ocad_fview {
     int64_t extent[PASSION_MAX_DIMS]; /* file extent per dimension */
     int64_t shift[PASSION_MAX_DIMS];  /* file index = section index+shift */
     int64_t base;                     /* byte offset of element 0 */
+    int swap;                         /* byte-swap unit of the file's data
+                                         (ocad_swap_unit), 0 = none */
 } ocad_fview;
 
 /*
@@ -148,6 +154,15 @@ CORE_HIDDEN int ocad_xfer_write(passion_ctx *ctx, core_fh *fh,
                                 int method, const ocad_env *env);
 
 /*
+ * Write len bytes of src at file offset off converting the byte order
+ * (unit as ocad_swap; 0 = a plain write) through a staging buffer of at
+ * most the budget (whole elements of esize bytes); src is not modified.
+ */
+CORE_HIDDEN int ocad_write_conv(passion_ctx *ctx, core_fh *fh,
+                                const char *src, int64_t len, int64_t off,
+                                int unit, int64_t esize);
+
+/*
  * The sieve engine's windows, for callers that issue the requests
  * themselves (prefetch/: asynchronous reads, sieving at completion).
  * ocad_hole_choose resolves the method to a hole limit (-1 = direct, one
@@ -186,6 +201,9 @@ struct passion_file {
                                      collective calls compare them */
     int64_t busy;                 /* requests in flight and iterators
                                      using the file (close refuses) */
+    char *pattern;                /* local placement: the path pattern
+                                     (passion_file_rename moves the set's
+                                     description too) */
 };
 
 /* Lifetimes: an object that uses f (a request, an iterator) holds it from
@@ -254,11 +272,239 @@ CORE_HIDDEN int ocad_npy_format(const ocad_npy_info *in, char **hdr,
                                 int64_t *len);
 /* Item size in bytes of a simple descr ("<f4", "|u1", "<U3"), 0 if unknown. */
 CORE_HIDDEN int64_t ocad_npy_itemsize(const char *descr);
-/* The header for a's file (malloc'ed, *len a multiple of 64 bytes). */
-CORE_HIDDEN int ocad_npy_header(passion_ctx *ctx, const passion_array *a,
-                                char **hdr, int64_t *len);
-/* Read and check the header of an open file; *data_off = data offset. */
-CORE_HIDDEN int ocad_npy_read_header(passion_ctx *ctx, const passion_array *a,
-                                     core_fh *fh, int64_t *data_off);
+/* The element type a descr names (kind, size, byte order with '|' and '='
+   resolved to the machine's); 0, or -1 with *why naming the fault. */
+CORE_HIDDEN int ocad_npy_descr_type(const char *descr, passion_kind *kind,
+                                    int64_t *size, passion_endian *endian,
+                                    const char **why);
+/* The descr numpy writes for a type ("<f8", "|b1", ">c16", "|V12"); 0, or
+   -1 for an invalid kind/size pair. */
+CORE_HIDDEN int ocad_npy_descr_make(passion_kind kind, int64_t size,
+                                    passion_endian endian, char *out,
+                                    size_t n);
+/* Format hooks (format.c; rank-local): an existing file's metadata, and
+   a new complete file at path (header, zero data) for m. */
+CORE_HIDDEN int ocad_npy_meta(passion_ctx *ctx, const char *path,
+                              const char *obj, core_fmt_meta *m);
+CORE_HIDDEN int ocad_npy_create(passion_ctx *ctx, const char *path,
+                                const char *obj, const core_fmt_meta *m,
+                                int64_t *data_offset);
+
+/* ---- element types and byte order (convert.c) ---- */
+
+/* 1 if (kind, size) is a valid element type (see passion_kind). */
+CORE_HIDDEN int ocad_type_valid(passion_kind k, int64_t size);
+/* The natural kind of a size (passion_array_spec_init). */
+CORE_HIDDEN passion_kind ocad_kind_default(int64_t size);
+/* This machine's byte order, LITTLE or BIG. */
+CORE_HIDDEN passion_endian ocad_native(void);
+/* NATIVE -> the machine's order; LITTLE and BIG stay. */
+CORE_HIDDEN passion_endian ocad_endian_resolve(passion_endian e);
+/* Bytes per swapped unit for data of (kind, size) stored in order e: 0
+   when it needs no conversion on this machine, else 2, 4, 8 or 16. */
+CORE_HIDDEN int ocad_swap_unit(passion_kind k, int64_t size, passion_endian e);
+/* Reverse the bytes of every unit-byte unit of p[0, bytes) in place
+   (bytes a multiple of unit; unit 0 or 1: nothing). The one conversion
+   routine: every access path calls it on the data it moves. */
+CORE_HIDDEN void ocad_swap(void *p, int64_t bytes, int unit);
+/* The same on n blocks of len bytes, step bytes apart. */
+CORE_HIDDEN void ocad_swap_blocks(char *p, int64_t step, int64_t n,
+                                  int64_t len, int unit);
+/* numpy-style name of a type for messages: "<f8", ">i4", "|b1", "|V12",
+   "=f8" (NATIVE). */
+CORE_HIDDEN void ocad_type_str(passion_kind k, int64_t size, passion_endian e,
+                               char *buf, size_t n);
+CORE_HIDDEN const char *ocad_kind_name(passion_kind k);
+
+/* ---- the format registry (format.c) ---- */
+
+/*
+ * One file format passion can describe by itself. Hooks are rank-local
+ * (format.c runs them on rank 0 and broadcasts the outcome); NULL hooks
+ * mean "not in this build" (PASSION_ENOTSUP naming the format).
+ */
+typedef struct ocad_format {
+    const char *name;  /* "raw", "npy", "hdf5", "netcdf", "local" */
+    const char *exts;  /* extensions, space separated (".h5 .hdf5"), or "" */
+    int objects;       /* 1: a file holds named objects, "PATH:OBJECT" */
+    passion_endian endian; /* the one byte order of the format's data
+                              (netCDF classic: BIG), NATIVE = any */
+    /* 1 if the first n bytes of a file (n <= OCAD_FMT_HEAD) are this
+       format's magic */
+    int (*magic)(const unsigned char *head, int64_t n);
+    /* metadata of object obj ("" = the file's one array) of path */
+    int (*read_meta)(passion_ctx *ctx, const char *path, const char *obj,
+                     core_fmt_meta *m);
+    /* a new complete file at path (a temporary, renamed into place by the
+       caller) holding obj of m's shape and type, data zero; where its data
+       starts */
+    int (*create)(passion_ctx *ctx, const char *path, const char *obj,
+                  const core_fmt_meta *m, int64_t *data_offset);
+    /* local sets only (helper hooks): 1 if name (a pattern) names a set
+       that describes itself; the set's whole spec; write the description
+       of a set just created (rank 0, after every rank's file exists) */
+    int (*local_probe)(passion_ctx *ctx, const char *name);
+    int (*local_spec)(passion_ctx *ctx, const char *name,
+                      passion_array_spec *spec);
+    int (*local_describe)(passion_ctx *ctx, const char *name,
+                          const passion_array_spec *spec);
+} ocad_format;
+
+enum { OCAD_FMT_RAW = 0, OCAD_FMT_NPY, OCAD_FMT_HDF5, OCAD_FMT_NETCDF,
+       OCAD_FMT_LOCAL, OCAD_FMT_COUNT };
+#define OCAD_FMT_HEAD 16 /* bytes read to tell formats by their magic */
+
+CORE_HIDDEN const ocad_format *ocad_format_get(int id);
+/* The format a path's extension names (OCAD_FMT_RAW if none). */
+CORE_HIDDEN int ocad_format_by_ext(const char *path);
+
+/* A name resolved (on rank 0, then broadcast): plain bytes. */
+typedef struct ocad_fmt_info {
+    int fmt;          /* OCAD_FMT_* */
+    int split;        /* index of the ':' splitting PATH:OBJECT, -1 none */
+    int have_meta;    /* m holds the file's metadata */
+    core_fmt_meta m;
+    passion_array_spec spec; /* local sets: the set's whole spec */
+} ocad_fmt_info;
+
+/*
+ * Resolve name on rank 0 and broadcast: split it (the rule of passion_open
+ * in passion.h; on create, PATH:OBJECT when PATH ends in an extension of a
+ * format with objects), choose the format (by_magic: from the file's first
+ * bytes, else from the extension) and, unless create, read the metadata of
+ * a format that has a header. Collective; the same code on every rank.
+ */
+CORE_HIDDEN int ocad_fmt_resolve(passion_ctx *ctx, const char *name,
+                                 int create, int by_magic,
+                                 ocad_fmt_info *info);
+/* The name's PATH and OBJECT parts as info splits them (malloc'ed via the
+   context; *obj "" when none). */
+CORE_HIDDEN int ocad_fmt_split(passion_ctx *ctx, const char *name,
+                               const ocad_fmt_info *info, char **path,
+                               char **obj);
+/*
+ * Compare a file's metadata with an array spec: shape, storage order,
+ * kind and size, byte order unless the spec's is NATIVE; PASSION_EFORMAT
+ * naming both ("x.npy: file has >i8 [3, 4] C order, spec says <f8 [3, 4]
+ * C order") or 0.
+ */
+CORE_HIDDEN int ocad_fmt_check(passion_ctx *ctx, const char *path,
+                               const core_fmt_meta *m,
+                               const passion_array_spec *spec);
+/* Open a's file(s) for a name ocad_fmt_resolve resolved (info: RAW with
+   split -1 for a raw or local name). Collective. */
+CORE_HIDDEN int ocad_file_open_resolved(passion_array *a, const char *name,
+                                        passion_mode mode,
+                                        const ocad_fmt_info *info,
+                                        passion_file **out);
+
+/* ---- netCDF classic headers (fmt_netcdf.c) ---- */
+
+#define OCAD_NC_NAME_MAX 256 /* NC_MAX_NAME */
+/* One variable of a netCDF classic file, as the header describes it. */
+typedef struct ocad_nc_var {
+    int version;        /* 1, 2 or 5 (CDF-1, CDF-2, CDF-5) */
+    int64_t header_len; /* bytes of the header */
+    int64_t numrecs;    /* -1: STREAMING */
+    int64_t nvars;      /* variables in the file */
+    int64_t index;      /* of this one */
+    char name[OCAD_NC_NAME_MAX + 1];
+    int nc_type;        /* 1 byte .. 11 uint64 */
+    int record;         /* 1: the file's only record variable */
+    core_fmt_meta m;    /* shape, type (endian BIG), data offset, bytes */
+} ocad_nc_var;
+/*
+ * Parse the header at the start of buf (n bytes of a file of file_size
+ * bytes) and describe the variable named var (or, var NULL, the one of
+ * that index). 0; PASSION_ESHORT when n < file_size and the header goes
+ * on past n (read more and call again); PASSION_EFORMAT for a bad header;
+ * PASSION_ENOTSUP for a variable passion cannot access at an offset (a
+ * record variable among several, more than 7 dimensions); PASSION_EINVAL
+ * when there is no such variable. The reason in why. Never reads past
+ * buf + n.
+ */
+CORE_HIDDEN int ocad_nc_parse(const void *buf, int64_t n, int64_t file_size,
+                              const char *var, int64_t index,
+                              ocad_nc_var *out, char *why, size_t wlen);
+/*
+ * The header of a new file of CDF-`version` (1, 2, 5) holding the one
+ * fixed-size variable var of m's shape and type (dimensions var_dim0...;
+ * a column-major m is stored transposed: dimensions reversed), zero-padded
+ * so that the data begins at a multiple of align bytes: *hdr (malloc'ed)
+ * of *len bytes, the data offset. 0, or a PASSION_E* code with the reason
+ * in why (EINVAL bad name, ENOTSUP a type or size the version lacks).
+ */
+CORE_HIDDEN int ocad_nc_format(int version, const char *var,
+                               const core_fmt_meta *m, int64_t align,
+                               unsigned char **hdr, int64_t *len, char *why,
+                               size_t wlen);
+/* nc_type for a passion kind and size in CDF-version, 0 if none. */
+CORE_HIDDEN int ocad_nc_type_of(int version, passion_kind kind,
+                                int64_t size);
+/* "byte", "double"... for nc_type t ("?" if unknown). */
+CORE_HIDDEN const char *ocad_nc_type_name(int t);
+/* 1 if s is a name ocad_nc_format accepts. */
+CORE_HIDDEN int ocad_nc_name_ok(const char *s);
+/* Read the header of path (rank-local) and describe variable obj ("" =
+   the file's only variable); errors recorded with the path. */
+CORE_HIDDEN int ocad_nc_describe(passion_ctx *ctx, const char *path,
+                                 const char *obj, ocad_nc_var *v);
+/* Format hooks (format.c; rank-local): a variable's metadata, and a new
+   complete file at path holding variable obj of m (CDF version from the
+   option netcdf_format; data zero, big-endian). */
+CORE_HIDDEN int ocad_nc_meta(passion_ctx *ctx, const char *path,
+                             const char *obj, core_fmt_meta *m);
+CORE_HIDDEN int ocad_nc_create(passion_ctx *ctx, const char *path,
+                               const char *obj, const core_fmt_meta *m,
+                               int64_t *data_offset);
+/* ---- local array set descriptions (lset.c) ---- */
+
+#define OCAD_LSET_VERSION 1
+#define OCAD_LSET_FILES 1024 /* bytes for the pattern's file name */
+/* A local set's description as numbers (lset.c states the format). */
+typedef struct ocad_lset {
+    int version;
+    int nranks;
+    int ndims;
+    int64_t shape[PASSION_MAX_DIMS];
+    int kind;       /* passion_kind */
+    int64_t elem_size;
+    int big_endian; /* the files' byte order */
+    int storage;    /* passion_storage */
+    int order[PASSION_MAX_DIMS];
+    int grid[PASSION_MAX_DIMS];
+    int dist[PASSION_MAX_DIMS];      /* passion_dist */
+    int64_t block[PASSION_MAX_DIMS]; /* effective m (shape if collapsed) */
+    int64_t ghost[PASSION_MAX_DIMS];
+    char files[OCAD_LSET_FILES];     /* the pattern's file name */
+} ocad_lset;
+/* The description's name for a pattern (malloc'ed); -EINVAL if the
+   pattern's directory part holds a conversion, -ENOMEM. */
+CORE_HIDDEN int ocad_lset_name(const char *pat, char **out);
+/* The text of d (malloc'ed, *len bytes); 0, -EINVAL, -ENOMEM. */
+CORE_HIDDEN int ocad_lset_format(const ocad_lset *d, char **text,
+                                 int64_t *len);
+/* Parse n bytes (no terminator needed, never read past buf + n): 0, or -1
+   with *why a static message naming the fault. */
+CORE_HIDDEN int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
+                                const char **why);
+/* The spec's element kind as the description's index (bytes int uint
+   float complex bool) and whether its files are big-endian. */
+CORE_HIDDEN int ocad_lset_kind(const passion_array_spec *s);
+CORE_HIDDEN int ocad_lset_big_endian(const passion_array_spec *s);
+/* Collective: rank 0 reads and parses the description of the set name
+   (its pattern or its description file), every rank gets it and the
+   files' pattern (malloc'ed). */
+CORE_HIDDEN int ocad_lset_read(passion_ctx *ctx, const char *name,
+                               ocad_lset *d, char **pattern);
+/* The spec a description gives (local placement); 0 or PASSION_EINVAL. */
+CORE_HIDDEN int ocad_lset_spec(const ocad_lset *d, passion_array_spec *s);
+CORE_HIDDEN void ocad_lset_set_type(const ocad_lset *d,
+                                    passion_array_spec *s);
+/* Open a local set by its name (collective): PASSION_EMISMATCH, pointing
+   to `passion convert`, when it was written by another number of ranks. */
+CORE_HIDDEN int ocad_lset_open(passion_ctx *ctx, const char *name,
+                               passion_mode mode, passion_array **a,
+                               passion_file **f);
 
 #endif

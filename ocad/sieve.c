@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Defaults of the file cost model when the options give none: a disk-like
    file (out-of-core data is mostly not in the page cache): 100 us per
@@ -214,12 +215,17 @@ void ocad_window_copy(ocad_iter *it, const ocad_window *w, int64_t base,
         if (n > left)
             n = left;
         char *s = stage + (it->foff - base), *m = mem + it->moff;
-        if (to_mem)
-            ocad_copy_blocks(m, ocad_iter_mstep(it), s, ocad_iter_fstep(it), n,
-                             it->x->blen);
-        else
-            ocad_copy_blocks(s, ocad_iter_fstep(it), m, ocad_iter_mstep(it), n,
-                             it->x->blen);
+        int64_t ms = ocad_iter_mstep(it), fs = ocad_iter_fstep(it);
+        int64_t blen = it->x->blen;
+        /* byte order: swapped where the bytes land (memory on reads, the
+           stage on writes: never the caller's buffer of a write) */
+        if (to_mem) {
+            ocad_copy_blocks(m, ms, s, fs, n, blen);
+            ocad_swap_blocks(m, ms, n, blen, it->x->swap);
+        } else {
+            ocad_copy_blocks(s, fs, m, ms, n, blen);
+            ocad_swap_blocks(s, fs, n, blen, it->x->swap);
+        }
         ocad_iter_skip(it, n);
         left -= n;
     }
@@ -249,8 +255,8 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
     } bentry;
     int64_t ssz = stage_size(e, x);
     char *stage = NULL;
-    bentry *be = core_malloc(ctx, SIEVE_BATCH * sizeof *be);
-    core_iov *v = core_malloc(ctx, SIEVE_BATCH * sizeof *v);
+    bentry *be = core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *be, 1);
+    core_iov *v = core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *v, 1);
     int rc = be && v ? PASSION_OK
                      : core_err(ctx, PASSION_ENOMEM, "read batch");
     ocad_iter it;
@@ -289,10 +295,57 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
             if (be[i].soff >= 0)
                 window_copy(&be[i].start, &be[i].w, stage + be[i].soff, mem,
                             1);
+            else /* read straight into memory: convert it there */
+                ocad_swap(v[i].buf, v[i].len, x->swap);
     }
     core_stage_free(ctx, stage, ssz);
-    core_free(ctx, be);
-    core_free(ctx, v);
+    core_tmp_free(ctx, be);
+    core_tmp_free(ctx, v);
+    return rc;
+}
+
+/*
+ * Write len bytes of memory at file offset off. Data needing a byte swap
+ * goes through the stage (*stage, allocated here on first use, *ssz
+ * bytes: whole elements, at most the budget unless one element is larger),
+ * a piece at a time, so the caller's buffer is never modified.
+ */
+static int write_run(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
+                     const char *src, int64_t len, int64_t off, char **stage,
+                     int64_t *ssz)
+{
+    if (!x->swap)
+        return core_io_write(fh, src, len, off);
+    if (!*stage && !(*stage = core_stage_alloc(ctx, *ssz)))
+        return core_err(ctx, PASSION_ENOMEM, "staging buffer of %lld bytes",
+                        (long long)*ssz);
+    int64_t piece = *ssz / x->esize * x->esize;
+    int rc = PASSION_OK;
+    for (int64_t d = 0; d < len && !rc; d += piece) {
+        int64_t n = len - d < piece ? len - d : piece;
+        memcpy(*stage, src + d, (size_t)n);
+        ocad_swap(*stage, n, x->swap);
+        rc = core_io_write(fh, *stage, n, off + d);
+    }
+    return rc;
+}
+
+int ocad_write_conv(passion_ctx *ctx, core_fh *fh, const char *src,
+                    int64_t len, int64_t off, int unit, int64_t esize)
+{
+    if (unit < 2)
+        return core_io_write(fh, src, len, off);
+    ocad_xfer x;
+    memset(&x, 0, sizeof x);
+    x.swap = unit;
+    x.esize = esize;
+    int64_t b = ctx->opt.memory_budget;
+    int64_t ssz = len < b ? len : b;
+    if (ssz < esize)
+        ssz = esize;
+    char *stage = NULL;
+    int rc = write_run(ctx, fh, &x, src, len, off, &stage, &ssz);
+    core_stage_free(ctx, stage, ssz);
     return rc;
 }
 
@@ -311,21 +364,26 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
     int rc = PASSION_OK;
     ocad_iter it;
     ocad_iter_begin(&it, x);
+    int64_t ssz = stage_size(e, x);
+    if (x->swap && ssz < x->esize)
+        ssz = x->esize; /* a budget below one element: one at a time */
+    char *stage = NULL;
     if (h < 0) {
         while (it.left > 0 && !rc) {
-            rc = core_io_write(fh, mem + it.moff, x->blen, it.foff);
+            rc = write_run(ctx, fh, x, mem + it.moff, x->blen, it.foff,
+                           &stage, &ssz);
             ocad_iter_skip(&it, 1);
         }
+        core_stage_free(ctx, stage, ssz);
         return rc;
     }
-    int64_t ssz = stage_size(e, x);
-    char *stage = NULL;
     while (it.left > 0 && !rc) {
         ocad_iter start = it;
         window w = window_scan(&it, e->budget, h);
         int64_t len = w.wend - w.w0;
         if (w.nblk == 1) {
-            rc = core_io_write(fh, mem + start.moff, len, w.w0);
+            rc = write_run(ctx, fh, x, mem + start.moff, len, w.w0, &stage,
+                           &ssz);
             continue;
         }
         if (!stage && !(stage = core_stage_alloc(ctx, ssz))) {

@@ -17,6 +17,8 @@ void ocad_xfer_build(const ocad_fview *fv, const passion_section *s,
 {
     int nd = fv->nd;
     memset(x, 0, sizeof *x);
+    x->swap = fv->swap;
+    x->esize = fv->esize;
     for (int d = 0; d < nd; d++)
         if (s->count[d] == 0)
             return; /* empty: nblocks 0 */

@@ -14,8 +14,9 @@
  * are taken by every rank or by none, as their condition is the reduced
  * key, identical everywhere.
  *
- * The waits spin briefly and then yield the CPU (as the exchange layer's
- * do), which matters when ranks outnumber cores. If an MPI call of the
+ * The waits poll MPI for the process's spin time, then yield the CPU
+ * between polls (core.h: core_wait_policy); the exchange layer waits
+ * through the same functions. If an MPI call of the
  * agreement itself fails (the context's communicator returns errors, see
  * passion_init), the rank returns PASSION_EMPI at once instead of waiting:
  * no rank hangs on passion's account; whether the peers' MPI calls return
@@ -29,8 +30,8 @@
 
 #include <sched.h>
 #include <string.h>
+#include <unistd.h>
 
-#define AGREE_SPIN_SECONDS 20e-6
 #define AGREE_SHIFT 65536ULL
 
 /* the key of a local outcome */
@@ -41,21 +42,76 @@ static unsigned long long agree_key(const passion_ctx *ctx, int rc)
                   : (unsigned long long)ctx->size * AGREE_SHIFT;
 }
 
+/* the spin time in nanoseconds (process-wide: see core.h) */
+static _Atomic long long spin_ns = (long long)(CORE_SPIN_SHORT * 1e9);
+
+double core_wait_spin(void)
+{
+    return (double)spin_ns * 1e-9;
+}
+
+/* Processors this process may run on (its affinity mask), at least 1. */
+static int cpus_usable(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+double core_wait_policy(passion_ctx *ctx)
+{
+    double s = ctx->opt.wait_spin;
+    if (s <= 0) {
+        /* the context's ranks sharing this node: a split by shared
+           memory (collective); on failure, assume the node is shared */
+        int local = ctx->size;
+        MPI_Comm node;
+        if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
+                                MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+            MPI_Comm_size(node, &local);
+            MPI_Comm_free(&node);
+        }
+        s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;
+    }
+    spin_ns = (long long)(s * 1e9);
+    return s;
+}
+
+void core_idle(double t0)
+{
+    if (core_now() - t0 > (double)spin_ns * 1e-9)
+        sched_yield();
+}
+
 int core_wait(MPI_Request *req)
 {
+    return core_waitall(1, req);
+}
+
+/* GCC (12) reads MPICH's MPI_STATUSES_IGNORE, the constant pointer 1, as
+   a zero-sized status array and warns; the pointer is never written. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+int core_waitall(int n, MPI_Request *req)
+{
+    if (n <= 0)
+        return PASSION_OK;
     double t0 = 0;
     for (long i = 0;; i++) {
         int done = 0;
-        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        if (MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return PASSION_EMPI;
         if (done)
             return PASSION_OK;
         if (i == 0)
             t0 = core_now();
-        else if (core_now() - t0 > AGREE_SPIN_SECONDS)
-            sched_yield();
+        else
+            core_idle(t0);
     }
 }
+#pragma GCC diagnostic pop
 
 /* Reduce n keys with MPI_MIN on the context's communicator. */
 static int reduce_min(passion_ctx *ctx, unsigned long long *v,

@@ -77,6 +77,8 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         free(ctx);
         return rc;
     }
+    /* the waits' spin time (collective; the options are valid now) */
+    core_wait_policy(ctx);
     *out = ctx;
     return PASSION_OK;
 }
@@ -129,6 +131,7 @@ int passion_finalize(passion_ctx *ctx)
         if (ctx->ext[i] && ctx->ext_free[i])
             ctx->ext_free[i](ctx, ctx->ext[i]);
     core_stage_release(ctx);
+    core_tmp_release(ctx);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     return rc;
@@ -153,6 +156,20 @@ const char *passion_version(int *major, int *minor, int *patch)
     if (patch)
         *patch = PASSION_VERSION_PATCH;
     return PASSION_VERSION_STRING;
+}
+
+#define CTX_STR_(x) #x
+#define CTX_STR(x) CTX_STR_(x)
+const char *passion_mpi_build(void)
+{
+#if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION)
+    return "Open MPI " CTX_STR(OMPI_MAJOR_VERSION) "." CTX_STR(
+        OMPI_MINOR_VERSION) "." CTX_STR(OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+    return "MPICH " MPICH_VERSION;
+#else
+    return "MPI " CTX_STR(MPI_VERSION) "." CTX_STR(MPI_SUBVERSION);
+#endif
 }
 
 MPI_Comm passion_ctx_comm(const passion_ctx *ctx)

@@ -48,6 +48,11 @@ typedef struct core_options {
                                1 = one request at a time */
     double msg_alpha;       /* seconds per message start-up */
     double msg_beta;        /* seconds per message byte */
+    double wait_spin;       /* seconds a wait polls before it yields the
+                               CPU between polls; 0 = chosen at
+                               passion_init (core_wait_policy) */
+    int netcdf_format;      /* netCDF classic files passion creates:
+                               0 CDF-5 (default), 1 CDF-2, 2 CDF-1 */
     /* fault driver (tests only) */
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */
@@ -79,6 +84,7 @@ struct passion_ctx {
     passion_counters cnt;
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
+    struct core_tmp_pool *tmp;     /* small temporary arrays kept too */
     char detail[CORE_DETAIL_MAX];
     int64_t fault_allocs; /* allocations counted since the fault was armed */
     /* state owned by upper layers (prefetch engine...), freed by
@@ -144,9 +150,31 @@ CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
    (<= 8) values of v by their maxima over the ranks (only on success).
    Collective. */
 CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
-/* Wait for one request: spin briefly, then yield the CPU between tests.
-   PASSION_EMPI if MPI reports an error. */
+/*
+ * The waits of the library (core_wait, core_waitall, core_idle): poll MPI
+ * for the spin time, then yield the CPU between polls. The spin time is
+ * process-wide (MPI's waits know no context), set by every passion_init
+ * (core_wait_policy): the option wait_spin, else, when the context's
+ * ranks on this node do not outnumber the processors this process may
+ * run on, CORE_SPIN_LONG (a yield on a loaded machine gives the core away
+ * for a scheduler tick or more: milliseconds, where the peer's answer
+ * takes microseconds), else CORE_SPIN_SHORT (an oversubscribed node: the
+ * spinning rank would hold the core its peer needs).
+ */
+#define CORE_SPIN_LONG 2e-3
+#define CORE_SPIN_SHORT 20e-6
+/* Collective over ctx->comm (passion_init): choose and set the spin
+   time; the seconds chosen. */
+CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
+/* The process's spin time now (seconds). */
+CORE_HIDDEN double core_wait_spin(void);
+/* Wait for one request / all n requests. PASSION_EMPI if MPI reports an
+   error. */
 CORE_HIDDEN int core_wait(MPI_Request *req);
+CORE_HIDDEN int core_waitall(int n, MPI_Request *req);
+/* Between two unsuccessful polls of a wait that started at time t0: yield
+   once the spin time is over. */
+CORE_HIDDEN void core_idle(double t0);
 
 /* ---- memory: every allocation of the library goes through these ----
  *
@@ -163,6 +191,14 @@ CORE_HIDDEN void *core_realloc(passion_ctx *ctx, void *p, size_t n);
 CORE_HIDDEN void core_free(passion_ctx *ctx, void *p);
 CORE_HIDDEN char *core_strdup(passion_ctx *ctx, const char *s);
 CORE_HIDDEN int core_alloc_fault(passion_ctx *ctx);
+/* A call's small temporary array (request lists, batch tables: not
+   staging), from a per-context cache of freed ones (alloc.c); counted = 1
+   makes it an allocation fault_alloc_at counts (as core_malloc). Freed
+   with core_tmp_free on the same context (any thread); the cache goes at
+   finalize (core_tmp_release). ctx may be NULL (plain malloc/free). */
+CORE_HIDDEN void *core_tmp_alloc(passion_ctx *ctx, size_t n, int counted);
+CORE_HIDDEN void core_tmp_free(passion_ctx *ctx, void *p);
+CORE_HIDDEN void core_tmp_release(passion_ctx *ctx);
 /* Tests: arm the fault options now (counters restart at 0): fail the
    alloc_at-th allocation and the io_at-th I/O request (0 = never) on the
    ranks `ranks` selects (-1 all). */
@@ -383,6 +419,37 @@ CORE_HIDDEN void core_io_measure(core_fh *fh, int64_t lo, int64_t hi,
 CORE_HIDDEN char *core_io_temp_name(const char *path);
 CORE_HIDDEN int core_io_publish(core_fh *fh, const char *path, int noreplace);
 CORE_HIDDEN int core_io_discard(passion_ctx *ctx, const char *temp);
+
+/* ---- file formats: what a header says (ocad/format.c runs the readers on
+   rank 0 and broadcasts this struct; plain bytes, no pointers) ---- */
+
+typedef struct core_fmt_meta {
+    int ndims;
+    int64_t shape[PASSION_MAX_DIMS];
+    passion_kind kind;
+    int64_t elem_size;
+    passion_endian endian;    /* LITTLE or BIG (a reader resolves NATIVE) */
+    passion_storage storage;  /* ROW_MAJOR or COL_MAJOR */
+    int64_t data_offset;      /* byte offset of element 0 */
+    int64_t data_bytes;       /* product(shape) * elem_size */
+} core_fmt_meta;
+
+/*
+ * HDF5 glue (fmt_hdf5.c, the only code that calls libhdf5; built with the
+ * HDF5 option). Rank-local: the caller runs them on rank 0 and broadcasts.
+ * core_h5_meta: the metadata of dataset dset of an existing file (a
+ * contiguous dataset; anything else is refused with a message naming the
+ * layout). core_h5_create: a new file at path holding dataset dset of m's
+ * shape and type, contiguous, allocated; *data_offset where its data
+ * starts. PASSION_ENOTSUP (with a message) when built without HDF5.
+ */
+CORE_HIDDEN int core_h5_meta(passion_ctx *ctx, const char *path,
+                             const char *dset, core_fmt_meta *m);
+CORE_HIDDEN int core_h5_create(passion_ctx *ctx, const char *path,
+                               const char *dset, const core_fmt_meta *m,
+                               int64_t *data_offset);
+/* 1 if built with HDF5. */
+CORE_HIDDEN int core_h5_available(void);
 
 /* ---- the asynchronous engine (engine.c, eng_uring.c, eng_thread.c) ---- */
 

@@ -196,7 +196,9 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
             rc = core_io_read(fh, v[i].buf, v[i].len, v[i].off);
         return rc;
     }
-    core_op *ops = core_calloc(ctx, (size_t)n, sizeof *ops);
+    core_op *ops = core_tmp_alloc(ctx, (size_t)n * sizeof *ops, 1);
+    if (ops)
+        memset(ops, 0, (size_t)n * sizeof *ops);
     if (!ops)
         return core_err(ctx, PASSION_ENOMEM, "batched read of %s", fh->path);
     double t0 = core_now();
@@ -229,7 +231,7 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
                          ops[i].len - ops[i].done, ops[i].err);
     }
     if (bw.left == 0)
-        core_free(ctx, ops);
+        core_tmp_free(ctx, ops);
     return rc;
 }
 

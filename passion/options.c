@@ -25,6 +25,7 @@ static const char *const drivers[] = {"posix", "mpiio", "fault"};
 static const char *const xchgs[] = {"auto", "mpi", "pairwise", "a1",
                                     "index", "fourstage", "fourstage-nb"};
 static const char *const engines[] = {"auto", "uring", "thread"};
+static const char *const ncformats[] = {"cdf5", "cdf2", "cdf1"};
 
 typedef struct key_def {
     const char *key;
@@ -50,6 +51,8 @@ static const key_def keys[] = {
     {"io_concurrency", K_INT, F(io_concurrency), 0, 4096, NULL},
     {"msg_alpha", K_REAL, F(msg_alpha), 0, 0, NULL},
     {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL},
+    {"wait_spin", K_REAL, F(wait_spin), 0, 0, NULL},
+    {"netcdf_format", K_ENUM, F(netcdf_format), 0, 2, ncformats},
     /* test only: the fault driver (fault_ranks serves both faults) */
     {"fault_fail_at", K_INT, F(fault_fail_at), 0, INT64_MAX, NULL},
     {"fault_errno", K_INT, F(fault_errno), 1, 4095, NULL},

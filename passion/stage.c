@@ -22,7 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define STAGE_CACHED 4
+#define STAGE_CACHED 12
 
 typedef struct stage_blk {
     void *p;

@@ -30,6 +30,8 @@ struct passion_request {
     ocad_xfer x;
     ocad_iter it;      /* next block not yet in a window */
     int64_t hole;      /* hole limit, -1 = direct */
+    int64_t part;      /* converted write: bytes of the current single
+                          block already issued */
     int write;
     char *mem;
     int64_t active;    /* windows in flight */
@@ -56,6 +58,8 @@ typedef struct pf_win {
     ocad_window w;
     char *stage;       /* NULL: op moves straight to/from memory */
     int64_t stage_bytes;
+    const char *piece; /* converted write of part of one block: its bytes
+                          in memory (copied and swapped into the stage) */
     int phase;         /* writes with holes: 0 read, 1 write */
 } pf_win;
 
@@ -86,6 +90,9 @@ static void win_done(core_op *op)
     }
     if (!op->write && w->stage && !r->write) {
         ocad_window_copy(&w->start, &w->w, w->w.w0, w->stage, r->mem, 1);
+    } else if (!op->write && !r->write) {
+        /* a block read straight into memory: convert it there */
+        ocad_swap(op->buf, op->len, r->x.swap);
     } else if (r->write && w->phase == 0 && !op->write) {
         /* read part of read-modify-write: patch, then write */
         ocad_iter s = w->start;
@@ -115,7 +122,7 @@ static int win_issue(passion_request *r, pf_win *w)
     op->write = r->write;
     op->off = wd->w0;
     op->len = len;
-    if (wd->nblk > 1) {
+    if (wd->nblk > 1 || w->piece) {
         w->stage = core_stage_alloc(ctx, len);
         if (!w->stage)
             return core_err(ctx, PASSION_ENOMEM,
@@ -127,7 +134,10 @@ static int win_issue(passion_request *r, pf_win *w)
         op->buf = r->mem + w->start.moff;
     }
     w->phase = 1;
-    if (r->write && wd->nblk > 1) {
+    if (w->piece) {
+        memcpy(w->stage, w->piece, (size_t)len);
+        ocad_swap(w->stage, len, r->x.swap);
+    } else if (r->write && wd->nblk > 1) {
         if (wd->nblk * r->x.blen < len) {
             op->write = 0; /* holes: read first */
             w->phase = 0;
@@ -147,7 +157,8 @@ static void req_pump(passion_request *r)
     while (!r->rc && r->it.left > 0 && r->active < PF_QDEPTH) {
         ocad_iter save = r->it;
         ocad_window w;
-        if (r->hole < 0) {
+        const char *piece = NULL;
+        if (r->hole < 0 || r->part > 0) {
             w.w0 = r->it.foff;
             w.wend = r->it.foff + r->x.blen;
             w.nblk = 1;
@@ -155,9 +166,29 @@ static void req_pump(passion_request *r)
         } else {
             w = ocad_window_next(&r->it, budget, r->hole);
         }
-        int64_t need = w.nblk > 1 ? w.wend - w.w0 : 0;
+        if (w.nblk == 1 && r->write && r->x.swap) {
+            /* a converted write stages its block, a piece of whole
+               elements within the budget at a time */
+            int64_t pmax = budget / r->x.esize * r->x.esize;
+            if (pmax < r->x.esize)
+                pmax = r->x.esize;
+            int64_t left = r->x.blen - r->part;
+            int64_t n = left < pmax ? left : pmax;
+            piece = r->mem + save.moff + r->part;
+            w.w0 = save.foff + r->part;
+            w.wend = w.w0 + n;
+            if (n < left) {
+                r->it = save; /* the rest of the block comes next */
+                r->part += n;
+            } else {
+                r->part = 0;
+            }
+        }
+        int64_t need = w.nblk > 1 || piece ? w.wend - w.w0 : 0;
         if (need && r->staged > 0 && r->staged + need > budget) {
             r->it = save; /* wait until staging comes back */
+            if (piece)
+                r->part = piece - (r->mem + save.moff);
             break;
         }
         pf_win *pw = core_calloc(r->ctx, 1, sizeof *pw);
@@ -168,6 +199,7 @@ static void req_pump(passion_request *r)
         pw->req = r;
         pw->start = save;
         pw->w = w;
+        pw->piece = piece;
         r->active++;
         int rc = win_issue(r, pw);
         if (rc) {

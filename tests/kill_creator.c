@@ -61,7 +61,8 @@ int main(int argc, char **argv)
     gs.placement = PASSION_PLACE_GLOBAL;
     passion_array_spec gn = gs;
     gs.header_bytes = 64;
-    snprintf(gn.dtype, sizeof gn.dtype, "<u8");
+    gn.kind = PASSION_KIND_UINT;
+    gn.endian = PASSION_ENDIAN_LITTLE;
     passion_array_spec_init(&ls, 2, shape, 8);
     ls.grid[1] = size;
     ls.dist[0] = PASSION_DIST_COLLAPSED;

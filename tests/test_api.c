@@ -376,11 +376,44 @@ static void test_version(void)
     TH_CHECK(passion_version(NULL, NULL, NULL) == s, "NULL pointers");
 }
 
+/* the MPI named by the library is the one running this test: checked
+   against MPI_Get_library_version ("MPICH Version: 4.0.2" / "Open MPI
+   v4.1.4"), with the version numbers in the same order */
+static void test_mpi_build(void)
+{
+    const char *b = passion_mpi_build();
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    TH_CHECK(b != NULL && passion_mpi_build() == b, "static string");
+    if (!b)
+        return;
+    const char *ver = NULL;
+    if (!strncmp(b, "MPICH ", 6)) {
+        TH_CHECK(strstr(lib, "MPICH") != NULL, "built %s, running %s", b, lib);
+        ver = b + 6;
+    } else if (!strncmp(b, "Open MPI ", 9)) {
+        TH_CHECK(strstr(lib, "Open MPI") != NULL, "built %s, running %s", b,
+                 lib);
+        ver = b + 9;
+    } else {
+        TH_CHECK(!strncmp(b, "MPI ", 4), "unknown form %s", b);
+    }
+    if (ver) /* the running library's version string contains the built one */
+        TH_CHECK(strstr(lib, ver) != NULL, "built %s, running %s", b, lib);
+#if defined(OPEN_MPI)
+    TH_CHECK(!strncmp(b, "Open MPI ", 9), "this test: Open MPI, lib: %s", b);
+#elif defined(MPICH_VERSION)
+    TH_CHECK(!strncmp(b, "MPICH ", 6), "this test: MPICH, lib: %s", b);
+#endif
+}
+
 static CU_TestInfo tests[] = {
     {"options handle: setters, getter, lists, errors", test_options_handle},
     {"lifetimes: PASSION_ESTATE, NULL no-ops", test_lifetimes},
     {"PASSION_MODE_CREATE_EXCL", test_create_excl},
     {"passion_version", test_version},
+    {"passion_mpi_build", test_mpi_build},
     CU_TEST_INFO_NULL,
 };
 static CU_SuiteInfo suites[] = {

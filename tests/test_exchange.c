@@ -499,6 +499,32 @@ static void test_chunked(void)
     free(m);
 }
 
+/* the "mpi" algorithm past the int limit (lowered here): MPI 4's
+   MPI_Alltoall(v)_c, or MPI_Alltoallw with byte-run datatypes under MPI 3
+   (Open MPI 4), against MPI_Alltoall(v) */
+static void test_large_counts(void)
+{
+    coll_xchg_mpi_set_int_limit(64);
+    th_case_seed = th_seed + 550;
+    int64_t *m = matrix(th_case_seed, small_run() ? 300 : 2000, 20);
+    TH_CHECK(th_all(run_v(m, PASSION_XCHG_MPI, 0, MPI_BYTE, th_case_seed,
+                          NULL)),
+             "alltoallv past the int limit, seed %llu",
+             (unsigned long long)th_case_seed);
+    for (int i = 0; i < P * P; i++)
+        m[i] -= m[i] % 8;
+    TH_CHECK(th_all(run_v(m, PASSION_XCHG_MPI, 0, MPI_DOUBLE, th_case_seed,
+                          NULL)),
+             "alltoallv of doubles past the int limit");
+    TH_CHECK(th_all(run_regular(small_run() ? 30 : 100, MPI_INT,
+                                PASSION_XCHG_MPI, 0, 8, NULL)),
+             "alltoall past the int limit");
+    TH_CHECK(th_all(run_regular(16, MPI_INT, PASSION_XCHG_MPI, 0, 9, NULL)),
+             "alltoall at the int limit (64 bytes a peer)");
+    coll_xchg_mpi_set_int_limit(0);
+    free(m);
+}
+
 static uint64_t str_hash(const char *t)
 {
     uint64_t h = 1469598103934665603ULL;
@@ -764,6 +790,7 @@ static CU_TestInfo tests[] = {
     {"four-stage bounds", test_fourstage_bounds},
     {"argument errors agree", test_errors},
     {"messages split at the chunk limit", test_chunked},
+    {"mpi algorithm past the int limit", test_large_counts},
     {"failed allocation mid-exchange", test_fault},
     {"cost model choices", test_model_choices},
     {"staging within the budget given, in steps", test_budget_steps},

@@ -615,21 +615,26 @@ static void test_npy_header(void)
         struct {
             int64_t shape1, esize;
             int storage;
-            const char *dtype;
+            passion_kind kind;
+            passion_endian endian;
             int want;
         } bad[] = {
-            {999, 8, order, "", PASSION_EFORMAT},
-            {1000, 4, order, "", PASSION_EFORMAT},
-            {1000, 8, !order, "", PASSION_EFORMAT},
-            {1000, 8, order, "<i8", PASSION_EFORMAT},
-            {1000, 8, order, "<f8", 0},
+            {999, 8, order, PASSION_KIND_FLOAT, 0, PASSION_EFORMAT},
+            {1000, 4, order, PASSION_KIND_FLOAT, 0, PASSION_EFORMAT},
+            {1000, 8, !order, PASSION_KIND_FLOAT, 0, PASSION_EFORMAT},
+            {1000, 8, order, PASSION_KIND_INT, 0, PASSION_EFORMAT},
+            {1000, 8, order, PASSION_KIND_FLOAT, PASSION_ENDIAN_BIG,
+             PASSION_EFORMAT},
+            {1000, 8, order, PASSION_KIND_FLOAT, PASSION_ENDIAN_LITTLE, 0},
+            {1000, 8, order, PASSION_KIND_FLOAT, 0, 0},
         };
         for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
             passion_array_spec sp = w.spec;
             sp.shape[1] = bad[k].shape1;
             sp.elem_size = bad[k].esize;
             sp.storage = bad[k].storage;
-            snprintf(sp.dtype, sizeof sp.dtype, "%s", bad[k].dtype);
+            sp.kind = bad[k].kind;
+            sp.endian = bad[k].endian;
             passion_array *a2;
             rc = passion_array_create(w.ctx, &sp, &a2);
             TH_CHECK(rc == 0, "array");
@@ -668,7 +673,7 @@ static void test_npy_header(void)
         passion_array_spec sp2;
         passion_array_spec_init(&sp2, 2, sh, 4);
         sp2.placement = PASSION_PLACE_GLOBAL;
-        snprintf(sp2.dtype, sizeof sp2.dtype, "<i4");
+        sp2.kind = PASSION_KIND_INT;
         passion_array *a2;
         passion_array_create(c2, &sp2, &a2);
         passion_file *f2 = NULL;

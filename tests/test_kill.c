@@ -9,7 +9,8 @@
  * complete and the section writes that fill it had begun: they are
  * in-place writes, not atomic; README, Durability). Never a short or
  * headerless file, never two generations mixed. The only other files
- * allowed are passion temporaries (.NAME.passion-tmp); a last, complete
+ * allowed are passion temporaries (.NAME.passion-tmp) and the local set's
+ * description l.laf.passion (whole, naming the set); a last, complete
  * run must leave none (the next create replaces a stale one).
  *
  * Usage: test_kill MPIEXEC CREATOR DIR [--kills K] [--procs P]
@@ -170,6 +171,24 @@ static void check_all(uint64_t want_gen, int temps_allowed, const char *when)
             !strcmp(s, "g.raw") || !strcmp(s, "g.npy") ||
             (!strncmp(s, "l.", 2) && l > 6 && !strcmp(s + l - 4, ".laf")))
             continue;
+        if (!strcmp(s, "l.laf.passion")) {
+            /* the set's description (written, like the files, complete
+               under a temporary name): whole and naming this set */
+            char path[4096], text[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, s);
+            FILE *fp = fopen(path, "rb");
+            size_t n = fp ? fread(text, 1, sizeof text, fp) : 0;
+            if (fp)
+                fclose(fp);
+            ocad_lset ls;
+            const char *why = "";
+            if (ocad_lset_parse(text, (int64_t)n, &ls, &why) ||
+                ls.nranks != procs || ls.ndims != 2 || ls.shape[0] != N ||
+                strcmp(ls.files, "l.%d.laf"))
+                FAIL("%s: description %s is not the set's (%s)", when, s,
+                     why);
+            continue;
+        }
         if (s[0] == '.' && l > tl && !strcmp(s + l - tl, CORE_TEMP_SUFFIX)) {
             temps++;
             if (!temps_allowed)

@@ -383,7 +383,7 @@ static void test_bytes_useful(void)
 static void test_part_grid(void)
 {
     const int64_t shape[2] = {12, 10};
-    passion_ctx *ctx = mkctx(4096);
+    passion_ctx *ctx = mkctx(16384);
     passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
                                PASSION_PLACE_GLOBAL, 0);
     passion_file *f = mkfile(a, ctx, "part1.raw", 0.0);

@@ -1,6 +1,6 @@
 /*
- * cli.c - what the `passion` command's subcommands share: the rank,
- * progress on rank 0, the context's budget. Below main.c and the
+ * cli.c - what the `passion` command's subcommands share: progress on
+ * rank 0, the context's budget (the rank: files.c). Below main.c and the
  * subcommands, which use it.
  */
 #include "cli.h"
@@ -8,13 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-int cli_rank(void)
-{
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
 
 void cli_progress(void *arg, const char *phase, double fraction)
 {

@@ -3,12 +3,11 @@
  * Run it as `mpiexec -n P passion SUBCOMMAND ...` (or without mpiexec for
  * one rank).
  */
-#include "cli.h"
+#include "files.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char usage[] =
     "usage: mpiexec -n P passion COMMAND [OPTIONS]\n"
@@ -24,9 +23,25 @@ static const char usage[] =
     "           print what they did (time, bytes moved, I/O hidden by\n"
     "           prefetch, bytes saved by reuse). `passion demo --help` lists\n"
     "           its options (sizes, budget, engine, directory).\n"
-    "  info     print the build, the I/O engine this machine gets, and the\n"
-    "           options in force\n"
-    "  help     this text\n"
+    "  ls       FILE...: format, shape, element type, byte and storage\n"
+    "           order, layout and size of each file; a local set's grid,\n"
+    "           distributions, ghosts and files\n"
+    "  dump     FILE[:NAME] [SECTION]: the values of a section as text\n"
+    "  get      SRC[:NAME] SECTION -o OUT: copy a section into a new file\n"
+    "  put      SRC DST[:NAME] SECTION: write a file into a section\n"
+    "  convert  SRC DST: between local sets (any distribution), raw, .npy,\n"
+    "           HDF5 and netCDF, collective at any P, bounded memory\n"
+    "  info     the build (version, the MPI built with and the MPI running,\n"
+    "           liburing, HDF5), the I/O engine this machine gets, and every\n"
+    "           option with its value\n"
+    "  help     this text; `passion COMMAND --help` for a command's\n"
+    "  --version  the version\n"
+    "\n"
+    "files are named name.npy, name.h5:/path/to/dataset, name.nc:var, a\n"
+    "local set by its pattern data.%d.laf (or its description\n"
+    "data.laf.passion), or raw (any other name, with --shape and --type).\n"
+    "SECTION is numpy-like, one entry per dimension: \"0:100:2,5:50\"\n"
+    "(start:stop:step; negative indices count from the end).\n"
     "\n"
     "environment:\n"
     "  PASSION_OPTIONS  comma-separated key=value options applied to every\n"
@@ -38,25 +53,60 @@ static const char usage[] =
     "examples:\n"
     "  mpiexec -n 2 passion demo\n"
     "  mpiexec -n 2 passion demo --quick --dir /tmp\n"
-    "  PASSION_ENGINE=thread mpiexec -n 2 passion demo --budget 4M\n";
+    "  PASSION_ENGINE=thread mpiexec -n 2 passion demo --budget 4M\n"
+    "  passion ls run.h5:/fields/u\n"
+    "  passion get run.nc:u 0:10,::4 -o u.npy\n"
+    "  mpiexec -n 2 passion convert u.npy 'u.%d.laf' --dist 'CYCLIC(256),*'\n";
 
 static int rank_;
 
-static int info(void)
+static const char info_usage[] =
+    "usage: passion info [--budget SIZE] [--options K=V,...]\n"
+    "  The version, the build (MPI library and version, liburing, HDF5),\n"
+    "  the ranks, the I/O engine this machine gets, and every option of a\n"
+    "  context with its value (PASSION_OPTIONS and --options applied).\n";
+
+static int info(int argc, char **argv)
 {
-    passion_ctx *ctx;
-    int rc = passion_init(MPI_COMM_WORLD, NULL, &ctx);
-    if (rc) {
-        if (rank_ == 0)
-            fprintf(stderr, "passion: init: %s\n", passion_strerror(rc));
-        return 1;
+    cli_common c = {.progress = 0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            if (rank_ == 0)
+                fputs(info_usage, stdout);
+            return 0;
+        }
+        int k = cli_common_arg(&c, argc, argv, &i);
+        if (k < 0)
+            return 2;
+        if (!k) {
+            if (rank_ == 0)
+                fprintf(stderr, "passion info: unknown argument %s "
+                        "(passion info --help)\n", argv[i]);
+            return 2;
+        }
     }
+    passion_ctx *ctx;
+    if (cli_ctx(&c, &ctx))
+        return 1;
     passion_engine eng = PASSION_ENGINE_AUTO;
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    rc = passion_engine_get(ctx, &eng);
+    int rc = passion_engine_get(ctx, &eng);
     if (rank_ == 0) {
         printf("passion %s\n", passion_version(NULL, NULL, NULL));
+        /* the MPI compiled against, and the one running (which a wrong
+           launcher or LD_LIBRARY_PATH may make another) */
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = 0;
+        for (char *c = lib; *c; c++)
+            if (*c == '\t')
+                *c = ' ';
+        printf("mpi (built)    %s\n", passion_mpi_build());
+        printf("mpi (running)  %s\n", lib);
+        printf("liburing       %s\n", CLI_URING);
+        printf("hdf5           %s\n", CLI_HDF5);
         printf("ranks          %d\n", size);
         printf("engine         %s%s\n", rc ? "none: " : passion_engine_name(eng),
                rc ? passion_ctx_errdetail(ctx) : "");
@@ -64,7 +114,9 @@ static int info(void)
         static const char *const keys[] = {
             "memory_budget", "driver", "direct_io", "exchange", "radix",
             "engine", "io_latency", "io_bandwidth", "io_concurrency",
-            "msg_alpha", "msg_beta", "verbosity"};
+            "msg_alpha", "msg_beta", "wait_spin", "netcdf_format",
+            "verbosity", "fault_fail_at", "fault_errno", "fault_short",
+            "fault_alloc_at", "fault_ranks"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             char v[64];
             if (passion_ctx_option_get(ctx, keys[i], v, sizeof v) == 0)
@@ -84,17 +136,28 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "demo")) {
         status = cli_demo(argc - 2, argv + 2);
     } else if (!strcmp(cmd, "info")) {
-        status = info();
+        status = info(argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "ls")) {
+        status = cli_ls(argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "dump")) {
+        status = cli_dump(argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "get")) {
+        status = cli_get(argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "put")) {
+        status = cli_put(argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "convert")) {
+        status = cli_convert(argc - 2, argv + 2);
     } else if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
                !strcmp(cmd, "-h")) {
         if (rank_ == 0)
             fputs(usage, stdout);
-    } else if (!strcmp(cmd, "--version")) {
+    } else if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         if (rank_ == 0)
             printf("passion %s\n", passion_version(NULL, NULL, NULL));
     } else {
         if (rank_ == 0)
-            fprintf(stderr, "passion: unknown command '%s'\n\n%s", cmd, usage);
+            fprintf(stderr, "passion: unknown command '%s' (passion help)\n",
+                    cmd);
         status = 2;
     }
     MPI_Finalize();

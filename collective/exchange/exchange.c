@@ -344,7 +344,7 @@ static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
     if (!pl->req) {
         int64_t big = L->lout > L->lin ? L->lout : L->lin;
         int64_t n = 2 * (int64_t)pl->P * (coll_nparts(big) + 1) + 8;
-        pl->req = core_malloc(pl->ctx, (size_t)n * sizeof *pl->req);
+        pl->req = core_tmp_alloc(pl->ctx, (size_t)n * sizeof *pl->req, 1);
         if (!pl->req)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: %lld MPI requests", (long long)n);
@@ -356,15 +356,15 @@ static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
     pl->radix = radix;
     if (ops->scratch && !pl->scratch) {
         int64_t n = ops->scratch(pl);
-        pl->scratch = n > 0 ? core_malloc(pl->ctx, (size_t)n) : NULL;
+        pl->scratch = n > 0 ? core_tmp_alloc(pl->ctx, (size_t)n, 1) : NULL;
         if (n > 0 && !pl->scratch)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange %s: %lld bytes of tables", ops->name,
                             (long long)n);
     }
     if (steps > 1 && !c->step_arr) {
-        c->step_arr =
-            core_malloc(pl->ctx, 4 * (size_t)pl->P * sizeof *c->step_arr);
+        c->step_arr = core_tmp_alloc(
+            pl->ctx, 4 * (size_t)pl->P * sizeof *c->step_arr, 1);
         if (!c->step_arr)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: counts of a step");
@@ -392,9 +392,9 @@ static void unprepare(xchg_call *c)
                     pl->reserved_bytes);
     pl->reserved = NULL;
     pl->reserved_bytes = 0;
-    core_free(pl->ctx, pl->scratch);
+    core_tmp_free(pl->ctx, pl->scratch);
     pl->scratch = NULL;
-    core_free(pl->ctx, c->step_arr);
+    core_tmp_free(pl->ctx, c->step_arr);
     c->step_arr = NULL;
 }
 
@@ -543,7 +543,9 @@ static int call_agree(xchg_call *c, int rc, int *done)
     int arc;
     *done = 1;
     if (P > 1 && P <= COLL_A2A_MAX) {
-        c->x = core_calloc(c->ctx, 1, sizeof *c->x);
+        c->x = core_tmp_alloc(c->ctx, sizeof *c->x, 1);
+        if (c->x)
+            memset(c->x, 0, sizeof *c->x);
         if (!c->x) {
             /* calloc or agree: this rank still takes part in the round
                (its peers wait for its header), says in it that it failed,
@@ -624,7 +626,7 @@ static int call_costs(xchg_call *c)
         return PASSION_OK;
     if (c->x)
         round_finish(&c->pl, c->x, NULL);
-    core_free(c->ctx, c->x);
+    core_tmp_free(c->ctx, c->x);
     c->x = NULL;
     int rc = coll_xchg_costs_get(c->ctx, &c->costs);
     if (!rc)
@@ -767,13 +769,13 @@ static int call_run(xchg_call *c)
     /* the step that rode on the agreement is the whole algorithm */
     if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
         int rc = round_finish(pl, c->x, ops);
-        core_free(c->ctx, c->x);
+        core_tmp_free(c->ctx, c->x);
         c->x = NULL;
         return rc;
     }
     if (c->x) {
         round_finish(pl, c->x, NULL);
-        core_free(c->ctx, c->x);
+        core_tmp_free(c->ctx, c->x);
         c->x = NULL;
     }
     /* the guesses of step 2 may differ between ranks (budgets, the local
@@ -819,11 +821,11 @@ static void call_end(xchg_call *c, double t0)
     coll_xchg_plan *pl = &c->pl;
     if (c->x) {
         round_finish(pl, c->x, NULL);
-        core_free(c->ctx, c->x);
+        core_tmp_free(c->ctx, c->x);
         c->x = NULL;
     }
     unprepare(c);
-    core_free(c->ctx, pl->req);
+    core_tmp_free(c->ctx, pl->req);
     pl->req = NULL;
     pl->st.seconds = core_now() - t0;
     if (c->predict)

@@ -266,6 +266,10 @@ static inline int64_t coll_rd(const coll_xchg_plan *pl, int j)
 }
 
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_mpi;
+/* tests: the largest count or displacement the "mpi" algorithm gives to
+   MPI's int interfaces (0: INT_MAX); past it, MPI 4's large-count calls or
+   (MPI 3) MPI_Alltoallw with one byte-run datatype per peer */
+CORE_HIDDEN void coll_xchg_mpi_set_int_limit(int64_t limit);
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_pairwise;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_a1;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_index;
@@ -315,9 +319,9 @@ CORE_HIDDEN int coll_row_schedule(const coll_grid *g, int node,
 
 /* ------------------------------------------ point to point (xchg_p2p.c) */
 
-/* Wait policy: spin on MPI_Test briefly, then yield the CPU between
-   tests (on an oversubscribed node a spinning rank holds the core its
-   peer needs). COLL_WAIT_SPIN never yields (diagnostics). */
+/* Wait policy: the core's (core_waitall: poll for the process's spin
+   time, then yield the CPU between polls). COLL_WAIT_SPIN never yields
+   (diagnostics). */
 enum { COLL_WAIT_HYBRID = 0, COLL_WAIT_SPIN = 1 };
 CORE_HIDDEN void coll_xchg_set_wait(int mode);
 CORE_HIDDEN int coll_waitall(int n, MPI_Request *req);

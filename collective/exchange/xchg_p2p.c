@@ -9,18 +9,14 @@
  * between one pair on one tag), so both sides split alike; a zero-byte
  * known-size message is not sent at all.
  *
- * Why the wait yields: with more ranks than cores (P > 2 on this machine),
- * a rank that spins in MPI_Wait keeps the core that the rank it waits for
- * needs; after a short spin (messages of an honest P = 2 run complete
- * within it) the wait calls sched_yield between tests.
+ * The waits are the core's (core_waitall, core_idle: poll for the
+ * process's spin time, then yield the CPU between polls; see core.h).
  */
 #include "xchg.h"
 
 #include <limits.h>
 #include <sched.h>
 #include <string.h>
-
-#define COLL_SPIN_SECONDS 20e-6
 
 static int wait_mode = COLL_WAIT_HYBRID;
 static int64_t chunk_max = INT_MAX;
@@ -60,25 +56,14 @@ int coll_waitall(int n, MPI_Request *req)
         return MPI_Waitall(n, req, MPI_STATUSES_IGNORE) == MPI_SUCCESS
                    ? PASSION_OK
                    : PASSION_EMPI;
-    double t0 = 0;
-    for (long i = 0;; i++) {
-        int done = 0;
-        if (MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            return PASSION_EMPI;
-        if (done)
-            return PASSION_OK;
-        if (i == 0)
-            t0 = core_now();
-        else if (core_now() - t0 > COLL_SPIN_SECONDS)
-            sched_yield();
-    }
+    return core_waitall(n, req);
 }
 #pragma GCC diagnostic pop
 
 void coll_idle(double t0)
 {
-    if (wait_mode == COLL_WAIT_HYBRID && core_now() - t0 > COLL_SPIN_SECONDS)
-        sched_yield();
+    if (wait_mode == COLL_WAIT_HYBRID)
+        core_idle(t0);
 }
 
 int coll_isend(const coll_xchg_plan *pl, const void *buf, int64_t bytes,

@@ -22,7 +22,7 @@
 static const char *const keys[] = {
     "memory_budget", "driver", "direct_io", "verbosity", "exchange",
     "radix", "engine", "io_latency", "io_bandwidth", "io_concurrency",
-    "msg_alpha", "msg_beta", "fault_fail_at", "fault_errno", "fault_short",
+    "msg_alpha", "msg_beta", "wait_spin", "fault_fail_at", "fault_errno", "fault_short",
     "fault_ranks"};
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
@@ -40,7 +40,7 @@ static int same(const core_options *a, const core_options *b)
     return EQ(memory_budget) && EQ(driver) && EQ(direct_io) &&
            EQ(verbosity) && EQ(exchange) && EQ(radix) && EQ(engine) &&
            EQ(io_latency) && EQ(io_bandwidth) && EQ(io_concurrency) &&
-           EQ(msg_alpha) && EQ(msg_beta) && EQ(fault_fail_at) &&
+           EQ(msg_alpha) && EQ(msg_beta) && EQ(wait_spin) && EQ(fault_fail_at) &&
            EQ(fault_errno) && EQ(fault_short) && EQ(fault_ranks);
 #undef EQ
 }
@@ -55,8 +55,9 @@ static void check_ranges(const core_options *o)
              (int)o->exchange);
     FZ_CHECK((int)o->engine >= 0 && (int)o->engine <= 2, "engine %d",
              (int)o->engine);
-    double d[] = {o->io_latency, o->io_bandwidth, o->msg_alpha, o->msg_beta};
-    for (int i = 0; i < 4; i++)
+    double d[] = {o->io_latency, o->io_bandwidth, o->msg_alpha, o->msg_beta,
+                  o->wait_spin};
+    for (int i = 0; i < 5; i++)
         FZ_CHECK(isfinite(d[i]) && d[i] >= 0, "cost-model option %d = %g",
                  i, d[i]);
     FZ_CHECK(o->radix >= 0 && o->io_concurrency >= 0 &&

@@ -1,0 +1,92 @@
+#!/bin/sh
+# The README's "Install" section, step by step, on a fresh library-only
+# build of this source tree (no CUnit needed) installed to a temporary
+# prefix P:
+#   meson setup B --prefix=P -Dmpi=MPI -Dtests=false -Dbenchmarks=false
+#   ninja -C B && meson install -C B
+#   P/bin/passion info                       (run path: no LD_LIBRARY_PATH)
+#   PKG_CONFIG_PATH=P/lib/pkgconfig pkg-config --cflags --libs passion
+#   MPICC ex.c $(pkg-config ...) -lm         (the three C examples)
+#   CC=MPICC cmake -S P/share/passion/examples -DCMAKE_PREFIX_PATH=P
+# and every example run under MPIEXEC -n 2 (each checks its own result).
+# usage: install_test.sh SRCDIR MPI(mpich|openmpi|auto) MPICC MPIEXEC [MPIEXEC_ARGS...]
+set -eu
+src=$1 mpi=$2 mpicc=$3 mpiexec=$4
+shift 4
+unset LD_LIBRARY_PATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+: "${HYDRA_LAUNCHER:=fork}"
+export HYDRA_LAUNCHER
+t=$(mktemp -d "${TMPDIR:-/tmp}/passion-install.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+P=$t/prefix
+run() { echo "+ $*"; "$@"; }
+fail() { echo "install test: $*" >&2; exit 1; }
+
+# the build and install (a library-only build: -Dtests/-Dbenchmarks off)
+run meson setup "$t/build" "$src" --prefix="$P" -Dmpi="$mpi" \
+  -Dtests=false -Dbenchmarks=false >"$t/setup.log" 2>&1 ||
+  { cat "$t/setup.log"; fail "meson setup"; }
+grep -qi cunit "$t/setup.log" && fail "the library-only build looked for CUnit"
+run ninja -C "$t/build" >"$t/ninja.log" 2>&1 || { cat "$t/ninja.log"; fail ninja; }
+run meson install -C "$t/build" >"$t/install.log" 2>&1 ||
+  { cat "$t/install.log"; fail "meson install"; }
+for f in bin/passion include/passion.h lib/pkgconfig/passion.pc \
+         lib/cmake/passion/passionConfig.cmake \
+         lib/cmake/passion/passionConfigVersion.cmake \
+         share/man/man3/passion.3 share/passion/examples/CMakeLists.txt \
+         share/passion/examples/section_io.c \
+         share/passion/examples/slab_prefetch.c \
+         share/passion/examples/stencil.c; do
+  [ -e "$P/$f" ] || fail "$P/$f not installed"
+done
+ls "$P"/lib/libpassion.so.* >/dev/null || fail "no libpassion.so in P/lib"
+
+# the installed command runs without LD_LIBRARY_PATH and names its MPI
+run "$mpiexec" "$@" -n 1 "$P/bin/passion" info >"$t/info.txt" ||
+  { cat "$t/info.txt"; fail "passion info"; }
+cat "$t/info.txt"
+case $mpi in
+  mpich) grep -q '^mpi (built) *MPICH' "$t/info.txt" || fail "info: not MPICH" ;;
+  openmpi) grep -q '^mpi (built) *Open MPI' "$t/info.txt" || fail "info: not Open MPI" ;;
+esac
+grep -q '^mpi (running) ' "$t/info.txt" || fail "info: no running MPI"
+
+# pkg-config: found under P/lib/pkgconfig, names no MPI
+export PKG_CONFIG_PATH="$P/lib/pkgconfig"
+flags=$(pkg-config --cflags --libs passion) || fail "pkg-config finds no passion"
+echo "pkg-config --cflags --libs passion: $flags"
+req=$(pkg-config --print-requires --print-requires-private passion)
+[ -z "$req" ] || fail "passion.pc requires '$req'"
+mkdir "$t/pc" "$t/run"
+for ex in section_io slab_prefetch stencil; do
+  # shellcheck disable=SC2086
+  run "$mpicc" -o "$t/pc/$ex" "$P/share/passion/examples/$ex.c" $flags -lm ||
+    fail "pkg-config build of $ex"
+  run "$mpiexec" "$@" -n 2 "$t/pc/$ex" "$t/run" || fail "$ex (pkg-config build)"
+done
+
+# CMake: find_package(passion 1.0) from the prefix, CC = the MPI wrapper
+if command -v cmake >/dev/null; then
+  CC=$mpicc run cmake -S "$P/share/passion/examples" -B "$t/cm" \
+    -DCMAKE_PREFIX_PATH="$P" >"$t/cmake.log" 2>&1 ||
+    { cat "$t/cmake.log"; fail "cmake configure"; }
+  grep "passion 1" "$t/cmake.log"
+  run cmake --build "$t/cm" >"$t/cmbuild.log" 2>&1 ||
+    { cat "$t/cmbuild.log"; fail "cmake build"; }
+  for ex in section_io slab_prefetch stencil; do
+    run "$mpiexec" "$@" -n 2 "$t/cm/$ex" "$t/run" || fail "$ex (CMake build)"
+  done
+  # a version the package does not satisfy is refused
+  mkdir "$t/v2"
+  printf 'cmake_minimum_required(VERSION 3.13)\nproject(v C)\nfind_package(passion 2.0 REQUIRED)\n' \
+    >"$t/v2/CMakeLists.txt"
+  if CC=$mpicc cmake -S "$t/v2" -B "$t/v2/b" -DCMAKE_PREFIX_PATH="$P" \
+       >"$t/v2.log" 2>&1; then
+    fail "find_package(passion 2.0) accepted 1.x"
+  fi
+else
+  echo "cmake not installed: CMake part skipped"
+  exit 77
+fi
+echo "install test: ok ($mpi)"
