@@ -276,6 +276,20 @@ PASSION_API int passion_ctx_option_get(const passion_ctx *ctx,
 PASSION_API MPI_Comm passion_ctx_comm(const passion_ctx *ctx);
 
 /*
+ * What the last section access on ctx (passion_file_read/_write,
+ * passion_file_read_all/_write_all) did on this rank: *method the method
+ * it used, `auto` resolved (DIRECT, SIEVE, ETP_STATIC or ETP_DYNAMIC;
+ * PASSION_METHOD_AUTO before the first access, after a failed one, or
+ * when this rank moved no data independently); *predicted the seconds the
+ * collective cost model predicted for its choice when the call was a
+ * collective one with method auto (the same on every rank), else 0.
+ * Either pointer may be NULL. Independent; PASSION_EINVAL for a NULL ctx.
+ */
+PASSION_API int passion_ctx_last_method(const passion_ctx *ctx,
+                                        passion_method *method /* out */,
+                                        double *predicted /* out */);
+
+/*
  * Detail of the last error on this context: what failed, the file, offset
  * and rank. Every public call on the context or on an object made from it
  * (array, file, request, iterator) clears it at entry, so it is the empty

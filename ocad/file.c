@@ -689,6 +689,8 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx); /* the entry of passion_read/write_section(_begin) */
+    ctx->last_method = PASSION_METHOD_AUTO; /* set by the engine */
+    ctx->last_predicted = 0;
     int64_t elems;
     int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
@@ -713,7 +715,9 @@ int passion_file_read(passion_file *f, const passion_section *s, void *buf,
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
-    return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL);
+    if (!rc && (rc = ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL)))
+        f->ctx->last_method = PASSION_METHOD_AUTO;
+    return rc;
 }
 
 int passion_file_write(passion_file *f, const passion_section *s,
@@ -722,7 +726,9 @@ int passion_file_write(passion_file *f, const passion_section *s,
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
-    return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL);
+    if (!rc && (rc = ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL)))
+        f->ctx->last_method = PASSION_METHOD_AUTO;
+    return rc;
 }
 
 int passion_section_plan(passion_file *f, const passion_section *s,

@@ -93,6 +93,10 @@ struct passion_ctx {
     void (*ext_free[CORE_EXT_MAX])(passion_ctx *ctx, void *p);
     /* children alive (lifetimes: passion_finalize refuses while > 0) */
     int64_t live_arrays, live_files;
+    /* the last section access (passion_ctx_last_method): the method used,
+       auto resolved (0 = none), and the collective model's prediction */
+    int last_method;
+    double last_predicted;
 };
 
 /* ---- errors ---- */
