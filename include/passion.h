@@ -173,8 +173,11 @@ typedef enum passion_xchg {
                                    (i+j)%P */
     PASSION_XCHG_INDEX = 4,     /* "index": Bruck et al., radix r */
     PASSION_XCHG_FOURSTAGE = 5, /* "fourstage": Liu-Wang-Prasanna */
-    PASSION_XCHG_FOURSTAGE_NB = 6 /* "fourstage-nb": dual-buffer
-                                     non-blocking four-stage */
+    PASSION_XCHG_FOURSTAGE_NB = 6, /* "fourstage-nb": dual-buffer
+                                      non-blocking four-stage */
+    PASSION_XCHG_TWOLEVEL = 7   /* "twolevel": combine within each node,
+                                   four-stage among node leaders,
+                                   distribute within nodes */
 } passion_xchg;
 
 /* Asynchronous I/O engines (option `engine`). */
@@ -196,7 +199,7 @@ typedef enum passion_engine {
  *   direct_io       0 | 1: O_DIRECT with the posix driver; 0
  *   verbosity       0 quiet .. 3; 2 prints every error on stderr; 0
  *   exchange        auto | mpi | pairwise | a1 | index | fourstage |
- *                   fourstage-nb (enum passion_xchg); auto
+ *                   fourstage-nb | twolevel (enum passion_xchg); auto
  *   radix           index radix, 0 = chosen by the model; 0
  *   engine          auto | uring | thread (enum passion_engine); auto
  *   io_latency      seconds per file request, >= 0, 0 = measure; 0

@@ -466,6 +466,8 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     if (local && !(f->pattern = core_strdup(ctx, path)))
         rc = core_err(ctx, PASSION_ENOMEM, "file name");
     if ((rc = core_agree(ctx, rc))) {
+        /* another rank's copy failed: this rank's copy is freed too */
+        core_free(ctx, f->pattern);
         core_io_close(f->fh);
         core_free(ctx, f);
         return rc;

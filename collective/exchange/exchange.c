@@ -456,6 +456,14 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     return rc;
 }
 
+/* the nodes of the shape (the node table, identical on every rank) */
+static void shape_nodes(const xchg_call *c, coll_xchg_shape *s)
+{
+    const coll_nodes *T = coll_xchg_nodes(c->ctx);
+    s->nodes = T ? T->nnodes : 1;
+    s->node_max = T ? T->max_size : 1;
+}
+
 /* this rank's view of the shape: exact when regular; irregular, the
    agreement corrects it */
 static coll_xchg_shape local_shape(const xchg_call *c)
@@ -463,6 +471,7 @@ static coll_xchg_shape local_shape(const xchg_call *c)
     const xchg_local *L = &c->L;
     int P = c->pl.P;
     coll_xchg_shape s = coll_shape_regular(P, L->block);
+    shape_nodes(c, &s);
     if (L->block < 0) {
         s.block = -1;
         s.lmax = L->lout > L->lin ? L->lout : L->lin;
@@ -606,6 +615,7 @@ static int call_shape(xchg_call *c)
     s->lmax_x = v[V_LMAX_X];
     s->mmax = v[V_MMAX];
     s->total = v[V_TOTAL];
+    shape_nodes(c, s);
     c->abudget = -v[V_NBUDGET];
     c->pl.limit = c->abudget;
     if (c->alg != PASSION_XCHG_AUTO && s->block < 0 &&

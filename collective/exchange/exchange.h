@@ -81,6 +81,11 @@ typedef struct coll_xchg_costs {
     double byte;  /* s per byte sent */
     double copy;  /* s per byte copied locally */
     int source;   /* COLL_COSTS_* */
+    /* what a message between two nodes costs its sender on top of the
+       above (0: nodes cost alike; the simulated network's latency and
+       per-byte time when it is on) */
+    double net_msg;  /* s per message between nodes */
+    double net_byte; /* s per byte sent between nodes */
 } coll_xchg_costs;
 
 enum { COLL_COSTS_DEFAULT = 0, COLL_COSTS_OPTIONS = 1,
@@ -95,6 +100,8 @@ typedef struct coll_xchg_shape {
     int64_t lmax_x; /* the same without the self message */
     int64_t mmax;   /* largest message between two different ranks */
     int64_t total;  /* bytes over all pairs of different ranks */
+    int nodes;      /* nodes the ranks are on (0 or 1: one) */
+    int node_max;   /* ranks on the largest node */
 } coll_xchg_shape;
 
 /* The shape of a regular exchange of `block` bytes per pair on P ranks. */
@@ -169,6 +176,10 @@ typedef struct coll_xchg_stats {
     int64_t peak_staging;  /* staging bytes held at once */
     int64_t peak_payload;  /* of which data bytes (no descriptors) */
     int64_t steps;         /* steps the budget asked for (1: none) */
+    /* the messages and bytes above split by where they went: to a rank
+       of this rank's node, or of another node (set by the algorithms
+       that know the nodes: twolevel) */
+    int64_t msgs_node, bytes_node, msgs_net, bytes_net;
     double seconds;        /* wall time of the call on this rank */
     double predicted;      /* model's seconds for what ran */
 } coll_xchg_stats;
@@ -294,6 +305,12 @@ typedef struct coll_xchg_ops {
        the algorithm has no such step. When set, that step is the whole
        algorithm: the dispatcher completes it with the round. */
     int (*hdr_sends)(coll_xchg_plan *pl, int tag, int *k);
+    /* Messages and bytes one rank sends to other nodes at most (the
+       simulated or real network's share: coll_xchg_model charges them
+       costs->net_msg and net_byte); NULL: every message to another rank
+       is taken to leave the node with the share (P - P/nodes)/(P - 1). */
+    void (*net)(const coll_xchg_shape *shape, int radix, double *msgs,
+                double *bytes);
     /* Run on this rank; 0 or a local error code. With agree_after == 0
        it must not fail once the agreement passed. Adds to pl->st. */
     int (*run)(coll_xchg_plan *pl);
@@ -322,6 +339,9 @@ struct coll_xchg_plan {
     int limit_hit;           /* an allocation was refused by the limit */
     int64_t stage_now, payload_now;
     coll_xchg_stats st;
+    /* rank in ctx->comm of every rank of comm (the simulated network and
+       the node counters know those); NULL: comm's ranks are ctx's */
+    const int *ranks;
 };
 
 static inline int64_t coll_sc(const coll_xchg_plan *pl, int j)
@@ -351,6 +371,7 @@ extern CORE_HIDDEN const coll_xchg_ops coll_xchg_a1;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_index;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_fourstage;
 extern CORE_HIDDEN const coll_xchg_ops coll_xchg_fourstage_nb;
+extern CORE_HIDDEN const coll_xchg_ops coll_xchg_twolevel;
 
 /* The table (xchg_table.c): our own algorithms first, so that on a tie
    of the model they win over MPI's call. */
@@ -393,6 +414,34 @@ typedef struct coll_step {
 CORE_HIDDEN int coll_row_schedule(const coll_grid *g, int node,
                                   coll_step *steps, int *work);
 
+/* ------------------------------------------------ nodes (xchg_nodes.c) */
+
+/*
+ * Which ranks share a node, as the exchange sees it (kept in the
+ * subsystem's state, made with its communicator by coll_xchg_comm_setup,
+ * the same on every rank): nodes are numbered 0..nnodes-1, a node's
+ * ranks in order of their rank on the node; rank 0 of a node is its
+ * leader. leaders is a communicator of the leaders (rank = node number,
+ * errors returned), MPI_COMM_NULL on the other ranks.
+ */
+typedef struct coll_nodes {
+    int nnodes, max_size;
+    int node, lrank;   /* this rank's */
+    int *node_of;      /* P: node of a rank */
+    int *first;        /* nnodes + 1: node n's ranks are */
+    int *members;      /*   members[first[n] .. first[n+1]) */
+    int *leader_rank;  /* nnodes: rank of node n's leader */
+    MPI_Comm leaders;
+} coll_nodes;
+/* The context's node table; NULL before the subsystem's communicator
+   exists. Local. */
+CORE_HIDDEN const coll_nodes *coll_xchg_nodes(passion_ctx *ctx);
+/* Build t collectively over comm (every rank of ctx); 0 or a local code
+   (the caller agrees on it). */
+CORE_HIDDEN int coll_nodes_make(passion_ctx *ctx, MPI_Comm comm,
+                                coll_nodes *t);
+CORE_HIDDEN void coll_nodes_free(passion_ctx *ctx, coll_nodes *t);
+
 /* ------------------------------------------ point to point (xchg_p2p.c) */
 
 /* Wait policy: the core's (core_waitall: poll for the process's spin
@@ -409,6 +458,12 @@ CORE_HIDDEN void coll_idle(double t0);
    to exercise the split. */
 CORE_HIDDEN void coll_xchg_set_chunk(int64_t bytes);
 CORE_HIDDEN int64_t coll_xchg_chunk(void);
+/* core_net_isend (counted, charged by the simulated network) of a
+   message to rank peer of pl->comm, which may be a sub-communicator
+   (pl->ranks). 0 or PASSION_EMPI. */
+CORE_HIDDEN int coll_net_isend(const coll_xchg_plan *pl, const void *buf,
+                               int count, MPI_Datatype type, int peer,
+                               int tag, int flags, MPI_Request *req);
 /* MPI messages of a logical message of `bytes` (0 for 0 bytes). */
 CORE_HIDDEN int64_t coll_nparts(int64_t bytes);
 
