@@ -466,6 +466,8 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     if (local && !(f->pattern = core_strdup(ctx, path)))
         rc = core_err(ctx, PASSION_ENOMEM, "file name");
     if ((rc = core_agree(ctx, rc))) {
+        /* another rank's copy failed: this rank's copy is freed too */
+        core_free(ctx, f->pattern);
         core_io_close(f->fh);
         core_free(ctx, f);
         return rc;
@@ -774,6 +776,8 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx); /* the entry of passion_read/write_section(_begin) */
+    ctx->last_method = PASSION_METHOD_AUTO; /* set by the engine */
+    ctx->last_predicted = 0;
     int64_t elems;
     int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
@@ -798,7 +802,9 @@ static int file_read_body(passion_file *f, const passion_section *s, void *buf,
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
-    return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL);
+    if (!rc && (rc = ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL)))
+        f->ctx->last_method = PASSION_METHOD_AUTO;
+    return rc;
 }
 
 /* the thread contract's guard (core_call_begin) around the call */
@@ -820,7 +826,9 @@ static int file_write_body(passion_file *f, const passion_section *s,
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
-    return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL);
+    if (!rc && (rc = ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL)))
+        f->ctx->last_method = PASSION_METHOD_AUTO;
+    return rc;
 }
 
 /* the thread contract's guard (core_call_begin) around the call */

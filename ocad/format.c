@@ -45,7 +45,9 @@ static const ocad_format formats[OCAD_FMT_COUNT] = {
     [OCAD_FMT_NETCDF] = {.name = "netcdf", .exts = ".nc", .objects = 1,
                          .magic = cdf_magic, .read_meta = ocad_nc_meta,
                          .create = ocad_nc_create, .endian = PASSION_ENDIAN_BIG},
-    [OCAD_FMT_LOCAL] = {.name = "local", .exts = ""},
+    [OCAD_FMT_LOCAL] = {.name = "local", .exts = "",
+                        .local_probe = ocad_lset_probe,
+                        .local_spec = ocad_lset_spec0},
 };
 
 const ocad_format *ocad_format_get(int id)
@@ -395,6 +397,10 @@ static int open_body(passion_ctx *ctx, const char *name, passion_mode mode,
     rc = core_agree(ctx, open_spec(ctx, name, &info, layout, &sp));
     if (rc)
         return rc;
+    if (info.fmt == OCAD_FMT_LOCAL)
+        /* the set's files and its writers' rank count are in its
+           description (rank 0 reads those few hundred bytes once more) */
+        return ocad_lset_open(ctx, name, mode, a, f);
     if ((rc = passion_array_create(ctx, &sp, a)))
         return rc;
     if ((rc = ocad_file_open_resolved(*a, name, mode, &info, f))) {

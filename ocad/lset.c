@@ -574,6 +574,38 @@ int passion_array_spec_read(passion_ctx *ctx, const char *name,
     return rc;
 }
 
+int ocad_lset_probe(passion_ctx *ctx, const char *name)
+{
+    (void)ctx;
+    size_t n = strlen(name), sl = strlen(".passion");
+    if (n > sl && !strcmp(name + n - sl, ".passion"))
+        return 1;
+    /* a rank conversion in the file name: a pattern */
+    const char *slash = strrchr(name, '/');
+    for (const char *c = slash ? slash + 1 : name; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'd' || c[1] == 'r'))
+            return 1;
+        if (c[0] == '%' && c[1] == '%')
+            c++;
+    }
+    return 0;
+}
+
+int ocad_lset_spec0(passion_ctx *ctx, const char *name,
+                    passion_array_spec *spec)
+{
+    char *desc = NULL;
+    ocad_lset d;
+    int rc = desc_path(ctx, name, &desc);
+    if (!rc)
+        rc = lset_read0(ctx, name, desc, &d);
+    free(desc);
+    if (!rc && ocad_lset_spec(&d, spec))
+        rc = core_err(ctx, PASSION_EFORMAT, "%s: a description passion "
+                      "cannot make a spec of", name);
+    return rc;
+}
+
 int ocad_lset_open(passion_ctx *ctx, const char *name, passion_mode mode,
                    passion_array **a, passion_file **f)
 {
@@ -599,7 +631,10 @@ int ocad_lset_open(passion_ctx *ctx, const char *name, passion_mode mode,
     if (!rc)
         rc = passion_array_create(ctx, &s, a);
     if (!rc && (rc = passion_file_open(*a, pat, mode, f))) {
-        passion_array_free(*a);
+        char keep[CORE_DETAIL_MAX];
+        memcpy(keep, ctx->detail, sizeof keep);
+        passion_array_free(*a); /* clears the detail at entry */
+        memcpy(ctx->detail, keep, sizeof keep);
         *a = NULL;
     }
     free(pat);
