@@ -605,38 +605,3 @@ int ocad_lset_spec0(passion_ctx *ctx, const char *name,
                       "cannot make a spec of", name);
     return rc;
 }
-
-int ocad_lset_open(passion_ctx *ctx, const char *name, passion_mode mode,
-                   passion_array **a, passion_file **f)
-{
-    *a = NULL;
-    *f = NULL;
-    ocad_lset d;
-    char *pat = NULL;
-    int rc = ocad_lset_read(ctx, name, &d, &pat);
-    if (!rc && d.nranks != ctx->size)
-        rc = core_err(ctx, PASSION_EMISMATCH,
-                      "%s: the local set was written by %d ranks, this run "
-                      "has %d: run with %d ranks, or turn it into a set for "
-                      "%d ranks (or a global file) with `passion convert`",
-                      name, d.nranks, ctx->size, d.nranks, ctx->size);
-    if (!rc && mode != PASSION_MODE_RDONLY && mode != PASSION_MODE_RDWR)
-        rc = core_err(ctx, PASSION_EINVAL,
-                      "%s: an existing local set opens read-only or "
-                      "read-write", name);
-    rc = core_agree(ctx, rc);
-    passion_array_spec s;
-    if (!rc)
-        rc = ocad_lset_spec(&d, &s);
-    if (!rc)
-        rc = passion_array_create(ctx, &s, a);
-    if (!rc && (rc = passion_file_open(*a, pat, mode, f))) {
-        char keep[CORE_DETAIL_MAX];
-        memcpy(keep, ctx->detail, sizeof keep);
-        passion_array_free(*a); /* clears the detail at entry */
-        memcpy(ctx->detail, keep, sizeof keep);
-        *a = NULL;
-    }
-    free(pat);
-    return rc;
-}
