@@ -22,7 +22,7 @@
  *
  * Invariant: the stored costs are identical on every rank.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +247,10 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
     core_free(ctx, scratch);
     if (rc)
         return rc;
+    if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
+        fprintf(stderr, "passion: message costs measured: round %.3g s, "
+                "msg %.3g s, byte %.3g s, copy %.3g s/B\n", out->round,
+                out->msg, out->byte, out->copy);
     coll_xchg_state_set_costs(st, out);
     add_net(ctx, out);
     return PASSION_OK;

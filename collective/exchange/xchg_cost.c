@@ -4,7 +4,7 @@
  * cost of the entry agreement. Pure functions, below the ops table (the
  * table and the choice are in xchg_table.c and xchg_model.c).
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 

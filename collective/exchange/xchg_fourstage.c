@@ -41,7 +41,7 @@
  * allocate keeps sending well-formed empty messages and drains what it
  * receives, and the dispatcher agrees on the outcome afterwards.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * Counts (exact, equal on every rank): C1 = #steps, C2 = blocks sent;
  * r = 2 minimises C1 = ceil(log2 n), r = n minimises C2 = n - 1.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
  * The shapes and the agreement's cost, which the algorithms use too, are
  * in xchg_cost.c (no algorithm calls back into this file).
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 

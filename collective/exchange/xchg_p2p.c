@@ -12,7 +12,7 @@
  * The waits are the core's (core_waitall, core_idle: poll for the
  * process's spin time, then yield the CPU between polls; see core.h).
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <limits.h>
 #include <sched.h>

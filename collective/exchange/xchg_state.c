@@ -12,7 +12,7 @@
  * by the first exchange call on the context, and kept by every rank or by
  * none (agreed), so that the next call finds the same on every rank.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <string.h>
 

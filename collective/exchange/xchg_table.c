@@ -6,7 +6,7 @@
  * Invariant: every entry has a distinct id (enum passion_xchg), a name
  * as passion_options_set spells it, a model and a run.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 static const coll_xchg_ops *const xchg_table[] = {
     &coll_xchg_a1,        &coll_xchg_pairwise,     &coll_xchg_index,
