@@ -415,6 +415,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_LAYOUT] = f->ident[1];
     coll_early none = {-1, 0, 0};
     mine[COLL_FAD_CACHED] = early_word(rc ? &none : early);
+    mine[COLL_FAD_STRIPE] = ctx->opt.stripe_size > 0 ? ctx->opt.stripe_size
+                                                      : core_io_stripe(f->fh);
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -478,6 +480,10 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                                 "collective section access", r, what[w]);
             }
 
+    /* rank 0's stripe size, so that every rank aligns alike */
+    p->align = p->fad[COLL_FAD_STRIPE];
+    if (p->align < 1 || p->align > (1LL << 30))
+        p->align = 4096;
     p->lo = INT64_MAX;
     p->hi = INT64_MIN;
     for (int r = 0; r < P; r++) {
