@@ -204,6 +204,13 @@ typedef enum passion_engine {
  *   io_concurrency  reads kept in flight by batched reads, 0 = 8; 0
  *   msg_alpha       seconds per message start-up, 0 = measure; 0
  *   msg_beta        seconds per message byte, 0 = measure; 0
+ *   virtual_node_ranks  > 0: split the ranks into virtual nodes of this
+ *                   many consecutive ranks instead of the real nodes
+ *                   (passion_ctx_node); 0
+ * Test and benchmark (a simulation, see passion(3) NODES):
+ *   sim_net_latency_us  microseconds every message between two (virtual)
+ *                   nodes costs its sender before it is sent; 0
+ *   sim_net_byte_ns     nanoseconds per byte of such a message; 0
  * Test only (fault injection; not part of the stable interface):
  *   fault_fail_at   fail the Nth I/O request (1-based, driver fault),
  *                   once, 0 never; 0
@@ -276,6 +283,20 @@ PASSION_API int passion_ctx_option_get(const passion_ctx *ctx,
 PASSION_API MPI_Comm passion_ctx_comm(const passion_ctx *ctx);
 
 /*
+ * The node of this rank, as passion_init found it: ranks sharing memory
+ * (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), or, with the option
+ * virtual_node_ranks = k (or the environment variable
+ * PASSION_VIRTUAL_NODE_RANKS = k, which wins), virtual nodes of k
+ * consecutive ranks (the last may be smaller). Nodes are numbered from 0
+ * in the order of their lowest rank, which is the node's leader
+ * (node_rank 0). Any pointer may be NULL. Independent, never fails on a
+ * valid context (PASSION_EINVAL for NULL).
+ */
+PASSION_API int passion_ctx_node(const passion_ctx *ctx, int *node_id,
+                                 int *nnodes, int *node_rank,
+                                 int *node_size);
+
+/*
  * Detail of the last error on this context: what failed, the file, offset
  * and rank. Every public call on the context or on an object made from it
  * (array, file, request, iterator) clears it at entry, so it is the empty
@@ -303,7 +324,14 @@ typedef struct passion_counters {
     uint64_t prefetch_hits;   /* prefetched requests that were used */
     double   t_io;            /* seconds spent in (or waiting for) I/O */
     double   t_comm;          /* seconds spent in communication */
-    uint64_t reserved[12];    /* zero; room for later counters */
+    /* the exchange's point-to-point messages (MPI messages: one split at
+       the 2 GiB chunk limit counts per part) by where the receiver is:
+       on this rank's node, or on another node (passion_ctx_node) */
+    uint64_t messages_intra_node;
+    uint64_t bytes_intra_node;
+    uint64_t messages_inter_node;
+    uint64_t bytes_inter_node;
+    uint64_t reserved[8];     /* zero; room for later counters */
 } passion_counters;
 
 /* Copy the counters into *c. Independent. */

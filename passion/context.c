@@ -108,7 +108,7 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
                 (opt->o.fault_ranks < 0 || opt->o.fault_ranks == rank);
     passion_ctx *ctx = fault ? NULL : calloc(1, sizeof *ctx);
     if (!ctx) {
-        /* take part in the one agreement the other ranks make below, as
+        /* take part in the first agreement the other ranks make below, as
            a context of our own on the stack, so that no rank hangs (this
            rank once reduced a signed key against the others' unsigned
            one and then skipped their broadcast: a hang) */
@@ -118,8 +118,10 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         tmp.rank = rank;
         tmp.size = size;
         core_options_default(&tmp.opt);
-        rc = core_agree(&tmp, core_err(&tmp, PASSION_ENOMEM,
-                                       "allocating the context"));
+        char none = 0; /* the others' first agreement is a core_same */
+        rc = core_same(&tmp, core_err(&tmp, PASSION_ENOMEM,
+                                      "allocating the context"),
+                       &none, 1, "options");
         MPI_Comm_free(&dup);
         return rc;
     }
@@ -141,8 +143,35 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
             core_err(ctx, rc, "environment variable PASSION_OPTIONS: %s",
                      why);
     }
-    rc = core_agree(ctx, rc);
+    ctx->node_comm = ctx->leader_comm = MPI_COMM_NULL;
+    if (!rc) {
+        char why[256] = "";
+        int k = core_nodes_wanted(&ctx->opt, why, sizeof why);
+        if (k < 0)
+            rc = core_err(ctx, PASSION_EINVAL, "%s", why);
+        else
+            ctx->opt.virtual_node_ranks = k;
+    }
+    /* the node of every rank (not an allocation fault_alloc_at counts) */
+    if (!rc && !(ctx->node_of = core_malloc(NULL, (size_t)size * sizeof(int))))
+        rc = core_err(ctx, PASSION_ENOMEM, "the node table of %d ranks",
+                      size);
+    /* the options that shape the nodes and the simulated network must be
+       the same everywhere (agreed with the outcome, one reduction) */
+    struct {
+        int k;
+        double lat, byte;
+    } same;
+    memset(&same, 0, sizeof same);
+    same.k = ctx->opt.virtual_node_ranks;
+    same.lat = ctx->opt.sim_net_latency_us;
+    same.byte = ctx->opt.sim_net_byte_ns;
+    rc = core_same(ctx, rc, &same, sizeof same,
+                   "virtual_node_ranks or sim_net_* options");
+    if (!rc)
+        rc = core_agree(ctx, core_nodes_init(ctx));
     if (rc) {
+        core_nodes_free(ctx);
         MPI_Comm_free(&ctx->comm);
         free(ctx);
         return rc;
@@ -172,6 +201,7 @@ int passion_finalize(passion_ctx *ctx)
             ctx->ext_free[i](ctx, ctx->ext[i]);
     core_stage_release(ctx);
     core_tmp_release(ctx);
+    core_nodes_free(ctx);
     MPI_Comm_free(&ctx->comm);
     free(ctx);
     return rc;

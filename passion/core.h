@@ -53,6 +53,14 @@ typedef struct core_options {
                                passion_init (core_wait_policy) */
     int netcdf_format;      /* netCDF classic files passion creates:
                                0 CDF-5 (default), 1 CDF-2, 2 CDF-1 */
+    /* nodes (issue 13; passion/net.c) */
+    int virtual_node_ranks; /* > 0: virtual nodes of this many consecutive
+                               ranks instead of the shared-memory split
+                               (env PASSION_VIRTUAL_NODE_RANKS wins) */
+    double sim_net_latency_us; /* simulated network (tests, benchmarks):
+                                  microseconds a message between nodes
+                                  costs its sender; 0 none */
+    double sim_net_byte_ns;    /* and nanoseconds per byte of it */
     /* fault driver (tests only) */
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */
@@ -93,6 +101,23 @@ struct passion_ctx {
     void (*ext_free[CORE_EXT_MAX])(passion_ctx *ctx, void *p);
     /* children alive (lifetimes: passion_finalize refuses while > 0) */
     int64_t live_arrays, live_files;
+    /* nodes (passion/net.c, set by passion_init, the same on every rank
+       of a node): real nodes from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED),
+       or virtual nodes of virtual_node_ranks consecutive ranks. Nodes are
+       numbered in the order of their lowest rank; the node leader is the
+       node's lowest rank (node_rank 0). */
+    int node_id;           /* 0..nnodes-1, node of this rank */
+    int nnodes;            /* number of (virtual) nodes */
+    int node_rank;         /* rank within the node, 0 = node leader */
+    int node_size;         /* ranks on this node */
+    MPI_Comm node_comm;    /* ranks of this node (rank order kept) */
+    MPI_Comm leader_comm;  /* node leaders only (rank = node_id), else
+                              MPI_COMM_NULL */
+    int *node_of;          /* size entries: node_id of every rank */
+    int *node_first;       /* nnodes + 1 entries when the nodes are runs of
+                              consecutive ranks (always for virtual
+                              nodes): node n holds ranks node_first[n] ..
+                              node_first[n+1]-1; NULL otherwise */
 };
 
 /* ---- errors ---- */
@@ -155,6 +180,50 @@ CORE_HIDDEN int core_waitall(int n, MPI_Request *req);
 /* Between two unsuccessful polls of a wait that started at time t0: yield
    once the spin time is over. */
 CORE_HIDDEN void core_idle(double t0);
+
+/* ---- nodes and the simulated network (net.c) ----
+ *
+ * Every point-to-point message of the exchange subsystem (and so of the
+ * extended two-phase method, whose data goes through it) is sent through
+ * core_net_isend, or charged with core_net_charge just before MPI sends
+ * it in a collective (the `mpi` algorithm): it is counted within / between
+ * nodes (CORE_NET_COUNTED) and, when its receiver is on another node and
+ * the simulated network is on (options sim_net_latency_us,
+ * sim_net_byte_ns), the sender waits latency + bytes * byte_ns first. A
+ * simulation for tests and benchmarks: MPI's own collectives (the error
+ * agreement's allreduce, the FAD's allgather) are not charged.
+ */
+enum { CORE_NET_COUNTED = 1 };
+/* Collective over ctx->comm (passion_init): the node fields of ctx from
+   the options (virtual_node_ranks, PASSION_VIRTUAL_NODE_RANKS); local
+   code (the caller agrees; on failure the fields are cleared and freed
+   by core_nodes_free). */
+CORE_HIDDEN int core_nodes_init(passion_ctx *ctx);
+CORE_HIDDEN void core_nodes_free(passion_ctx *ctx);
+/* The virtual node size asked for: the environment variable
+   PASSION_VIRTUAL_NODE_RANKS if set (else the option); -1 and the reason
+   in detail (dlen bytes) if the variable is not an integer >= 0. */
+CORE_HIDDEN int core_nodes_wanted(const core_options *o, char *detail,
+                                  size_t dlen);
+/* Node of rank r of ctx->comm (ranks of the layers' duplicates are the
+   same). */
+static inline int core_node_of(const passion_ctx *ctx, int r)
+{
+    return ctx->node_of ? ctx->node_of[r] : 0;
+}
+/* One message of `bytes` to rank peer: count it (flags CORE_NET_COUNTED:
+   messages/bytes_intra_node or _inter_node) and wait the simulated cost
+   when peer is on another node. Sender side, before the send. */
+CORE_HIDDEN void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes,
+                                 int flags);
+/* MPI_Isend of count items of type to rank peer of comm (a duplicate of
+   ctx->comm), after core_net_charge of its bytes. 0 or PASSION_EMPI. */
+CORE_HIDDEN int core_net_isend(passion_ctx *ctx, const void *buf, int count,
+                               MPI_Datatype type, int peer, int tag,
+                               MPI_Comm comm, int flags, MPI_Request *req);
+/* Seconds the simulated network charges for `bytes` between nodes (0
+   when it is off). */
+CORE_HIDDEN double core_net_cost(const passion_ctx *ctx, int64_t bytes);
 
 /* ---- memory: every allocation of the library goes through these ----
  *

@@ -53,6 +53,10 @@ static const key_def keys[] = {
     {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL},
     {"wait_spin", K_REAL, F(wait_spin), 0, 0, NULL},
     {"netcdf_format", K_ENUM, F(netcdf_format), 0, 2, ncformats},
+    {"virtual_node_ranks", K_INT, F(virtual_node_ranks), 0, 1 << 30, NULL},
+    /* test and benchmark: the simulated network (net.c) */
+    {"sim_net_latency_us", K_REAL, F(sim_net_latency_us), 0, 0, NULL},
+    {"sim_net_byte_ns", K_REAL, F(sim_net_byte_ns), 0, 0, NULL},
     /* test only: the fault driver (fault_ranks serves both faults) */
     {"fault_fail_at", K_INT, F(fault_fail_at), 0, INT64_MAX, NULL},
     {"fault_errno", K_INT, F(fault_errno), 1, 4095, NULL},

@@ -328,6 +328,9 @@ def errors():
     rc, out, _ = run(['info', '--budget', '3M'], np_=1)
     check('mpi ' in out and 'memory_budget  3145728' in out and
           'liburing' in out and 'hdf5' in out, f"info: {out!r}")
+    rc, out, _ = run(['info', '--options', 'virtual_node_ranks=1'], np_=2)
+    check(rc == 0 and 'nodes          2 ' in out and
+          'virtual_node_ranks 1' in out, f"info nodes: {out!r}")
 
 
 def main():

@@ -94,7 +94,8 @@ int64_t cli_budget(const passion_ctx *ctx)
 static const char info_usage[] =
     "usage: passion info [--budget SIZE] [--options K=V,...]\n"
     "  The version, the build (MPI library and version, liburing, HDF5),\n"
-    "  the ranks, the I/O engine this machine gets, and every option of a\n"
+    "  the ranks, the nodes (shared memory, or virtual_node_ranks), the I/O\n"
+    "  engine this machine gets, and every option of a\n"
     "  context with its value (PASSION_OPTIONS and --options applied).\n";
 
 static int info(int argc, char **argv)
@@ -123,6 +124,8 @@ static int info(int argc, char **argv)
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int rc = passion_engine_get(ctx, &eng);
+    int node_id = 0, nnodes = 1, node_rank = 0, node_size = 1;
+    passion_ctx_node(ctx, &node_id, &nnodes, &node_rank, &node_size);
     if (rank_ == 0) {
         printf("passion %s\n", passion_version(NULL, NULL, NULL));
         /* the MPI compiled against, and the one running (which a wrong
@@ -139,6 +142,8 @@ static int info(int argc, char **argv)
         printf("liburing       %s\n", CLI_URING);
         printf("hdf5           %s\n", CLI_HDF5);
         printf("ranks          %d\n", size);
+        printf("nodes          %d (rank 0's node: %d ranks)\n", nnodes,
+               node_size);
         printf("engine         %s%s\n", rc ? "none: " : passion_engine_name(eng),
                rc ? passion_ctx_errdetail(ctx) : "");
         /* every option the context holds, as PASSION_OPTIONS spells it */
@@ -146,6 +151,7 @@ static int info(int argc, char **argv)
             "memory_budget", "driver", "direct_io", "exchange", "radix",
             "engine", "io_latency", "io_bandwidth", "io_concurrency",
             "msg_alpha", "msg_beta", "wait_spin", "netcdf_format",
+            "virtual_node_ranks", "sim_net_latency_us", "sim_net_byte_ns",
             "verbosity", "fault_fail_at", "fault_errno", "fault_short",
             "fault_alloc_at", "fault_ranks"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

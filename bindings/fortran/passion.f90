@@ -137,7 +137,9 @@ module passion
           bytes_useful = 0, messages_sent = 0, bytes_sent = 0, rounds = 0, &
           peak_staging = 0, reuse_bytes = 0, prefetch_hits = 0
      real(c_double) :: t_io = 0, t_comm = 0
-     integer(c_int64_t) :: reserved(12) = 0
+     integer(c_int64_t) :: messages_intra_node = 0, bytes_intra_node = 0, &
+          messages_inter_node = 0, bytes_inter_node = 0
+     integer(c_int64_t) :: reserved(8) = 0
   end type passion_counters
 
   ! Slab iteration options (the C defaults): dim 0 = the slowest in

@@ -30,6 +30,10 @@ int main(void)
     F(passion_counters, rounds); F(passion_counters, peak_staging);
     F(passion_counters, reuse_bytes); F(passion_counters, prefetch_hits);
     F(passion_counters, t_io); F(passion_counters, t_comm);
+    F(passion_counters, messages_intra_node);
+    F(passion_counters, bytes_intra_node);
+    F(passion_counters, messages_inter_node);
+    F(passion_counters, bytes_inter_node);
     F(passion_counters, reserved);
     END();
     begin("passion_array_spec", sizeof(passion_array_spec));

@@ -158,8 +158,8 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
             continue;
         memcpy(x->hout[j], v, V_N * sizeof *v);
         x->hout[j][V_N] = x->spec ? coll_sc(pl, j) : -1;
-        if (MPI_Isend(x->hout[j], V_N + 1, MPI_INT64_T, j, TAG_HDR, pl->comm,
-                      &hq[n++]) != MPI_SUCCESS)
+        if (core_net_isend(pl->ctx, x->hout[j], V_N + 1, MPI_INT64_T, j,
+                           TAG_HDR, pl->comm, 0, &hq[n++]))
             rc = PASSION_EMPI;
     }
     /* sends first in the pool: [0, sn) */

@@ -88,8 +88,8 @@ static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
     double t0 = core_now();
     if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, comm,
                   &q[0]) != MPI_SUCCESS ||
-        MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, comm,
-                  &q[1]) != MPI_SUCCESS)
+        core_net_isend(ctx, s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, comm, 0,
+                       &q[1]))
         return PASSION_EMPI;
     int rc = coll_waitall(2, q);
     *t = core_now() - t0;
@@ -108,8 +108,8 @@ static int fan(passion_ctx *ctx, char *s, char *r, MPI_Request *q, double *t)
                       &q[n++]) != MPI_SUCCESS)
             return PASSION_EMPI;
     for (int i = 1; i < P; i++)
-        if (MPI_Isend(s + i * CAL_SMALL, CAL_SMALL, MPI_BYTE, (me + i) % P,
-                      CAL_TAG, comm, &q[n++]) != MPI_SUCCESS)
+        if (core_net_isend(ctx, s + i * CAL_SMALL, CAL_SMALL, MPI_BYTE,
+                           (me + i) % P, CAL_TAG, comm, 0, &q[n++]))
             return PASSION_EMPI;
     int rc = coll_waitall(n, q);
     *t = core_now() - t0;

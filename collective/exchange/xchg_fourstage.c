@@ -353,8 +353,9 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
         /* a well-formed empty message */
         core_free(pl->ctx, lens);
         core_free(pl->ctx, disp);
-        if (MPI_Isend(&fs_empty, (int)sizeof fs_empty, MPI_BYTE, m->peer,
-                      tag, pl->comm, m->req) != MPI_SUCCESS) {
+        if (core_net_isend(pl->ctx, &fs_empty, (int)sizeof fs_empty,
+                           MPI_BYTE, m->peer, tag, pl->comm, CORE_NET_COUNTED,
+                           m->req)) {
             /* MPI is gone: nothing else can be done */
             run->rc = PASSION_EMPI;
             return;
@@ -395,8 +396,8 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
         if (MPI_Type_create_hindexed(n, lens, disp, MPI_BYTE, &t) !=
                 MPI_SUCCESS ||
             MPI_Type_commit(&t) != MPI_SUCCESS ||
-            MPI_Isend(MPI_BOTTOM, 1, t, m->peer, tag, pl->comm,
-                      &m->req[part]) != MPI_SUCCESS) {
+            core_net_isend(pl->ctx, MPI_BOTTOM, 1, t, m->peer, tag,
+                           pl->comm, CORE_NET_COUNTED, &m->req[part])) {
             run->rc = PASSION_EMPI;
             break;
         }

@@ -190,6 +190,11 @@ static int mpi_run(coll_xchg_plan *pl)
 {
     int P = pl->P, rc = MPI_SUCCESS;
     void *sbuf = (void *)pl->sbuf;
+    /* MPI sends them inside the collective: the core counts them within
+       / between nodes and charges the simulated network here, before */
+    for (int j = 0; j < P; j++)
+        if (j != pl->me && coll_sc(pl, j) > 0)
+            core_net_charge(pl->ctx, j, coll_sc(pl, j), CORE_NET_COUNTED);
     if (pl->block >= 0 && small_path(pl)) {
         rc = MPI_Alltoall(sbuf, (int)pl->block, MPI_BYTE, pl->rbuf,
                           (int)pl->block, MPI_BYTE, pl->comm);

@@ -72,8 +72,10 @@ int coll_isend(const coll_xchg_plan *pl, const void *buf, int64_t bytes,
     const char *p = buf;
     for (int64_t k = 0; bytes > 0; k++) {
         int64_t n = bytes < chunk_max ? bytes : chunk_max;
-        if (MPI_Isend(p, (int)n, MPI_BYTE, peer, tag, pl->comm, &req[k]) !=
-            MPI_SUCCESS)
+        /* the core's send: counted within / between nodes, charged by
+           the simulated network */
+        if (core_net_isend(pl->ctx, p, (int)n, MPI_BYTE, peer, tag, pl->comm,
+                           CORE_NET_COUNTED, &req[k]))
             return PASSION_EMPI;
         p += n;
         bytes -= n;

@@ -295,6 +295,15 @@ class Context:
         return {name: getattr(c, name) for name, _ in L.Counters._fields_
                 if name != "reserved"}
 
+    def node(self):
+        """This rank's node as a dict: node_id, nnodes, node_rank,
+        node_size (passion_ctx_node)."""
+        v = [ctypes.c_int() for _ in range(4)]
+        _check(L.lib().passion_ctx_node(self._live(),
+                                        *[ctypes.byref(x) for x in v]), self)
+        return dict(zip(("node_id", "nnodes", "node_rank", "node_size"),
+                        (x.value for x in v)))
+
     def reset_counters(self):
         _check(L.lib().passion_counters_reset(self._live()), self)
 

@@ -45,7 +45,11 @@ class Counters(ctypes.Structure):
                 ("rounds", c_uint64), ("peak_staging", c_uint64),
                 ("reuse_bytes", c_uint64), ("prefetch_hits", c_uint64),
                 ("t_io", c_double), ("t_comm", c_double),
-                ("reserved", c_uint64 * 12)]
+                ("messages_intra_node", c_uint64),
+                ("bytes_intra_node", c_uint64),
+                ("messages_inter_node", c_uint64),
+                ("bytes_inter_node", c_uint64),
+                ("reserved", c_uint64 * 8)]
 
 
 class ArraySpec(ctypes.Structure):
@@ -228,6 +232,10 @@ def _declare(h):
                                            ctypes.c_size_t]),
         ("passion_ctx_comm", Comm, [P]),
         ("passion_ctx_errdetail", c_char_p, [P]),
+        ("passion_ctx_node", c_int, [P, ctypes.POINTER(c_int),
+                                     ctypes.POINTER(c_int),
+                                     ctypes.POINTER(c_int),
+                                     ctypes.POINTER(c_int)]),
         ("passion_counters_get", c_int, [P, ctypes.POINTER(Counters)]),
         ("passion_counters_reset", c_int, [P]),
         ("passion_array_spec_init", c_int, [ctypes.POINTER(ArraySpec), c_int,

@@ -68,7 +68,9 @@ def test_counters(ctx, shared):
     assert set(c) == {"io_calls", "bytes_read", "bytes_written",
                       "bytes_useful", "messages_sent", "bytes_sent",
                       "rounds", "peak_staging", "reuse_bytes",
-                      "prefetch_hits", "t_io", "t_comm"}
+                      "prefetch_hits", "t_io", "t_comm",
+                      "messages_intra_node", "bytes_intra_node",
+                      "messages_inter_node", "bytes_inter_node"}
     assert c["bytes_read"] == 0 and c["bytes_written"] == 0
     with ctx.create(os.path.join(shared, "c.npy"), (100, 10), "f8") as f:
         ctx.reset_counters()
@@ -80,6 +82,9 @@ def test_counters(ctx, shared):
     assert c["bytes_read"] > 0 and c["io_calls"] > 0
     assert isinstance(c["t_io"], float)
     assert ctx.engine() in ("uring", "thread")
+    # one machine: every rank shares memory with every other
+    assert ctx.node() == {"node_id": 0, "nnodes": 1, "node_rank": ctx.rank,
+                          "node_size": ctx.size}
 
 
 def test_error_every_rank(ctx, shared):

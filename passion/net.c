@@ -1,0 +1,226 @@
+/*
+ * net.c - nodes and the simulated network (issue 13).
+ *
+ * Nodes: passion_init splits the context's ranks into nodes, the ranks
+ * that share memory (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) or,
+ * with the option virtual_node_ranks = k (the environment variable
+ * PASSION_VIRTUAL_NODE_RANKS wins), virtual nodes of k consecutive ranks,
+ * so that node-aware code runs on one machine. The context keeps the
+ * node's communicator, the leaders' communicator and the node of every
+ * rank (core.h, struct passion_ctx).
+ *
+ * The simulated network (a test and benchmark device, not a model of any
+ * real fabric): every point-to-point message that the exchange subsystem
+ * sends goes through core_net_isend (or is charged with core_net_charge
+ * where MPI sends it inside a collective call); one whose receiver is on
+ * another node makes its sender wait sim_net_latency_us microseconds plus
+ * sim_net_byte_ns nanoseconds per byte before it is sent, the time a
+ * one-port network interface of that latency and bandwidth would be busy
+ * with it. The wait sleeps (clock_nanosleep to an absolute deadline, so
+ * the CPU goes to the other ranks of this machine) except below
+ * NET_SPIN seconds, which it spins; a sleep may overshoot by the
+ * scheduler's slack (tens of microseconds on a loaded machine). Messages
+ * are counted, within or between nodes, in the context's counters.
+ *
+ * Invariants: every rank of a node holds the same node_id, nnodes and
+ * node_size; node ids follow the nodes' lowest ranks, so leader_comm's
+ * rank of a leader is its node_id; node_of[r] is the node of rank r of
+ * ctx->comm (and of every duplicate of it).
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* waits shorter than this spin (a sleep costs about as much) */
+#define NET_SPIN 20e-6
+
+int core_nodes_wanted(const core_options *o, char *detail, size_t dlen)
+{
+    const char *env = getenv("PASSION_VIRTUAL_NODE_RANKS");
+    if (!env || !*env)
+        return o->virtual_node_ranks;
+    char *end;
+    errno = 0;
+    long v = strtol(env, &end, 10);
+    if (errno || end == env || *end || v < 0 || v > (1L << 30)) {
+        if (detail && dlen)
+            snprintf(detail, dlen,
+                     "environment variable PASSION_VIRTUAL_NODE_RANKS: '%s' "
+                     "is not an integer in 0..%ld",
+                     env, 1L << 30);
+        return -1;
+    }
+    return (int)v;
+}
+
+void core_nodes_free(passion_ctx *ctx)
+{
+    if (ctx->node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->node_comm);
+    if (ctx->leader_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->leader_comm);
+    core_free(NULL, ctx->node_of);
+    ctx->node_of = NULL;
+}
+
+int core_nodes_init(passion_ctx *ctx)
+{
+    const int P = ctx->size, me = ctx->rank, k = ctx->opt.virtual_node_ranks;
+    int rc = PASSION_OK;
+    ctx->node_comm = ctx->leader_comm = MPI_COMM_NULL;
+    ctx->node_id = 0;
+    ctx->nnodes = 1;
+    ctx->node_rank = 0;
+    ctx->node_size = 1;
+    /* every rank makes every collective call below, whatever failed */
+    MPI_Comm node = MPI_COMM_NULL;
+    int e = k > 0 ? MPI_Comm_split(ctx->comm, me / k, me, &node)
+                  : MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, me,
+                                        MPI_INFO_NULL, &node);
+    int leader = me;
+    if (e != MPI_SUCCESS || node == MPI_COMM_NULL) {
+        rc = core_err(ctx, PASSION_EMPI, "%s in passion_init (nodes)",
+                      k > 0 ? "MPI_Comm_split" : "MPI_Comm_split_type");
+        node = MPI_COMM_NULL;
+    } else {
+        MPI_Comm_rank(node, &ctx->node_rank);
+        MPI_Comm_size(node, &ctx->node_size);
+        /* the leader is node rank 0, the node's lowest rank (key = rank) */
+        MPI_Group gn = MPI_GROUP_NULL, gc = MPI_GROUP_NULL;
+        int zero = 0;
+        if (MPI_Comm_group(node, &gn) != MPI_SUCCESS ||
+            MPI_Comm_group(ctx->comm, &gc) != MPI_SUCCESS ||
+            MPI_Group_translate_ranks(gn, 1, &zero, gc, &leader) !=
+                MPI_SUCCESS ||
+            leader == MPI_UNDEFINED) {
+            rc = core_err(ctx, PASSION_EMPI,
+                          "MPI group calls in passion_init (nodes)");
+            leader = me;
+        }
+        if (gn != MPI_GROUP_NULL)
+            MPI_Group_free(&gn);
+        if (gc != MPI_GROUP_NULL)
+            MPI_Group_free(&gc);
+    }
+    ctx->node_comm = node;
+    /* the leader of every rank, turned in place into node ids: a rank is
+       its own leader (a new node) or its leader is lower (done before) */
+    int *of = ctx->node_of;
+    MPI_Request req;
+    if (MPI_Iallgather(&leader, 1, MPI_INT, of, 1, MPI_INT, ctx->comm,
+                       &req) != MPI_SUCCESS ||
+        core_wait(&req)) {
+        if (!rc)
+            rc = core_err(ctx, PASSION_EMPI,
+                          "MPI_Iallgather in passion_init (nodes)");
+    } else {
+        int n = 0;
+        for (int r = 0; r < P; r++) {
+            int l = of[r];
+            if (l < 0 || l > r) {
+                if (!rc)
+                    rc = core_err(ctx, PASSION_EMPI,
+                                  "passion_init: rank %d's node leader %d is "
+                                  "not a lower rank", r, l);
+                of[r] = n++;
+            } else {
+                of[r] = l == r ? n++ : of[l];
+            }
+        }
+        ctx->nnodes = n;
+        ctx->node_id = of[me];
+    }
+    MPI_Comm lc = MPI_COMM_NULL;
+    if (MPI_Comm_split(ctx->comm, ctx->node_rank == 0 ? 0 : MPI_UNDEFINED, me,
+                       &lc) != MPI_SUCCESS) {
+        if (!rc)
+            rc = core_err(ctx, PASSION_EMPI,
+                          "MPI_Comm_split of the node leaders in "
+                          "passion_init");
+        lc = MPI_COMM_NULL;
+    }
+    ctx->leader_comm = lc;
+    return rc;
+}
+
+int passion_ctx_node(const passion_ctx *ctx, int *node_id, int *nnodes,
+                     int *node_rank, int *node_size)
+{
+    if (!ctx)
+        return PASSION_EINVAL;
+    if (node_id)
+        *node_id = ctx->node_id;
+    if (nnodes)
+        *nnodes = ctx->nnodes;
+    if (node_rank)
+        *node_rank = ctx->node_rank;
+    if (node_size)
+        *node_size = ctx->node_size;
+    return PASSION_OK;
+}
+
+double core_net_cost(const passion_ctx *ctx, int64_t bytes)
+{
+    return ctx->opt.sim_net_latency_us * 1e-6 +
+           (double)bytes * ctx->opt.sim_net_byte_ns * 1e-9;
+}
+
+/* Wait s seconds: spin below NET_SPIN, else sleep to the deadline. */
+static void net_wait(double s)
+{
+    double t0 = core_now();
+    if (s < NET_SPIN) {
+        while (core_now() - t0 < s)
+            ;
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + s;
+    ts.tv_sec = (time_t)end;
+    ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+           EINTR)
+        ;
+}
+
+void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes, int flags)
+{
+    if (peer == ctx->rank || peer < 0 || peer >= ctx->size)
+        return;
+    int inter = core_node_of(ctx, peer) != ctx->node_id;
+    if (flags & CORE_NET_COUNTED) {
+        if (inter) {
+            ctx->cnt.messages_inter_node++;
+            ctx->cnt.bytes_inter_node += (uint64_t)bytes;
+        } else {
+            ctx->cnt.messages_intra_node++;
+            ctx->cnt.bytes_intra_node += (uint64_t)bytes;
+        }
+    }
+    if (inter) {
+        double s = core_net_cost(ctx, bytes);
+        if (s > 0)
+            net_wait(s);
+    }
+}
+
+int core_net_isend(passion_ctx *ctx, const void *buf, int count,
+                   MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                   int flags, MPI_Request *req)
+{
+    int size = 0;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    core_net_charge(ctx, peer, (int64_t)count * size, flags);
+    return MPI_Isend(buf, count, type, peer, tag, comm, req) == MPI_SUCCESS
+               ? PASSION_OK
+               : PASSION_EMPI;
+}
