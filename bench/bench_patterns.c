@@ -52,10 +52,11 @@
  * limit/16 (the check holds three bytes per byte of it); passion's memory
  * budget limit/8).
  *
- * CSV: one row per case and mode; `chosen` is what auto did, from its
- * counters (etp: messages between ranks; sieve: more bytes moved than
- * asked for; direct otherwise; per rank, joined with + when ranks
- * differ). bench/table.py gives the distribution of passion / best peer.
+ * CSV: one row per case and mode; `chosen` is what auto did
+ * (passion_ctx_last_method: direct, sieve, etp-static or etp-dynamic; per
+ * rank, joined with + when ranks or repetitions differ) and `predicted`
+ * the seconds its cost model predicted (the first repetition's).
+ * bench/table.py gives the distribution of passion / best peer.
  */
 #include "bench_hdf5.h"
 #include "bench_util.h"
@@ -589,6 +590,7 @@ typedef struct cio {
     int64_t nbytes, toff[MAXTILES];
     int64_t elems, runs, ext, lo, hi, maxruns;
     int reps, bits;
+    double predicted; /* auto's prediction, first repetition */
     int skip[NMODES];
 } cio;
 
@@ -668,15 +670,15 @@ static int check_restore(run *R, const pcase *c, int64_t lo, int64_t hi,
     return bad;
 }
 
-/* auto's method, from its counters: 1 direct, 2 sieve, 4 etp */
-static int chosen_bits(const passion_counters *k)
+/* auto's method on this rank (passion_ctx_last_method): 1 direct,
+   2 sieve, 4 etp-static, 8 etp-dynamic, 0 none (no data moved) */
+static int chosen_bits(const passion_ctx *ctx, double *predicted)
 {
-    if (k->messages_sent > 0)
-        return 4;
-    uint64_t moved = k->bytes_read + k->bytes_written;
-    if (!moved && !k->io_calls)
-        return 0;
-    return moved > k->bytes_useful + k->bytes_useful / 64 ? 2 : 1;
+    passion_method m = PASSION_METHOD_AUTO;
+    passion_ctx_last_method(ctx, &m, predicted);
+    return m >= PASSION_METHOD_DIRECT && m <= PASSION_METHOD_ETP_DYNAMIC
+               ? 1 << (m - 1)
+               : 0;
 }
 
 static void fill_file(run *R)
@@ -851,8 +853,12 @@ static void timed_call(run *R, cio *io, int m, int r, mres *res)
         passion_counters_get(R->ctx, &k);
         if (r == 0)
             res->cnt = k;
-        if (m == M_AUTO)
-            io->bits |= chosen_bits(&k);
+        if (m == M_AUTO) {
+            double pred = 0;
+            io->bits |= chosen_bits(R->ctx, &pred);
+            if (r == 0)
+                io->predicted = pred;
+        }
     }
     res->err |= e;
     if (!op_write && memcmp(io->buf, io->expect, (size_t)io->nbytes))
@@ -936,8 +942,9 @@ static void write_rows(run *R, cio *io, mres *res)
         return;
     char shp[96], chosen[32] = "";
     shape_str(a, shp, sizeof shp);
-    static const char *bn[3] = {"direct", "sieve", "etp"};
-    for (int k = 0; k < 3; k++)
+    static const char *bn[4] = {"direct", "sieve", "etp-static",
+                                "etp-dynamic"};
+    for (int k = 0; k < 4; k++)
         if (bits & (1 << k))
             snprintf(chosen + strlen(chosen), sizeof chosen - strlen(chosen),
                      "%s%s", chosen[0] ? "+" : "", bn[k]);
@@ -960,18 +967,23 @@ static void write_rows(run *R, cio *io, mres *res)
                 a->nd, a->col ? "col" : "row", a->esize, shp, a->bytes,
                 c->ntiles, io->elems, io->runs, io->ext);
         if (io->skip[m])
-            fprintf(csv, ",,,,,,,,%s,",
+            fprintf(csv, ",,,,,,,,,%s,",
                     !R->have_h5 && mids[m] == -2
                         ? "skipped (no HDF5)"
                         : "skipped (runs: one request each)");
         else if (mids[m] < 0)
-            fprintf(csv, ",,,,%ld,%ld,,,%s,", maxpeak[m], maxbase[m],
+            fprintf(csv, ",,,,%ld,%ld,,,,%s,", maxpeak[m], maxbase[m],
                     allerr[m] ? "FAIL" : "ok");
-        else
-            fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,",
+        else {
+            char pred[32] = "";
+            if (m == M_AUTO)
+                snprintf(pred, sizeof pred, "%.3g", io->predicted);
+            fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,%s,",
                     sum4[m][0], sum4[m][1], sum4[m][2], sum4[m][3],
                     maxpeak[m], maxbase[m], maxstg[m],
-                    m == M_AUTO ? chosen : "", allerr[m] ? "FAIL" : "ok");
+                    m == M_AUTO ? chosen : "", pred,
+                    allerr[m] ? "FAIL" : "ok");
+        }
         fprintf(csv, "%" PRIu64 "\n", R->seed);
     }
     fflush(csv);
@@ -1112,7 +1124,7 @@ int main(int argc, char **argv)
             "case,kind,op,procs,ranks,regime,method,seconds,min_seconds,"
             "reps,nd,order,esize,shape,array_bytes,tiles,elems,runs,"
             "extent_bytes,io_calls,bytes_read,bytes_written,messages,"
-            "peak_rss_kib,base_rss_kib,peak_staging,chosen,check,seed");
+            "peak_rss_kib,base_rss_kib,peak_staging,chosen,predicted,check,seed");
     for (int ci = 0; ci < ncases && !list; ci++) {
         const pcase *c = &cases[ci];
         const parr *a = &arrs[c->arr];

@@ -328,7 +328,9 @@ def patterns_tables(rows, path):
             "peer s": f"{peers[bp]:.6g}",
             "ratio": t / peers[bp] if peers[bp] > 0 else float("inf"),
             "ratio_min": rmin,
-            "auto chose": a.get("chosen", ""),
+            "auto chose": a.get("chosen", "") +
+            (f" ({a['predicted']} s predicted)" if a.get("predicted")
+             else ""),
             "auto io": f"{a['io_calls']} calls, {a['bytes_read']} B read, "
                        f"{a['bytes_written']} B written, {a['messages']} msgs",
             "best fixed": bf, "fixed s": f"{fixed[bf]:.6g}" if bf else "",

@@ -75,6 +75,10 @@ CORE_HIDDEN int64_t coll_copy(const ocad_xfer *x, int64_t esize, int64_t lo,
 
 /* ---- the File Access Descriptor and the plan (etp_plan.c) ---- */
 
+/* Staging bytes of the rounds' descriptors (etp.c's cursors and vectors)
+   on P ranks: the plan reserves them. */
+CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
+
 /* The file's costs when the data is in the page cache (a request is a
    system call and a copy from memory). */
 #define COLL_WARM_LATENCY 2e-6
@@ -176,8 +180,6 @@ CORE_HIDDEN int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a,
 /* ---- the rounds (etp.c) ---- */
 
 CORE_HIDDEN int coll_etp_run(coll_plan *p, char *buf);
-/* Staging bytes of the rounds' descriptors on P ranks. */
-CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 
 /* ---- windows of a chunk (etp_window.c) ---- */
 

@@ -292,12 +292,6 @@ static void *alloc_or_carve(etp_run *u, int64_t *bytes)
     return m;
 }
 
-int64_t coll_etp_desc_bytes(int P)
-{
-    return (int64_t)P * 13 * 8 +
-           (int64_t)P * (int64_t)(sizeof(coll_cur) + sizeof(coll_vec));
-}
-
 static int run_alloc(etp_run *u)
 {
     coll_plan *p = u->p;

@@ -189,6 +189,13 @@ int coll_method_choose(coll_plan *p, double *seconds)
         t_ind = (double)req_max * L / core_io_concurrency(ctx) +
                 (double)bytes_sum / B + (double)useful_max / COPY_BW;
     }
+    if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+        fprintf(stderr, "passion: auto: independent %.3g s (requests max "
+                "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
+                "%.3g; round %.3g msg %.3g)\n", t_ind, (long long)req_max,
+                (long long)req_sum, (long long)bytes_sum,
+                p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
+                p->warm, L, B, mc.round, mc.msg);
     int best = PASSION_METHOD_AUTO; /* = independent */
     double tbest = t_ind;
     static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
@@ -200,6 +207,9 @@ int coll_method_choose(coll_plan *p, double *seconds)
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
         double t = etp_time(p, ind_bytes, req_sum, req_max, &mc);
+        if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+            fprintf(stderr, "passion: auto: %s %.3g s\n",
+                    k ? "etp-static" : "etp-dynamic", t);
         if (t < tbest) {
             tbest = t;
             best = etp[k];

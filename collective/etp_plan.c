@@ -19,6 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the rounds' cursors and vectors (etp.c), per rank */
+int64_t coll_etp_desc_bytes(int P)
+{
+    return (int64_t)P * 13 * 8 +
+           (int64_t)P * (int64_t)(sizeof(coll_cur) + sizeof(coll_vec));
+}
+
 /* the access descriptions' receive buffer of a rank that could not
    allocate its own (see coll_plan_init) */
 #define FAD_STACK 32768

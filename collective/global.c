@@ -56,6 +56,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx);
+    ctx->last_method = PASSION_METHOD_AUTO; /* passion_ctx_last_method */
+    ctx->last_predicted = 0;
     int64_t elems = 0;
     int rc = PASSION_OK;
     if (f->a->spec.placement == PASSION_PLACE_LOCAL)
@@ -81,33 +83,66 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     /* this call's costs travel in the plan (p.env), passed as arguments
        to the independent engine: nothing in the context is rewritten */
     int chosen = method;
-    if (method == PASSION_METHOD_AUTO) {
-        double t;
-        chosen = coll_method_choose(&p, &t);
-    }
+    double predicted = 0;
+    if (method == PASSION_METHOD_AUTO)
+        chosen = coll_method_choose(&p, &predicted);
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
         ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
         rc = coll_etp_run(&p, buf);
+        ctx->last_method = chosen;
     } else {
-        /* the independent engine counts bytes_useful itself */
+        /* the independent engine counts bytes_useful itself and sets
+           last_method where this rank moves data */
         rc = independent(&p, buf, chosen);
     }
     coll_plan_free(&p);
-    return core_agree(ctx, rc);
+    rc = core_agree(ctx, rc);
+    if (rc)
+        ctx->last_method = PASSION_METHOD_AUTO;
+    ctx->last_predicted = rc ? 0 : predicted;
+    return rc;
 }
 
-int passion_file_read_all(passion_file *f, const passion_section *s,
-                          void *buf, const passion_memspec *mem,
-                          passion_method method)
+static int file_read_all_body(passion_file *f, const passion_section *s,
+                              void *buf, const passion_memspec *mem,
+                              passion_method method)
 {
     return section_all(f, s, buf, mem, method, 0);
 }
 
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read_all(passion_file *f, const passion_section *s,
+                          void *buf, const passion_memspec *mem,
+                          passion_method method)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_all_body(f, s, buf, mem, method);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_all_body(passion_file *f, const passion_section *s,
+                               const void *buf, const passion_memspec *mem,
+                               passion_method method)
+{
+    return section_all(f, s, (void *)buf, mem, method, 1);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_all(passion_file *f, const passion_section *s,
                            const void *buf, const passion_memspec *mem,
                            passion_method method)
 {
-    return section_all(f, s, (void *)buf, mem, method, 1);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_all_body(f, s, buf, mem, method);
+    core_call_end(gctx);
+    return rc;
 }

@@ -48,7 +48,7 @@ static void unpack_box(const passion_array *a, const int64_t *count,
     }
 }
 
-int passion_file_multicast_all(passion_file *f, int root,
+static int file_multicast_all_body(passion_file *f, int root,
                              const passion_section *src, const int *group,
                              int ngroup, const passion_section *dst,
                              void *buf, const passion_memspec *mem)
@@ -100,7 +100,7 @@ int passion_file_multicast_all(passion_file *f, int root,
             for (int d = 0; d < nd && !rc; d++)
                 if (dst->count[d] != src->count[d])
                     rc = core_err(ctx, PASSION_EINVAL, "multicast: dst "
-                                  "counts differ from src counts");
+                                      "counts differ from src counts");
             if (!rc && !f->writable)
                 rc = core_err(ctx, PASSION_EACCES, "multicast into %s, "
                               "read-only", f->fh->path);
@@ -119,7 +119,7 @@ int passion_file_multicast_all(passion_file *f, int root,
     if (MPI_Comm_split(ctx->comm, in ? 0 : MPI_UNDEFINED, ctx->rank, &sub) !=
         MPI_SUCCESS)
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
-                                        "MPI_Comm_split in multicast"));
+                                            "MPI_Comm_split in multicast"));
     /* the piece buffer: per * k bytes and a status byte the root sets to
        1 when it read the piece, so that after a failed read nobody writes
        what the buffer happens to hold */
@@ -167,7 +167,7 @@ int passion_file_multicast_all(passion_file *f, int root,
             if (ctx->rank == root) {
                 if (!rc)
                     rc = passion_file_read(f, &s1, pb, NULL,
-                                           PASSION_METHOD_AUTO);
+                                               PASSION_METHOD_AUTO);
                 pb[per * c] = rc ? 0 : 1;
             }
             double t0 = core_now();
@@ -190,7 +190,7 @@ int passion_file_multicast_all(passion_file *f, int root,
                 d1.start[cd] += i * dst->stride[cd];
                 d1.count[cd] = c;
                 rc = passion_file_write(f, &d1, pb, NULL,
-                                           PASSION_METHOD_AUTO);
+                                               PASSION_METHOD_AUTO);
             } else {
                 passion_memspec m1;
                 memset(&m1, 0, sizeof m1);
@@ -210,4 +210,19 @@ int passion_file_multicast_all(passion_file *f, int root,
     if (sub != MPI_COMM_NULL)
         MPI_Comm_free(&sub);
     return core_agree(ctx, rc);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_multicast_all(passion_file *f, int root,
+                             const passion_section *src, const int *group,
+                             int ngroup, const passion_section *dst,
+                             void *buf, const passion_memspec *mem)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_multicast_all_body(f, root, src, group, ngroup, dst, buf, mem);
+    core_call_end(gctx);
+    return rc;
 }

@@ -126,7 +126,7 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
     return rc;
 }
 
-int passion_file_shift_all(passion_file *f, int dim, int dir, int periodic,
+static int file_shift_all_body(passion_file *f, int dim, int dir, int periodic,
                          int64_t width)
 {
     if (!f)
@@ -168,4 +168,17 @@ int passion_file_shift_all(passion_file *f, int dim, int dir, int periodic,
     if (dir <= 0)
         rc = shift_one(f, dim, -1, periodic, w, nl, rc);
     return core_agree(ctx, rc);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_shift_all(passion_file *f, int dim, int dir, int periodic,
+                         int64_t width)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_shift_all_body(f, dim, dir, periodic, width);
+    core_call_end(gctx);
+    return rc;
 }

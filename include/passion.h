@@ -23,9 +23,14 @@
  *
  * Thread contract (passion(3), THREADS):
  *  - no two calls on one context, or on its arrays, files, requests and
- *    iterators, may run at the same time (not detected: the caller's
- *    duty); different contexts may be used from different threads at once
- *    only if MPI provides MPI_THREAD_MULTIPLE;
+ *    iterators, may run at the same time. Detected: a call entered while
+ *    another thread's call runs on the same context returns PASSION_ESTATE
+ *    at once on that thread and changes nothing (not the detail either;
+ *    the code is not agreed over ranks: it reports a misuse); queries that
+ *    only read (errdetail, counters_get, get_spec...) are not checked.
+ *    Calls made one after another from different threads are fine;
+ *    different contexts may be used from different threads at once only
+ *    if MPI provides MPI_THREAD_MULTIPLE;
  *  - passion's own helper threads (the I/O engine's worker, the
  *    extended two-phase method's I/O thread) call only the file's driver;
  *    with the posix and fault drivers they make no MPI call, so any
@@ -173,8 +178,11 @@ typedef enum passion_xchg {
                                    (i+j)%P */
     PASSION_XCHG_INDEX = 4,     /* "index": Bruck et al., radix r */
     PASSION_XCHG_FOURSTAGE = 5, /* "fourstage": Liu-Wang-Prasanna */
-    PASSION_XCHG_FOURSTAGE_NB = 6 /* "fourstage-nb": dual-buffer
-                                     non-blocking four-stage */
+    PASSION_XCHG_FOURSTAGE_NB = 6, /* "fourstage-nb": dual-buffer
+                                      non-blocking four-stage */
+    PASSION_XCHG_TWOLEVEL = 7   /* "twolevel": combine within each node,
+                                   four-stage among node leaders,
+                                   distribute within nodes */
 } passion_xchg;
 
 /* Asynchronous I/O engines (option `engine`). */
@@ -196,7 +204,7 @@ typedef enum passion_engine {
  *   direct_io       0 | 1: O_DIRECT with the posix driver; 0
  *   verbosity       0 quiet .. 3; 2 prints every error on stderr; 0
  *   exchange        auto | mpi | pairwise | a1 | index | fourstage |
- *                   fourstage-nb (enum passion_xchg); auto
+ *                   fourstage-nb | twolevel (enum passion_xchg); auto
  *   radix           index radix, 0 = chosen by the model; 0
  *   engine          auto | uring | thread (enum passion_engine); auto
  *   io_latency      seconds per file request, >= 0, 0 = measure; 0
@@ -297,11 +305,26 @@ PASSION_API int passion_ctx_node(const passion_ctx *ctx, int *node_id,
                                  int *node_size);
 
 /*
+ * What the last section access on ctx (passion_file_read/_write,
+ * passion_file_read_all/_write_all) did on this rank: *method the method
+ * it used, `auto` resolved (DIRECT, SIEVE, ETP_STATIC or ETP_DYNAMIC;
+ * PASSION_METHOD_AUTO before the first access, after a failed one, or
+ * when this rank moved no data independently); *predicted the seconds the
+ * collective cost model predicted for its choice when the call was a
+ * collective one with method auto (the same on every rank), else 0.
+ * Either pointer may be NULL. Independent; PASSION_EINVAL for a NULL ctx.
+ */
+PASSION_API int passion_ctx_last_method(const passion_ctx *ctx,
+                                        passion_method *method /* out */,
+                                        double *predicted /* out */);
+
+/*
  * Detail of the last error on this context: what failed, the file, offset
  * and rank. Every public call on the context or on an object made from it
  * (array, file, request, iterator) clears it at entry, so it is the empty
  * string after a call that succeeded; the exceptions are this function and
  * the read-only accessors (passion_ctx_option_get, passion_ctx_comm,
+ * passion_ctx_last_method,
  * passion_counters_get, passion_array_get_spec, passion_file_path,
  * passion_section_elems), which leave it alone, and an iterator call that
  * returns the iterator's earlier failure again, which keeps that failure's

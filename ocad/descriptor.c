@@ -232,8 +232,8 @@ void ocad_g2l(const passion_array *a, int d, int64_t g, int *p, int64_t *l)
     }
 }
 
-int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
-                         passion_array **out)
+static int array_create_body(passion_ctx *ctx, const passion_array_spec *spec,
+                             passion_array **out)
 {
     if (!ctx || !out)
         return PASSION_EINVAL;
@@ -270,7 +270,7 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
             if (!core_mul(2, norm.ghost[d], &g2) || !core_add(mx, g2, &n) ||
                 !core_mul(b, n, &b))
                 rc = core_err(ctx, PASSION_EOVERFLOW,
-                              "local array bytes overflow 64 bits");
+                                  "local array bytes overflow 64 bits");
         }
     }
     rc = core_same(ctx, rc, &norm, sizeof norm, "array specs");
@@ -283,19 +283,44 @@ int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
     return PASSION_OK;
 }
 
-int passion_array_free(passion_array *a)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_array_create(passion_ctx *ctx, const passion_array_spec *spec,
+                         passion_array **out)
+{
+    passion_ctx *gctx = ctx;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = array_create_body(ctx, spec, out);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int array_free_body(passion_array *a)
 {
     if (!a)
         return PASSION_OK;
     core_enter(a->ctx);
     if (a->open_files > 0)
         return core_err(a->ctx, PASSION_ESTATE,
-                        "passion_array_free: %lld file(s) of the array are "
-                        "still open; close them first",
-                        (long long)a->open_files);
+                            "passion_array_free: %lld file(s) of the array are "
+                            "still open; close them first",
+                            (long long)a->open_files);
     a->ctx->live_arrays--;
     core_free(a->ctx, a);
     return PASSION_OK;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_array_free(passion_array *a)
+{
+    passion_ctx *gctx = a ? a->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = array_free_body(a);
+    core_call_end(gctx);
+    return rc;
 }
 
 const passion_array_spec *passion_array_get_spec(const passion_array *a)

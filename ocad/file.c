@@ -466,6 +466,8 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     if (local && !(f->pattern = core_strdup(ctx, path)))
         rc = core_err(ctx, PASSION_ENOMEM, "file name");
     if ((rc = core_agree(ctx, rc))) {
+        /* another rank's copy failed: this rank's copy is freed too */
+        core_free(ctx, f->pattern);
         core_io_close(f->fh);
         core_free(ctx, f);
         return rc;
@@ -478,8 +480,8 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     return PASSION_OK;
 }
 
-int passion_file_open(passion_array *a, const char *path, passion_mode mode,
-                      passion_file **out)
+static int file_open_body(passion_array *a, const char *path, passion_mode mode,
+                          passion_file **out)
 {
     if (out)
         *out = NULL;
@@ -515,7 +517,20 @@ int passion_file_open(passion_array *a, const char *path, passion_mode mode,
     return ocad_file_open_resolved(a, path, mode, &info, out);
 }
 
-int passion_file_close(passion_file *f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_open(passion_array *a, const char *path, passion_mode mode,
+                      passion_file **out)
+{
+    passion_ctx *gctx = a ? a->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_open_body(a, path, mode, out);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_close_body(passion_file *f)
 {
     if (!f)
         return PASSION_OK;
@@ -538,6 +553,18 @@ int passion_file_close(passion_file *f)
     return core_agree(ctx, rc);
 }
 
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_close(passion_file *f)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_close_body(f);
+    core_call_end(gctx);
+    return rc;
+}
+
 /* Rank 0 writes the set's description for its new pattern to (lset_write)
    and removes the one of the old pattern from. */
 static int lset_move(passion_file *f, const char *from, const char *to)
@@ -555,7 +582,7 @@ static int lset_move(passion_file *f, const char *from, const char *to)
     return rc;
 }
 
-int passion_file_rename(passion_file *f, const char *path)
+static int file_rename_body(passion_file *f, const char *path)
 {
     if (!f)
         return PASSION_EINVAL;
@@ -627,7 +654,19 @@ int passion_file_rename(passion_file *f, const char *path)
     return rc;
 }
 
-int passion_file_sync(passion_file *f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_rename(passion_file *f, const char *path)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_rename_body(f, path);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_sync_body(passion_file *f)
 {
     if (!f)
         return PASSION_EINVAL;
@@ -635,12 +674,36 @@ int passion_file_sync(passion_file *f)
     return core_io_sync(f->fh);
 }
 
-int passion_file_drop_cache(passion_file *f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_sync(passion_file *f)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_sync_body(f);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_drop_cache_body(passion_file *f)
 {
     if (!f)
         return PASSION_EINVAL;
     core_enter(f->ctx);
     return core_io_drop_cache(f->fh);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_drop_cache(passion_file *f)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_drop_cache_body(f);
+    core_call_end(gctx);
+    return rc;
 }
 
 const char *passion_file_path(const passion_file *f)
@@ -670,14 +733,38 @@ static int whole_local(passion_file *f, void *buf, int op_write)
     return rc;
 }
 
-int passion_file_read_local(passion_file *f, void *buf)
+static int file_read_local_body(passion_file *f, void *buf)
 {
     return whole_local(f, buf, 0);
 }
 
-int passion_file_write_local(passion_file *f, const void *buf)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read_local(passion_file *f, void *buf)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_local_body(f, buf);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_local_body(passion_file *f, const void *buf)
 {
     return whole_local(f, (void *)buf, 1);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_write_local(passion_file *f, const void *buf)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_local_body(f, buf);
+    core_call_end(gctx);
+    return rc;
 }
 
 /* Validate an independent section request and build its plan. */
@@ -689,6 +776,8 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx); /* the entry of passion_read/write_section(_begin) */
+    ctx->last_method = PASSION_METHOD_AUTO; /* set by the engine */
+    ctx->last_predicted = 0;
     int64_t elems;
     int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
@@ -708,26 +797,57 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     return PASSION_OK;
 }
 
-int passion_file_read(passion_file *f, const passion_section *s, void *buf,
-                      const passion_memspec *m, passion_method method)
+static int file_read_body(passion_file *f, const passion_section *s, void *buf,
+                          const passion_memspec *m, passion_method method)
 {
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
-    return rc ? rc : ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL);
+    if (!rc && (rc = ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL)))
+        f->ctx->last_method = PASSION_METHOD_AUTO;
+    return rc;
 }
 
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read(passion_file *f, const passion_section *s, void *buf,
+                      const passion_memspec *m, passion_method method)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_body(f, s, buf, m, method);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_body(passion_file *f, const passion_section *s,
+                           const void *buf, const passion_memspec *m,
+                           passion_method method)
+{
+    ocad_xfer x;
+    int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
+    if (!rc && (rc = ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL)))
+        f->ctx->last_method = PASSION_METHOD_AUTO;
+    return rc;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write(passion_file *f, const passion_section *s,
                        const void *buf, const passion_memspec *m,
                        passion_method method)
 {
-    ocad_xfer x;
-    int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
-    return rc ? rc : ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_body(f, s, buf, m, method);
+    core_call_end(gctx);
+    return rc;
 }
 
-int passion_section_plan(passion_file *f, const passion_section *s,
-                         int op_write, passion_method method,
-                         passion_plan_info *info)
+static int section_plan_body(passion_file *f, const passion_section *s,
+                             int op_write, passion_method method,
+                             passion_plan_info *info)
 {
     if (f)
         core_enter(f->ctx);
@@ -740,4 +860,18 @@ int passion_section_plan(passion_file *f, const passion_section *s,
     memset(info, 0, sizeof *info); /* reserved fields too */
     ocad_plan_count(f->ctx, &x, method, op_write, info, NULL);
     return PASSION_OK;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_section_plan(passion_file *f, const passion_section *s,
+                         int op_write, passion_method method,
+                         passion_plan_info *info)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = section_plan_body(f, s, op_write, method, info);
+    core_call_end(gctx);
+    return rc;
 }

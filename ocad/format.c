@@ -1,5 +1,5 @@
 /*
- * format.c - the format registry and passion_open: files that describe
+ * format.c - the format registry (passion_open itself is in open.c): files that describe
  * themselves (.npy, HDF5, netCDF classic, self-describing local sets)
  * next to raw files. A name is resolved once, on rank 0 (split into
  * PATH:OBJECT, format chosen by magic or extension, header read) and the
@@ -45,7 +45,9 @@ static const ocad_format formats[OCAD_FMT_COUNT] = {
     [OCAD_FMT_NETCDF] = {.name = "netcdf", .exts = ".nc", .objects = 1,
                          .magic = cdf_magic, .read_meta = ocad_nc_meta,
                          .create = ocad_nc_create, .endian = PASSION_ENDIAN_BIG},
-    [OCAD_FMT_LOCAL] = {.name = "local", .exts = ""},
+    [OCAD_FMT_LOCAL] = {.name = "local", .exts = "",
+                        .local_probe = ocad_lset_probe,
+                        .local_spec = ocad_lset_spec0},
 };
 
 const ocad_format *ocad_format_get(int id)
@@ -283,127 +285,3 @@ int ocad_fmt_check(passion_ctx *ctx, const char *path, const core_fmt_meta *m,
                     order_str(m->storage), st, ss2, order_str(ss));
 }
 
-/* The spec passion_open builds from the file's metadata and the layout. */
-static int open_spec(passion_ctx *ctx, const char *name,
-                     const ocad_fmt_info *info,
-                     const passion_array_spec *layout, passion_array_spec *sp)
-{
-    const core_fmt_meta *m = &info->m;
-    if (info->fmt == OCAD_FMT_LOCAL) {
-        *sp = info->spec;
-        if (layout)
-            return core_err(ctx, PASSION_EINVAL,
-                            "%s: a local set's layout is its description's; "
-                            "pass layout NULL (passion convert changes it)",
-                            name);
-        return PASSION_OK;
-    }
-    if (m->ndims < 1 || m->ndims > PASSION_MAX_DIMS)
-        return core_err(ctx, PASSION_EFORMAT, "%s: %d dimensions", name,
-                        m->ndims);
-    passion_array_spec_init(sp, m->ndims, m->shape, m->elem_size);
-    sp->kind = m->kind;
-    sp->endian = m->endian;
-    sp->storage = m->storage;
-    sp->placement = PASSION_PLACE_GLOBAL;
-    if (!layout)
-        return PASSION_OK;
-    if (!core_zero(layout->reserved, sizeof layout->reserved))
-        return core_err(ctx, PASSION_EINVAL, "layout: reserved fields not "
-                        "zero (fill it with passion_array_spec_init)");
-    if (layout->placement == PASSION_PLACE_PARTITIONED)
-        sp->placement = PASSION_PLACE_PARTITIONED;
-    else if (layout->placement != PASSION_PLACE_LOCAL &&
-             layout->placement != PASSION_PLACE_GLOBAL)
-        return core_err(ctx, PASSION_EINVAL, "layout: unknown placement %d",
-                        (int)layout->placement);
-    for (int d = 0; d < m->ndims; d++) {
-        sp->grid[d] = layout->grid[d];
-        sp->dist[d] = layout->dist[d];
-        sp->block[d] = layout->block[d];
-        sp->ghost[d] = layout->ghost[d];
-    }
-    if (layout->ndims != 0 || layout->elem_size != 0) {
-        /* what the caller states must be what the file holds */
-        passion_array_spec want = *sp;
-        if (layout->ndims != 0) {
-            want.ndims = layout->ndims;
-            for (int d = 0; d < PASSION_MAX_DIMS; d++)
-                want.shape[d] = d < layout->ndims ? layout->shape[d] : 0;
-            want.storage = layout->storage;
-            memcpy(want.order, layout->order, sizeof want.order);
-            if (layout->storage != PASSION_ORDER_CUSTOM)
-                for (int k = 0; k < layout->ndims && k < PASSION_MAX_DIMS;
-                     k++)
-                    want.order[k] = layout->storage == PASSION_ROW_MAJOR
-                                        ? k
-                                        : layout->ndims - 1 - k;
-        }
-        if (layout->elem_size != 0) {
-            want.kind = layout->kind;
-            want.elem_size = layout->elem_size;
-            want.endian = layout->endian;
-        }
-        if (layout->ndims < 0 || layout->ndims > PASSION_MAX_DIMS)
-            return core_err(ctx, PASSION_EINVAL, "layout: ndims %d",
-                            layout->ndims);
-        int rc = ocad_fmt_check(ctx, name, m, &want);
-        if (rc)
-            return rc;
-    }
-    return PASSION_OK;
-}
-
-int passion_open(passion_ctx *ctx, const char *name, passion_mode mode,
-                 const passion_array_spec *layout, passion_array **a,
-                 passion_file **f)
-{
-    if (a)
-        *a = NULL;
-    if (f)
-        *f = NULL;
-    if (!ctx || !a || !f)
-        return PASSION_EINVAL;
-    core_enter(ctx);
-    int rc = PASSION_OK;
-    if (!name || !*name)
-        rc = core_err(ctx, PASSION_EINVAL, "empty name");
-    else if (strlen(name) >= PATH_MAX)
-        rc = core_err(ctx, PASSION_EINVAL, "name of %zu bytes: longer than "
-                      "PATH_MAX (%d)", strlen(name), PATH_MAX);
-    else if (mode != PASSION_MODE_RDONLY && mode != PASSION_MODE_RDWR)
-        rc = core_err(ctx, PASSION_EINVAL,
-                      "passion_open opens existing files (RDONLY or RDWR); "
-                      "create with passion_array_create + "
-                      "passion_file_open");
-    uint64_t key[2] = {(uint64_t)mode, 1469598103934665603ULL};
-    for (const char *c = name && !rc ? name : ""; *c; c++)
-        key[1] = (key[1] ^ (unsigned char)*c) * 1099511628211ULL;
-    rc = core_same(ctx, rc, key, sizeof key, "names or modes");
-    if (rc)
-        return rc;
-    ocad_fmt_info info;
-    if ((rc = ocad_fmt_resolve(ctx, name, 0, 1, &info)))
-        return rc;
-    if (info.fmt == OCAD_FMT_RAW)
-        return core_agree(ctx, core_err(
-            ctx, PASSION_EFORMAT,
-            "%s: not a file that describes itself (.npy, HDF5, netCDF, a "
-            "local set); a raw file needs passion_array_create and "
-            "passion_file_open with its spec", name));
-    passion_array_spec sp;
-    rc = core_agree(ctx, open_spec(ctx, name, &info, layout, &sp));
-    if (rc)
-        return rc;
-    if ((rc = passion_array_create(ctx, &sp, a)))
-        return rc;
-    if ((rc = ocad_file_open_resolved(*a, name, mode, &info, f))) {
-        char keep[CORE_DETAIL_MAX];
-        memcpy(keep, ctx->detail, sizeof keep);
-        passion_array_free(*a); /* clears the detail at entry */
-        memcpy(ctx->detail, keep, sizeof keep);
-        *a = NULL;
-        return rc;
-    }
-    return PASSION_OK;
-}

@@ -533,9 +533,9 @@ void ocad_lset_set_type(const ocad_lset *d, passion_array_spec *s)
                                     : PASSION_ENDIAN_LITTLE;
 }
 
-int passion_array_spec_read(passion_ctx *ctx, const char *name,
-                            passion_array_spec *spec, int *nfiles,
-                            char *pattern, size_t len)
+static int array_spec_read_body(passion_ctx *ctx, const char *name,
+                                passion_array_spec *spec, int *nfiles,
+                                char *pattern, size_t len)
 {
     if (!ctx)
         return PASSION_EINVAL;
@@ -560,34 +560,48 @@ int passion_array_spec_read(passion_ctx *ctx, const char *name,
     return core_agree(ctx, rc);
 }
 
-int ocad_lset_open(passion_ctx *ctx, const char *name, passion_mode mode,
-                   passion_array **a, passion_file **f)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_array_spec_read(passion_ctx *ctx, const char *name,
+                            passion_array_spec *spec, int *nfiles,
+                            char *pattern, size_t len)
 {
-    *a = NULL;
-    *f = NULL;
-    ocad_lset d;
-    char *pat = NULL;
-    int rc = ocad_lset_read(ctx, name, &d, &pat);
-    if (!rc && d.nranks != ctx->size)
-        rc = core_err(ctx, PASSION_EMISMATCH,
-                      "%s: the local set was written by %d ranks, this run "
-                      "has %d: run with %d ranks, or turn it into a set for "
-                      "%d ranks (or a global file) with `passion convert`",
-                      name, d.nranks, ctx->size, d.nranks, ctx->size);
-    if (!rc && mode != PASSION_MODE_RDONLY && mode != PASSION_MODE_RDWR)
-        rc = core_err(ctx, PASSION_EINVAL,
-                      "%s: an existing local set opens read-only or "
-                      "read-write", name);
-    rc = core_agree(ctx, rc);
-    passion_array_spec s;
-    if (!rc)
-        rc = ocad_lset_spec(&d, &s);
-    if (!rc)
-        rc = passion_array_create(ctx, &s, a);
-    if (!rc && (rc = passion_file_open(*a, pat, mode, f))) {
-        passion_array_free(*a);
-        *a = NULL;
+    passion_ctx *gctx = ctx;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = array_spec_read_body(ctx, name, spec, nfiles, pattern, len);
+    core_call_end(gctx);
+    return rc;
+}
+
+int ocad_lset_probe(passion_ctx *ctx, const char *name)
+{
+    (void)ctx;
+    size_t n = strlen(name), sl = strlen(".passion");
+    if (n > sl && !strcmp(name + n - sl, ".passion"))
+        return 1;
+    /* a rank conversion in the file name: a pattern */
+    const char *slash = strrchr(name, '/');
+    for (const char *c = slash ? slash + 1 : name; *c; c++) {
+        if (c[0] == '%' && (c[1] == 'd' || c[1] == 'r'))
+            return 1;
+        if (c[0] == '%' && c[1] == '%')
+            c++;
     }
-    free(pat);
+    return 0;
+}
+
+int ocad_lset_spec0(passion_ctx *ctx, const char *name,
+                    passion_array_spec *spec)
+{
+    char *desc = NULL;
+    ocad_lset d;
+    int rc = desc_path(ctx, name, &desc);
+    if (!rc)
+        rc = lset_read0(ctx, name, desc, &d);
+    free(desc);
+    if (!rc && ocad_lset_spec(&d, spec))
+        rc = core_err(ctx, PASSION_EFORMAT, "%s: a description passion "
+                      "cannot make a spec of", name);
     return rc;
 }

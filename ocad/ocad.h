@@ -501,6 +501,13 @@ CORE_HIDDEN int ocad_lset_read(passion_ctx *ctx, const char *name,
 CORE_HIDDEN int ocad_lset_spec(const ocad_lset *d, passion_array_spec *s);
 CORE_HIDDEN void ocad_lset_set_type(const ocad_lset *d,
                                     passion_array_spec *s);
+/* The registry's hooks for local sets (rank-local, format.c calls them on
+   rank 0): 1 if name is a set's pattern (a %d or %r in its file name) or
+   its description (".passion"), else 0; the spec its description gives
+   (PASSION_ENOENT naming the description when there is none). */
+CORE_HIDDEN int ocad_lset_probe(passion_ctx *ctx, const char *name);
+CORE_HIDDEN int ocad_lset_spec0(passion_ctx *ctx, const char *name,
+                                passion_array_spec *spec);
 /* Open a local set by its name (collective): PASSION_EMISMATCH, pointing
    to `passion convert`, when it was written by another number of ranks. */
 CORE_HIDDEN int ocad_lset_open(passion_ctx *ctx, const char *name,

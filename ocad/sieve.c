@@ -359,6 +359,7 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
     int chosen;
     int64_t h = choose(ctx, e, x, op_write, method, &chosen);
     ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
+    ctx->last_method = chosen; /* passion_ctx_last_method */
     if (!op_write)
         return read_batched(ctx, e, fh, x, mem, h);
     int rc = PASSION_OK;

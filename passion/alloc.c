@@ -39,16 +39,6 @@ int core_alloc_fault(passion_ctx *ctx)
     return 1;
 }
 
-void core_fault_arm(passion_ctx *ctx, int64_t alloc_at, int64_t io_at,
-                    int ranks)
-{
-    ctx->opt.fault_alloc_at = alloc_at > 0 ? alloc_at : 0;
-    ctx->opt.fault_fail_at = io_at > 0 ? io_at : 0;
-    ctx->opt.fault_ranks = ranks;
-    __atomic_store_n(&ctx->fault_allocs, 0, __ATOMIC_RELAXED);
-    core_fault_rearm(ctx);
-}
-
 void *core_malloc(passion_ctx *ctx, size_t n)
 {
     return core_alloc_fault(ctx) ? NULL : malloc(n);

@@ -7,78 +7,8 @@
  */
 #include "core.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
-
-const char *passion_strerror(int code)
-{
-    switch (code) {
-    case PASSION_OK: return "success";
-    case PASSION_EINVAL: return "invalid argument";
-    case PASSION_ERANGE: return "index or section outside the array bounds";
-    case PASSION_EOVERFLOW: return "size or byte count overflows 64 bits";
-    case PASSION_ENOMEM: return "out of memory or memory budget too small";
-    case PASSION_EIO: return "I/O error";
-    case PASSION_ESHORT: return "file shorter than the array";
-    case PASSION_ENOSPC: return "no space left on device";
-    case PASSION_EMISMATCH: return "ranks disagree on collective arguments";
-    case PASSION_EMPI: return "MPI call failed";
-    case PASSION_EFORMAT: return "bad file format or header";
-    case PASSION_ENOTSUP: return "operation not supported";
-    case PASSION_ESTATE: return "call out of order";
-    case PASSION_ENOENT: return "no such file";
-    case PASSION_EACCES: return "permission denied";
-    case PASSION_EREMOTE: return "another rank failed";
-    case PASSION_EEXIST: return "file exists";
-    default: return "unknown passion error code";
-    }
-}
-
-int core_errno_code(int e)
-{
-    switch (e) {
-    case 0: return PASSION_OK;
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG: return PASSION_ENOSPC;
-    case ENOMEM: return PASSION_ENOMEM;
-    case ENOENT: return PASSION_ENOENT;
-    case EEXIST: return PASSION_EEXIST;
-    case EACCES:
-    case EPERM:
-    case EROFS: return PASSION_EACCES;
-    case EINVAL:
-    case ENAMETOOLONG: return PASSION_EINVAL;
-    case ENOTSUP: return PASSION_ENOTSUP;
-    default: return PASSION_EIO;
-    }
-}
-
-int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
-{
-    if (!ctx)
-        return code;
-    int n = snprintf(ctx->detail, sizeof ctx->detail, "rank %d: ", ctx->rank);
-    va_list ap;
-    va_start(ap, fmt);
-    if (n > 0 && (size_t)n < sizeof ctx->detail)
-        vsnprintf(ctx->detail + n, sizeof ctx->detail - (size_t)n, fmt, ap);
-    va_end(ap);
-    if (ctx->opt.verbosity >= 2)
-        fprintf(stderr, "passion: %s (%s)\n", ctx->detail,
-                passion_strerror(code));
-    return code;
-}
-
-double core_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------- context */
 
@@ -182,11 +112,39 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     return PASSION_OK;
 }
 
+/* a per-thread token: its address names the thread */
+static _Thread_local char thread_token;
+
+int core_call_begin(passion_ctx *ctx)
+{
+    if (!ctx)
+        return PASSION_OK;
+    void *me = &thread_token, *owner = NULL;
+    if (__atomic_compare_exchange_n(&ctx->busy_owner, &owner, me, 0,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+        ctx->busy_depth = 1;
+        return PASSION_OK;
+    }
+    if (owner == me) { /* a call made by a call of this thread */
+        ctx->busy_depth++;
+        return PASSION_OK;
+    }
+    return PASSION_ESTATE;
+}
+
+void core_call_end(passion_ctx *ctx)
+{
+    if (ctx && --ctx->busy_depth == 0)
+        __atomic_store_n(&ctx->busy_owner, NULL, __ATOMIC_RELEASE);
+}
+
 int passion_finalize(passion_ctx *ctx)
 {
     if (!ctx)
         return PASSION_OK;
-    int rc = PASSION_OK;
+    int rc = core_call_begin(ctx);
+    if (rc)
+        return rc; /* another thread's call runs on ctx */
     if (ctx->live_arrays > 0)
         rc = core_err(ctx, PASSION_ESTATE,
                       "passion_finalize: %lld array(s) and %lld open "
@@ -194,8 +152,10 @@ int passion_finalize(passion_ctx *ctx)
                       "them first", (long long)ctx->live_arrays,
                       (long long)ctx->live_files);
     rc = core_agree(ctx, rc);
-    if (rc == PASSION_ESTATE)
+    if (rc == PASSION_ESTATE) {
+        core_call_end(ctx);
         return rc; /* the context stays valid */
+    }
     for (int i = CORE_EXT_MAX - 1; i >= 0; i--)
         if (ctx->ext[i] && ctx->ext_free[i])
             ctx->ext_free[i](ctx, ctx->ext[i]);
@@ -247,6 +207,18 @@ MPI_Comm passion_ctx_comm(const passion_ctx *ctx)
     return ctx ? ctx->comm : MPI_COMM_NULL;
 }
 
+int passion_ctx_last_method(const passion_ctx *ctx, passion_method *method,
+                            double *predicted)
+{
+    if (!ctx)
+        return PASSION_EINVAL;
+    if (method)
+        *method = (passion_method)ctx->last_method;
+    if (predicted)
+        *predicted = ctx->last_predicted;
+    return PASSION_OK;
+}
+
 const char *passion_ctx_errdetail(const passion_ctx *ctx)
 {
     return ctx ? ctx->detail : "";
@@ -264,8 +236,11 @@ int passion_counters_reset(passion_ctx *ctx)
 {
     if (!ctx)
         return PASSION_EINVAL;
+    if (core_call_begin(ctx))
+        return PASSION_ESTATE; /* another thread's call counts now */
     core_enter(ctx);
     memset(&ctx->cnt, 0, sizeof ctx->cnt);
     ctx->cnt.peak_staging = (uint64_t)ctx->staging_now;
+    core_call_end(ctx);
     return PASSION_OK;
 }

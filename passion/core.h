@@ -101,6 +101,11 @@ struct passion_ctx {
     void (*ext_free[CORE_EXT_MAX])(passion_ctx *ctx, void *p);
     /* children alive (lifetimes: passion_finalize refuses while > 0) */
     int64_t live_arrays, live_files;
+    /* the thread contract (core_call_begin): the thread running a public
+       call on this context (a per-thread token; NULL when none runs),
+       accessed atomically, and how deep that thread's calls are nested */
+    void *busy_owner;
+    int busy_depth;
     /* nodes (passion/net.c, set by passion_init, the same on every rank
        of a node): real nodes from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED),
        or virtual nodes of virtual_node_ranks consecutive ranks. Nodes are
@@ -118,6 +123,10 @@ struct passion_ctx {
                               consecutive ranks (always for virtual
                               nodes): node n holds ranks node_first[n] ..
                               node_first[n+1]-1; NULL otherwise */
+    /* the last section access (passion_ctx_last_method): the method used,
+       auto resolved (0 = none), and the collective model's prediction */
+    int last_method;
+    double last_predicted;
 };
 
 /* ---- errors ---- */
@@ -136,6 +145,21 @@ static inline void core_enter(passion_ctx *ctx)
     if (ctx)
         ctx->detail[0] = '\0';
 }
+/*
+ * The thread contract (passion.h): no two calls may run at once on one
+ * context (or its arrays, files, requests and iterators). Every public
+ * call that works on a context is bracketed by core_call_begin /
+ * core_call_end: begin returns 0 and marks ctx busy for this thread
+ * (nested calls of the same thread, as the library makes internally, just
+ * go deeper), or PASSION_ESTATE at once, touching nothing of ctx (not even
+ * its detail, which belongs to the running call), when another thread's
+ * call is running on ctx. That outcome is local: the misuse cannot be
+ * agreed over ranks without using the communicator the running call
+ * uses. ctx NULL: 0 (the call reports its own EINVAL). end must follow a
+ * begin that returned 0, on the same thread, unless the call freed ctx.
+ */
+CORE_HIDDEN int core_call_begin(passion_ctx *ctx);
+CORE_HIDDEN void core_call_end(passion_ctx *ctx);
 /* Map an errno to a passion code. */
 CORE_HIDDEN int core_errno_code(int e);
 /*
@@ -413,6 +437,10 @@ CORE_HIDDEN int core_io_write(core_fh *fh, const void *buf, int64_t len,
  * count); unaligned writes are the driver's (posix: its buffered
  * descriptor). Bytes moved or -errno; touches no counter.
  */
+/* (io_req.c) A failed request as a code and a detail: e a positive errno
+   or CORE_EOF; how prefixes the verb ("asynchronous "). */
+CORE_HIDDEN int core_io_fail(core_fh *fh, const char *how, int write,
+                             int64_t off, int64_t len, int e);
 CORE_HIDDEN int64_t core_io_once(core_fh *fh, int write, void *buf,
                                  int64_t len, int64_t off);
 /* Does a read of (buf, len, off) on fh need the bounce? If so, the
@@ -499,6 +527,9 @@ CORE_HIDDEN int core_h5_available(void);
 /* ---- the asynchronous engine (engine.c, eng_uring.c, eng_thread.c) ---- */
 
 typedef struct core_op core_op;
+/* (io_req.c) The engine hands a completed op here, on the calling thread:
+   counted, and its outcome made a code (op->rc). */
+CORE_HIDDEN void core_io_op_done(core_op *op);
 
 #define CORE_EOF (-1) /* op->err: end of file before len bytes */
 

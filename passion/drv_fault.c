@@ -41,6 +41,17 @@ void core_fault_rearm(passion_ctx *ctx)
         atomic_store(&state(ctx)->calls, 0);
 }
 
+/* (here, not in alloc.c: it arms the I/O fault of this driver too) */
+void core_fault_arm(passion_ctx *ctx, int64_t alloc_at, int64_t io_at,
+                    int ranks)
+{
+    ctx->opt.fault_alloc_at = alloc_at > 0 ? alloc_at : 0;
+    ctx->opt.fault_fail_at = io_at > 0 ? io_at : 0;
+    ctx->opt.fault_ranks = ranks;
+    __atomic_store_n(&ctx->fault_allocs, 0, __ATOMIC_RELAXED);
+    core_fault_rearm(ctx);
+}
+
 int64_t core_fault_calls(passion_ctx *ctx)
 {
     return state(ctx) ? atomic_load(&state(ctx)->calls) : 0;

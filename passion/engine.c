@@ -29,7 +29,6 @@
 #include <string.h>
 #include <strings.h>
 
-CORE_HIDDEN void core_io_op_done(core_op *op);
 
 static int uring_fail_errno;
 

@@ -8,7 +8,8 @@
  * requests (the engine hands completed ops to core_io_op_done on the
  * calling thread). O_DIRECT alignment is also done once, here: unaligned
  * reads on an aligned handle go through an aligned bounce buffer
- * (core_io_once; the engine's ring uses the same core_io_bounce_span).
+ * (core_io_once in io_req.c; the engine's ring uses the same
+ * core_io_bounce_span).
  * Batched reads go to the context's engine, so that one io_uring ring
  * serves them and the asynchronous requests.
  */
@@ -67,75 +68,6 @@ int core_io_close(core_fh *fh)
     return rc;
 }
 
-/*
- * The one place where a failed request becomes a code and a detail, for
- * synchronous, batched and asynchronous requests alike. e: a positive
- * errno, or CORE_EOF (a read that met the end of the file).
- */
-static int io_fail(core_fh *fh, const char *how, int write, int64_t off,
-                   int64_t len, int e)
-{
-    if (e == CORE_EOF)
-        return core_err(fh->ctx, PASSION_ESHORT,
-                        "%sread %s at offset %lld: end of file with %lld "
-                        "bytes still wanted", how, fh->path, (long long)off,
-                        (long long)len);
-    return core_err(fh->ctx, core_errno_code(e),
-                    "%s%s %s at offset %lld (%lld bytes): %s", how,
-                    write ? "write" : "read", fh->path, (long long)off,
-                    (long long)len, strerror(e));
-}
-
-int core_io_bounce_span(const core_fh *fh, const void *buf, int64_t len,
-                        int64_t off, int64_t limit, int64_t *a0,
-                        int64_t *alen)
-{
-    const int64_t A = fh->align;
-    if (A <= 1 || ((uintptr_t)buf % (uintptr_t)A == 0 && len % A == 0 &&
-                   off % A == 0))
-        return 0;
-    int64_t s = off / A * A, e = (off + len + A - 1) / A * A;
-    if (e - s > limit)
-        e = s + limit / A * A;
-    *a0 = s;
-    *alen = e - s;
-    return 1;
-}
-
-int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
-                     int64_t off)
-{
-    if (len > CORE_MAXREQ)
-        len = CORE_MAXREQ;
-    int64_t a0, alen;
-    if (write || !core_io_bounce_span(fh, buf, len, off, CORE_BOUNCE, &a0,
-                                      &alen))
-        return write ? fh->ops->pwrite(fh, buf, len, off)
-                     : fh->ops->pread(fh, buf, len, off);
-    void *b;
-    if (core_alloc_fault(fh->ctx) ||
-        posix_memalign(&b, (size_t)fh->align, (size_t)alen))
-        return -ENOMEM;
-    /* a short count that stops before the wanted bytes is not the end of
-       the file: read on into the bounce */
-    int64_t n, got = 0;
-    do {
-        n = fh->ops->pread(fh, (char *)b + got, alen - got, a0 + got);
-        if (n > 0)
-            got += n;
-    } while ((n > 0 || n == -EINTR) && got > 0 && got <= off - a0);
-    if (n >= 0 || got > off - a0) {
-        n = got - (off - a0);
-        if (n < 0)
-            n = 0;
-        if (n > len)
-            n = len;
-        memcpy(buf, (char *)b + (off - a0), (size_t)n);
-    }
-    free(b);
-    return n;
-}
-
 static int io_rw(core_fh *fh, int write, char *p, int64_t len, int64_t off)
 {
     passion_ctx *ctx = fh->ctx;
@@ -147,7 +79,7 @@ static int io_rw(core_fh *fh, int write, char *p, int64_t len, int64_t off)
         if (n == -EINTR)
             continue;
         if (n <= 0) {
-            rc = io_fail(fh, "", write, off, len,
+            rc = core_io_fail(fh, "", write, off, len,
                          n < 0 ? (int)-n : write ? ENOSPC : CORE_EOF);
             break;
         }
@@ -171,23 +103,6 @@ int core_io_read(core_fh *fh, void *buf, int64_t len, int64_t off)
 int core_io_write(core_fh *fh, const void *buf, int64_t len, int64_t off)
 {
     return io_rw(fh, 1, (char *)buf, len, off);
-}
-
-/* Called by the engine on the calling thread when an op is complete:
-   count it and turn its outcome into a code. */
-CORE_HIDDEN void core_io_op_done(core_op *op);
-void core_io_op_done(core_op *op)
-{
-    passion_ctx *ctx = op->fh->ctx;
-    ctx->cnt.io_calls += (uint64_t)op->calls;
-    if (op->write)
-        ctx->cnt.bytes_written += (uint64_t)op->done;
-    else
-        ctx->cnt.bytes_read += (uint64_t)op->done;
-    op->rc = op->err ? io_fail(op->fh, "asynchronous ", op->write,
-                               op->off + op->done, op->len - op->done,
-                               op->err)
-                     : PASSION_OK;
 }
 
 static int io_check(core_fh *fh, int rc, const char *what)
@@ -312,7 +227,7 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
     for (int i = 0; i < n && !rc; i++) {
         v[i].res = ops[i].done;
         if (ops[i].err) /* the first failing piece's detail */
-            rc = io_fail(fh, "", 0, ops[i].off + ops[i].done,
+            rc = core_io_fail(fh, "", 0, ops[i].off + ops[i].done,
                          ops[i].len - ops[i].done, ops[i].err);
     }
     if (bw.left == 0)

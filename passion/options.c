@@ -23,7 +23,8 @@ enum { K_INT, K_SIZE, K_REAL, K_ENUM };
 
 static const char *const drivers[] = {"posix", "mpiio", "fault"};
 static const char *const xchgs[] = {"auto", "mpi", "pairwise", "a1",
-                                    "index", "fourstage", "fourstage-nb"};
+                                    "index", "fourstage", "fourstage-nb",
+                                    "twolevel"};
 static const char *const engines[] = {"auto", "uring", "thread"};
 static const char *const ncformats[] = {"cdf5", "cdf2", "cdf1"};
 
@@ -43,7 +44,7 @@ static const key_def keys[] = {
     {"driver", K_ENUM, F(driver), 0, 2, drivers},
     {"direct_io", K_INT, F(direct_io), 0, 1, NULL},
     {"verbosity", K_INT, F(verbosity), 0, 3, NULL},
-    {"exchange", K_ENUM, F(exchange), 0, 6, xchgs},
+    {"exchange", K_ENUM, F(exchange), 0, 7, xchgs},
     {"radix", K_INT, F(radix), 0, 1 << 30, NULL},
     {"engine", K_ENUM, F(engine), 0, 2, engines},
     {"io_latency", K_REAL, F(io_latency), 0, 0, NULL},

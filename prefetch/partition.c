@@ -254,8 +254,8 @@ static void release(passion_part_iter *it)
     core_free(it->ctx, it);
 }
 
-int passion_part_open(passion_file *f, const passion_part_opts *opts,
-                       passion_part_iter **out)
+static int part_open_body(passion_file *f, const passion_part_opts *opts,
+                           passion_part_iter **out)
 {
     if (!out)
         return PASSION_EINVAL;
@@ -279,7 +279,7 @@ int passion_part_open(passion_file *f, const passion_part_opts *opts,
         rc = setup(it, opts);
     }
     int64_t key[5] = {opts->dim, opts->width, opts->halo, opts->prefetch,
-                      opts->method};
+                          opts->method};
     rc = core_same(f->ctx, rc, key, sizeof key, "partition options");
     if (rc) {
         if (it)
@@ -293,7 +293,20 @@ int passion_part_open(passion_file *f, const passion_part_opts *opts,
     return PASSION_OK;
 }
 
-int passion_part_next_all(passion_part_iter *it, passion_part *p)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_part_open(passion_file *f, const passion_part_opts *opts,
+                       passion_part_iter **out)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = part_open_body(f, opts, out);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int part_next_all_body(passion_part_iter *it, passion_part *p)
 {
     if (!it || !p)
         return PASSION_EINVAL;
@@ -331,7 +344,19 @@ int passion_part_next_all(passion_part_iter *it, passion_part *p)
     return 1;
 }
 
-int passion_part_close_all(passion_part_iter *it)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_part_next_all(passion_part_iter *it, passion_part *p)
+{
+    passion_ctx *gctx = it ? it->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = part_next_all_body(it, p);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int part_close_all_body(passion_part_iter *it)
 {
     if (!it)
         return PASSION_OK;
@@ -345,5 +370,17 @@ int passion_part_close_all(passion_part_iter *it)
     ocad_file_release(it->f);
     ocad_file_release(it->out);
     release(it);
+    return rc;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_part_close_all(passion_part_iter *it)
+{
+    passion_ctx *gctx = it ? it->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = part_close_all_body(it);
+    core_call_end(gctx);
     return rc;
 }

@@ -251,18 +251,46 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     return PASSION_OK;
 }
 
-int passion_file_read_begin(passion_file *f, const passion_section *s,
-                               void *buf, const passion_memspec *mem,
-                               passion_method method, passion_request **req)
+static int file_read_begin_body(passion_file *f, const passion_section *s,
+                                   void *buf, const passion_memspec *mem,
+                                   passion_method method, passion_request **req)
 {
     return begin(f, s, buf, mem, method, 0, req);
 }
 
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_file_read_begin(passion_file *f, const passion_section *s,
+                               void *buf, const passion_memspec *mem,
+                               passion_method method, passion_request **req)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_read_begin_body(f, s, buf, mem, method, req);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int file_write_begin_body(passion_file *f, const passion_section *s,
+                                    const void *buf, const passion_memspec *mem,
+                                    passion_method method, passion_request **req)
+{
+    return begin(f, s, (void *)buf, mem, method, 1, req);
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_begin(passion_file *f, const passion_section *s,
                                 const void *buf, const passion_memspec *mem,
                                 passion_method method, passion_request **req)
 {
-    return begin(f, s, (void *)buf, mem, method, 1, req);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = file_write_begin_body(f, s, buf, mem, method, req);
+    core_call_end(gctx);
+    return rc;
 }
 
 static int finished(const passion_request *r)
@@ -270,7 +298,7 @@ static int finished(const passion_request *r)
     return r->active == 0 && (r->rc || r->it.left == 0);
 }
 
-int passion_request_test(passion_request *r, int *done)
+static int request_test_body(passion_request *r, int *done)
 {
     if (!r || !done)
         return PASSION_EINVAL;
@@ -281,7 +309,19 @@ int passion_request_test(passion_request *r, int *done)
     return rc < 0 ? rc : PASSION_OK;
 }
 
-int passion_request_wait(passion_request *r)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_request_test(passion_request *r, int *done)
+{
+    passion_ctx *gctx = r ? r->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = request_test_body(r, done);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int request_wait_body(passion_request *r)
 {
     if (!r)
         return PASSION_OK;
@@ -300,7 +340,7 @@ int passion_request_wait(passion_request *r)
             /* the engine lost track: report rather than spin */
             if (!r->rc)
                 req_fail(r, core_err(ctx, PASSION_EIO, "asynchronous I/O "
-                                     "engine stopped answering"));
+                                         "engine stopped answering"));
             break;
         }
     }
@@ -314,5 +354,17 @@ int passion_request_wait(passion_request *r)
         ocad_file_release(r->f);
         core_free(ctx, r);
     }
+    return rc;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_request_wait(passion_request *r)
+{
+    passion_ctx *gctx = r ? r->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = request_wait_body(r);
+    core_call_end(gctx);
     return rc;
 }

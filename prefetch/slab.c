@@ -243,8 +243,8 @@ static void release(passion_slab_iter *it)
     core_free(it->ctx, it);
 }
 
-int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
-                       passion_slab_iter **out)
+static int slab_open_body(passion_file *f, const passion_slab_opts *opts,
+                           passion_slab_iter **out)
 {
     if (!out)
         return PASSION_EINVAL;
@@ -274,6 +274,19 @@ int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
     ocad_file_hold(it->out);
     *out = it;
     return PASSION_OK;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_slab_open(passion_file *f, const passion_slab_opts *opts,
+                       passion_slab_iter **out)
+{
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = slab_open_body(f, opts, out);
+    core_call_end(gctx);
+    return rc;
 }
 
 /* Wait for a request slot (NULL is fine); keep the first error and its
@@ -336,7 +349,7 @@ static int finish_current(passion_slab_iter *it)
     return rc;
 }
 
-int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
+static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
 {
     if (!it || !slab)
         return PASSION_EINVAL;
@@ -361,7 +374,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
     if (k == 0) {
         read_section(it, 0, 0, &s, &m);
         if ((rc = passion_file_read(it->f, &s, it->inb[0], &m,
-                                       it->o.method)))
+                                           it->o.method)))
             return fail(it, rc);
     } else if (it->o.prefetch) {
         settle(it, &it->inreq[slot]);
@@ -374,7 +387,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
             reuse_copy(it, it->inb[0], it->inb[0], pcount);
         read_section(it, k, reuse ? (int)(2 * it->halo) : 0, &s, &m);
         if ((rc = passion_file_read(it->f, &s, it->inb[0], &m,
-                                       it->o.method)))
+                                           it->o.method)))
             return fail(it, rc);
     }
     if (it->o.prefetch && k + 1 < it->nslabs) {
@@ -384,7 +397,7 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
             return it->rc;
         read_section(it, k + 1, reuse ? (int)(2 * it->halo) : 0, &s, &m);
         if ((rc = passion_file_read_begin(it->f, &s, it->inb[ns], &m,
-                                             it->o.method, &it->inreq[ns])))
+                                                 it->o.method, &it->inreq[ns])))
             return fail(it, rc);
     }
     int os = it->nout ? (int)(k % it->nout) : 0;
@@ -408,6 +421,18 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
     return 1;
 }
 
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
+{
+    passion_ctx *gctx = it ? it->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = slab_next_body(it, slab);
+    core_call_end(gctx);
+    return rc;
+}
+
 int passion_slab_dirty(passion_slab_iter *it)
 {
     if (!it)
@@ -420,7 +445,7 @@ int passion_slab_dirty(passion_slab_iter *it)
     return PASSION_OK;
 }
 
-int passion_slab_close(passion_slab_iter *it)
+static int slab_close_body(passion_slab_iter *it)
 {
     if (!it)
         return PASSION_OK;
@@ -442,5 +467,17 @@ int passion_slab_close(passion_slab_iter *it)
     ocad_file_release(it->f);
     ocad_file_release(it->out);
     release(it);
+    return rc;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_slab_close(passion_slab_iter *it)
+{
+    passion_ctx *gctx = it ? it->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = slab_close_body(it);
+    core_call_end(gctx);
     return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """test_cli.py - the passion command's file tools against numpy.
 
-usage: test_cli.py PASSION MPIEXEC SCRATCH NP convert|tools [--seed S]
+usage: test_cli.py PASSION MPIEXEC SCRATCH NP convert|tools|formats
+                   [--seed S]
 
 At NP ranks: `convert` round trips global -> local set (BLOCK, BLOCK(m),
 CYCLIC, CYCLIC(m), collapsed, ghosts, 1-D/2-D/3-D, C and Fortran order)
@@ -10,11 +11,17 @@ local file compared with a numpy model of the distribution (HPF BLOCK(m)
 and CYCLIC(m), ghosts zero); a set written at NP read back at another
 rank count; `ls`, `dump`, `get`, `put` checked against numpy; error cases
 (bad section, missing file, bad options, local set to local set) give one
-line on stderr and a non-zero exit. Prints the seed; randomised cases use
+line on stderr and a non-zero exit. `formats`: files written by numpy,
+by the HDF5 library (h5import) and by ncgen (CDF-1, CDF-2, CDF-5) listed,
+dumped, cut (get), written into (put) and converted (npy -> HDF5 ->
+netCDF -> CYCLIC(5) local set -> npy, bit-exact) at NP, checked with
+numpy, h5dump and ncdump; a chunked HDF5 dataset refused naming h5repack.
+Prints the seed; randomised cases use
 it (fixed by default).
 """
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +53,21 @@ def check(cond, msg):
     return cond
 
 
+def strip_launcher(err):
+    """Drop Open MPI's mpiexec notices (blocks between lines of dashes:
+    "Primary job terminated normally, but 1 process returned..."), which
+    it adds to stderr when a rank exits non-zero; passion's own message
+    is what the tests check."""
+    keep, inside = [], False
+    for line in err.splitlines(keepends=True):
+        if re.fullmatch(r"-{20,}\n?", line):
+            inside = not inside
+            continue
+        if not inside:
+            keep.append(line)
+    return "".join(keep)
+
+
 def run(args, np_=None, expect=0):
     """Run passion under mpiexec with np_ ranks; returns (rc, out, err)."""
     n = NP if np_ is None else np_
@@ -56,7 +78,7 @@ def run(args, np_=None, expect=0):
     if expect is not None and (p.returncode == 0) != (expect == 0):
         fail(f"{' '.join(args)} at np {n}: exit {p.returncode}\n"
              f"stdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
-    return p.returncode, p.stdout, p.stderr
+    return p.returncode, p.stdout, strip_launcher(p.stderr)
 
 
 def path(name):
@@ -284,6 +306,350 @@ def ls_dump_get_put():
     check(np.array_equal(got, src), "put ':,:' into a raw file")
 
 
+# ------------------------------------------- files of other tools
+
+
+NC_TYPES = {'byte': 'i1', 'ubyte': 'u1', 'short': '>i2', 'ushort': '>u2',
+            'int': '>i4', 'uint': '>u4', 'int64': '>i8', 'uint64': '>u8',
+            'float': '>f4', 'double': '>f8'}
+H5_TYPES = {'H5T_IEEE_F64LE': '<f8', 'H5T_IEEE_F64BE': '>f8',
+            'H5T_IEEE_F32LE': '<f4', 'H5T_IEEE_F32BE': '>f4',
+            'H5T_STD_I32LE': '<i4', 'H5T_STD_I32BE': '>i4',
+            'H5T_STD_I16LE': '<i2', 'H5T_STD_I16BE': '>i2',
+            'H5T_STD_U8LE': '|u1', 'H5T_STD_I8LE': '|i1'}
+
+
+def tool(args):
+    """Run another tool (h5import, ncgen, h5dump...) in SCRATCH."""
+    p = subprocess.run(args, cwd=SCRATCH, capture_output=True, text=True,
+                       timeout=120)
+    if not check(p.returncode == 0, f"{' '.join(args)}: exit "
+                 f"{p.returncode}: {p.stderr[-500:]}"):
+        return ''
+    return p.stdout
+
+
+def h5_import(out, items):
+    """An HDF5 file written by the HDF5 library (h5import): items of
+    (dataset path, array, output numpy dtype, chunk shape or None)."""
+    args = ['h5import']
+    for i, (dpath, a, odt, chunk) in enumerate(items):
+        odt = np.dtype(odt)
+        a.astype(a.dtype.newbyteorder('<')).tofile(path(f"h5in{i}.bin"))
+        cls = 'FP' if a.dtype.kind == 'f' else 'IN'
+        conf = [f"PATH {dpath}", f"INPUT-CLASS {cls}",
+                f"INPUT-SIZE {a.dtype.itemsize * 8}", "INPUT-BYTE-ORDER LE",
+                f"RANK {a.ndim}",
+                "DIMENSION-SIZES " + ' '.join(map(str, a.shape)),
+                f"OUTPUT-CLASS {'FP' if odt.kind == 'f' else 'IN'}",
+                f"OUTPUT-SIZE {odt.itemsize * 8}",
+                f"OUTPUT-ARCHITECTURE {'IEEE' if odt.kind == 'f' else 'STD'}",
+                f"OUTPUT-BYTE-ORDER {'BE' if odt.byteorder == '>' else 'LE'}"]
+        if chunk:
+            conf.append("CHUNKED-DIMENSION-SIZES " + ' '.join(map(str, chunk)))
+        open(path(f"h5in{i}.conf"), 'w').write('\n'.join(conf) + '\n')
+        args += [f"h5in{i}.bin", '-c', f"h5in{i}.conf"]
+    tool(args + ['-o', out])
+
+
+def h5_read(fname, dpath, dtype, shape, sec=None):
+    """The dataset (or a start/count/stride section of it) as h5dump
+    writes it in binary, as numpy."""
+    args = ['h5dump', '-d', dpath]
+    if sec:
+        st, cn, sd = sec
+        args += ['-s', ','.join(map(str, st)), '-c', ','.join(map(str, cn)),
+                 '-S', ','.join(map(str, sd))]
+        shape = cn
+    args += ['-b', 'NATIVE', '-o', 'h5out.bin']
+    if os.path.exists(path('h5out.bin')):
+        os.unlink(path('h5out.bin'))
+    tool(args + [fname])
+    if not os.path.exists(path('h5out.bin')):
+        return None
+    a = np.fromfile(path('h5out.bin'),
+                    dtype=np.dtype(dtype).newbyteorder('='))
+    return a.reshape(shape) if a.size == np.prod(shape) else None
+
+
+def h5_header(fname, dpath):
+    """(numpy type code, shape, layout) from h5dump -H -p."""
+    out = tool(['h5dump', '-H', '-p', '-d', dpath, fname])
+    dt = shape = layout = None
+    for line in out.splitlines():
+        w = line.split()
+        if w and w[0] == 'DATATYPE':
+            dt = H5_TYPES.get(w[1], w[1])
+        if w and w[0] == 'DATASPACE':
+            inner = line[line.index('(') + 1:line.index(')')]
+            shape = tuple(int(x) for x in inner.split(','))
+        if w and w[0] in ('CONTIGUOUS', 'CHUNKED', 'COMPACT'):
+            layout = w[0]
+    return dt, shape, layout
+
+
+def nc_write(out, kind, dims, vars_):
+    """A netCDF file written by ncgen: kind 'classic' (CDF-1),
+    '64-bit-offset' (CDF-2) or 'cdf5'; vars_ of (name, CDL type, dim
+    names, array)."""
+    cdl = ['netcdf t {', 'dimensions:']
+    cdl += [f"  {n} = {v} ;" for n, v in dims]
+    cdl.append('variables:')
+    cdl += [f"  {t} {n}({', '.join(d)}) ;" for n, t, d, _ in vars_]
+    cdl.append('data:')
+    for n, t, d, a in vars_:
+        cdl.append(f"  {n} = " + ', '.join(repr(float(v)) if a.dtype.kind
+                                           == 'f' else str(int(v))
+                                           for v in a.ravel()) + ' ;')
+    cdl.append('}')
+    open(path('t.cdl'), 'w').write('\n'.join(cdl) + '\n')
+    tool(['ncgen', '-k', kind, '-o', out, 't.cdl'])
+
+
+def nc_read(fname, var, dtype, shape):
+    """A variable's values as ncdump prints them (17 digits), as numpy."""
+    out = tool(['ncdump', '-v', var, '-p', '9,17', fname])
+    body = out.split('data:', 1)[-1]
+    body = body[body.index(f" {var} =") + len(var) + 3:body.index(';')]
+    vals = [v for v in body.replace(',', ' ').split()]
+    kind = np.dtype(dtype).kind
+    conv = float if kind == 'f' else int
+    return np.array([conv(v) for v in vals],
+                    dtype=np.dtype(dtype).newbyteorder('=')).reshape(shape)
+
+
+def nc_header(fname, var):
+    """(numpy type code, shape) of var from ncdump -h."""
+    out = tool(['ncdump', '-h', fname])
+    dims = {}
+    part = ''
+    for line in out.splitlines():
+        t = line.strip().rstrip(';').strip()
+        if t in ('dimensions:', 'variables:'):
+            part = t
+            continue
+        if part == 'dimensions:' and '=' in t:
+            n, v = t.split('=')
+            v = v.strip()
+            dims[n.strip()] = v
+        if part == 'variables:' and '(' in t and t.split()[1].startswith(
+                var + '('):
+            typ = t.split()[0]
+            dn = [d.strip() for d in t[t.index('(') + 1:t.index(')')]
+                  .split(',')]
+            return NC_TYPES.get(typ, typ), tuple(dims[d] for d in dn)
+    return None, None
+
+
+def ls_blocks(out):
+    """passion ls output: {name: {'shape': (..), 'type': '<f8', ...}}."""
+    res = {}
+    cur = None
+    for line in out.splitlines():
+        if line and not line.startswith(' '):
+            cur = res.setdefault(line.split(': ')[0], {})
+            cur['format'] = line.split(': ', 1)[1]
+        elif cur is not None and line.strip():
+            k, v = line.split(None, 1)
+            if k == 'shape':
+                cur['shape'] = tuple(int(x) for x in
+                                     v.split('(')[0].split(' x '))
+            elif k == 'type':
+                cur['type'] = v[v.index('(') + 1:v.index(')')]
+            else:
+                cur[k] = v.strip()
+    return res
+
+
+def dump_values(out, dtype):
+    kind = np.dtype(dtype).kind
+    conv = float if kind == 'f' else int
+    return np.array([conv(v) for v in parse_dump(out)])
+
+
+def sect_model(a, st, cn, sd):
+    return a[tuple(slice(s, s + (c - 1) * d + 1, d)
+                   for s, c, d in zip(st, cn, sd))]
+
+
+def formats():
+    """ls/dump/get/put/convert on files numpy, the HDF5 library
+    (h5import) and the netCDF tools (ncgen) wrote, compared with numpy,
+    h5dump and ncdump; the round trip npy -> HDF5 -> netCDF -> CYCLIC(m)
+    local set -> npy bit-exact at NP; chunked HDF5 refused naming
+    h5repack."""
+    A = nrng.standard_normal((61, 37))
+    I = nrng.integers(-2**31, 2**31 - 1, (61, 37), dtype=np.int64) \
+        .astype(np.int32)
+    S = nrng.integers(-2**15, 2**15 - 1, 37).astype(np.int16)
+    W = nrng.integers(0, 2**63, 37, dtype=np.uint64) * 2 + 1
+    np.save(path('a.npy'), A)
+    np.save(path('bf.npy'), np.asfortranarray(I.astype('>i4')))
+    h5_import('r.h5', [('/fields/u', A, '<f8', None),
+                       ('/fields/k', I, '>i4', None),
+                       ('/c', A, '<f8', (10, 37))])
+    dims = [('y', 61), ('x', 37)]
+    nc_write('t1.nc', 'classic', dims,
+             [('u', 'double', ['y', 'x'], A), ('s', 'short', ['x'], S)])
+    nc_write('t2.nc', '64-bit-offset', dims,
+             [('k', 'int', ['y', 'x'], I), ('u', 'double', ['y', 'x'], A)])
+    nc_write('t5.nc', 'cdf5', dims,
+             [('w', 'uint64', ['x'], W), ('u', 'double', ['y', 'x'], A)])
+
+    # ls: what the files' own tools say
+    names = ['a.npy', 'bf.npy', 'r.h5:/fields/u', 'r.h5:/fields/k',
+             't1.nc:u', 't1.nc:s', 't2.nc:k', 't5.nc:w']
+    rc, out, _ = run(['ls'] + names)
+    got = ls_blocks(out)
+    for n in names:
+        f, _, obj = n.partition(':')
+        if f.endswith('.npy'):
+            a = np.load(path(f), mmap_mode='r')
+            want = (a.dtype.str.replace('=', '<'), a.shape)
+            want_order = 'column-major' if a.flags.f_contiguous and \
+                a.ndim > 1 else 'row-major'
+        elif f.endswith('.h5'):
+            dt, shape, layout = h5_header(f, obj)
+            want, want_order = (dt, shape), 'row-major'
+            check(layout == 'CONTIGUOUS', f"h5import made {n} {layout}")
+        else:
+            dt, shape = nc_header(f, obj)
+            want = (dt, tuple(int(x) for x in shape))
+            want_order = 'row-major'
+        g = got.get(n, {})
+        check((g.get('type'), g.get('shape')) == want and
+              g.get('storage', '').startswith(want_order),
+              f"ls {n}: {g}, want {want} {want_order}")
+
+    # dump: whole arrays and strided sections, against numpy, h5dump, ncdump
+    rc, out, _ = run(['dump', '--budget', '4K', 'bf.npy'], np_=1)
+    check(np.array_equal(dump_values(out, 'i4'), I.ravel()), "dump bf.npy")
+    rc, out, _ = run(['dump', 'r.h5:/fields/k', '::7,3:'])
+    want = h5_read('r.h5', '/fields/k', '>i4', (61, 37))
+    check(want is not None and np.array_equal(want, I), "h5dump of /fields/k")
+    check(want is not None and np.array_equal(
+        dump_values(out, 'i4'), want[::7, 3:].ravel()),
+        "dump r.h5:/fields/k '::7,3:' against h5dump")
+    st, cn, sd = (2, 1), (9, 6), (6, 5)
+    rc, out, _ = run(['dump', 'r.h5:/fields/u', '--start', '2,1', '--count',
+                      '9,6', '--stride', '6,5'], np_=1)
+    want = h5_read('r.h5', '/fields/u', '<f8', None, (st, cn, sd))
+    check(want is not None and np.array_equal(dump_values(out, 'f8'),
+                                              want.ravel()),
+          "dump --start --count --stride against h5dump -s -c -S")
+    for f, v, dt, shape in [('t1.nc', 's', '>i2', (37,)),
+                            ('t2.nc', 'k', '>i4', (61, 37)),
+                            ('t5.nc', 'w', '>u8', (37,))]:
+        rc, out, _ = run(['dump', f"{f}:{v}"], np_=1)
+        want = nc_read(f, v, dt, shape)
+        check(np.array_equal(dump_values(out, dt), want.ravel()) and
+              np.array_equal(want.ravel(), {'s': S, 'k': I, 'w': W}[v]
+                             .ravel()), f"dump {f}:{v} against ncdump")
+
+    # get: sections into new files of each format
+    for f in ['g.npy', 'g.nc', 'g.h5']:
+        if os.path.exists(path(f)):
+            os.unlink(path(f))
+    run(['get', '--budget', '4K', 't5.nc:u', '3:50:4,::3', '-o', 'g.npy'])
+    if os.path.exists(path('g.npy')):
+        g = np.load(path('g.npy'))
+        check(np.array_equal(g, nc_read('t5.nc', 'u', '>f8', (61, 37))
+                             [3:50:4, ::3]), "get t5.nc:u -> g.npy")
+    run(['get', '--budget', '4K', 'r.h5:/fields/k', '-5:,1:30:2', '-o',
+         'g.nc:k'])
+    dt, shape = nc_header('g.nc', 'k')
+    check(dt == '>i4' and shape == ('5', '15'), f"get -> g.nc: {dt} {shape}")
+    if dt:
+        check(np.array_equal(nc_read('g.nc', 'k', dt, (5, 15)),
+                             I[-5:, 1:30:2]), "get r.h5 -> g.nc:k (ncdump)")
+    run(['get', 'bf.npy', '10:20,::4', '-o', 'g.h5:/x/y'])
+    dt, shape, layout = h5_header('g.h5', '/x/y')
+    check(shape == (10, 10) and dt == '>i4' and layout == 'CONTIGUOUS',
+          f"get -> g.h5:/x/y: {dt} {shape} {layout}")
+    if shape:
+        check(np.array_equal(h5_read('g.h5', '/x/y', dt, shape),
+                             I[10:20, ::4]), "get bf.npy -> g.h5 (h5dump)")
+
+    # put: a .npy into a strided section of an HDF5 dataset and of a
+    # netCDF variable, in place
+    Pn = nrng.standard_normal((14, 7))
+    np.save(path('p.npy'), Pn)
+    shutil.copy(path('r.h5'), path('w.h5'))
+    shutil.copy(path('t1.nc'), path('w.nc'))
+    run(['put', '--budget', '4K', 'p.npy', 'w.h5:/fields/u', '1:41:3,2::5'])
+    run(['put', 'p.npy', 'w.nc:u', '-14:,::6'])
+    m = A.copy()
+    m[1:41:3, 2::5] = Pn
+    check(np.array_equal(h5_read('w.h5', '/fields/u', '<f8', (61, 37)), m),
+          "put p.npy into w.h5:/fields/u (h5dump)")
+    check(np.array_equal(h5_read('w.h5', '/fields/k', '>i4', (61, 37)), I),
+          "put changed another dataset")
+    m = A.copy()
+    m[-14:, ::6] = Pn
+    check(np.array_equal(nc_read('w.nc', 'u', '>f8', (61, 37)), m),
+          "put p.npy into w.nc:u (ncdump)")
+    check(np.array_equal(nc_read('w.nc', 's', '>i2', (37,)), S),
+          "put changed another variable")
+
+    # convert: npy -> HDF5 -> netCDF -> CYCLIC(5) local set -> npy,
+    # arrays larger than the budget, each step checked by the format's tool
+    for f in os.listdir(SCRATCH):
+        if f.startswith('ch.') or f.startswith('ch2'):
+            os.unlink(path(f))
+    budget = '4K'
+    run(['convert', '--budget', budget, 'a.npy', 'ch.h5:/g/u'])
+    check(np.array_equal(h5_read('ch.h5', '/g/u', '<f8', (61, 37)), A),
+          f"convert a.npy -> ch.h5 at np {NP} (h5dump)")
+    run(['convert', '--budget', budget, 'ch.h5:/g/u', 'ch.nc:u'])
+    check(np.array_equal(nc_read('ch.nc', 'u', '>f8', (61, 37)), A),
+          f"convert ch.h5 -> ch.nc at np {NP} (ncdump)")
+    run(['convert', '--budget', budget, 'ch.nc:u', 'ch.%d.laf', '--dist',
+         'CYCLIC(5),*'])
+    for q in range(NP):
+        want = expected_local(A, ['C', '*'], [5, 0], [NP, 1], [0, 0], q,
+                              'C')
+        f = path(f"ch.{q}.laf")
+        check(os.path.exists(f) and open(f, 'rb').read() == want,
+              f"convert ch.nc -> CYCLIC(5) set: file {q} differs")
+    run(['convert', '--budget', budget, 'ch.%d.laf', 'ch2.npy'])
+    if os.path.exists(path('ch2.npy')):
+        b = np.load(path('ch2.npy'))
+        check(b.dtype == A.dtype and np.array_equal(b, A),
+              f"npy -> h5 -> nc -> local -> npy at np {NP} not bit-exact")
+    # big-endian Fortran-order ints: -> netCDF -> npy
+    run(['convert', '--budget', budget, 'bf.npy', 'ch.nc:k'])
+    check(np.array_equal(nc_read('ch.nc', 'k', '>i4', (61, 37)), I),
+          f"convert bf.npy (>i4, Fortran) -> ch.nc:k (ncdump)")
+    run(['convert', '--budget', budget, 'ch.nc:k', 'ch2k.npy'])
+    if os.path.exists(path('ch2k.npy')):
+        b = np.load(path('ch2k.npy'))
+        check(np.array_equal(b, I), "bf.npy -> nc -> npy values")
+
+    # --order F into HDF5: the transpose, dimensions reversed (as Fortran
+    # writes HDF5)
+    run(['convert', 'bf.npy', 'cht.h5:/t', '--order', 'F'])
+    check(np.array_equal(h5_read('cht.h5', '/t', '>i4', (37, 61)), I.T),
+          "convert --order F -> HDF5 is not the transpose")
+
+    # chunked HDF5: refused with a one-line message naming the layout and
+    # h5repack, nothing created; after h5repack -l CONTI it reads
+    for args in (['ls', 'r.h5:/c'], ['convert', 'r.h5:/c', 'chk.npy']):
+        rc, out, err = run(args, expect=1)
+        lines = [l for l in err.splitlines() if l.strip()]
+        check(rc != 0 and len(lines) == 1 and 'chunked' in err and
+              'h5repack' in err, f"{args}: {rc} {err!r}")
+    check(not os.path.exists(path('chk.npy')), "chunked convert left a file")
+    tool(['h5repack', '-l', '/c:CONTI', 'r.h5', 'rc.h5'])
+    rc, out, _ = run(['dump', 'rc.h5:/c', '-1,::9'], np_=1)
+    check(rc == 0 and np.array_equal(dump_values(out, 'f8'), A[-1, ::9]),
+          "dump rc.h5:/c after h5repack -l CONTI")
+    if NP == 1:
+        one_line_error(['ls', 'r.h5'], 'HDF5 file without a dataset')
+        one_line_error(['dump', 't1.nc:nosuch'], 'no such variable')
+        one_line_error(['put', 'a.npy', 'w.h5:/fields/u', '0:3'],
+                       'put shape mismatch')
+
+
 # ------------------------------------------------------------ errors
 
 
@@ -342,6 +708,8 @@ def main():
     print(f"test_cli: np {NP}, seed {SEED}", flush=True)
     if PART == 'convert':
         round_trips()
+    elif PART == 'formats':
+        formats()
     else:
         ls_dump_get_put()
         errors()

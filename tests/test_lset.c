@@ -5,7 +5,8 @@
  * m, ghosts, every storage order, 1-16 byte elements, grids over P ranks):
  * creating one writes its description (NAME.passion, README "Local array
  * sets"), which rank 0 parses back to exactly the normalised spec;
- * opening the set by its pattern, and by the description's name, gives an
+ * opening the set with passion_open by its pattern, and by the
+ * description's name, gives an
  * array with the same spec and the data written before; on another number
  * of ranks (a sub-communicator) the open fails on every rank with
  * PASSION_EMISMATCH and a message that names `passion convert`; a missing
@@ -127,7 +128,7 @@ static void test_describe_open(void)
                 snprintf(name, sizeof name, "%s", pat);
             passion_array *b = NULL;
             passion_file *g = NULL;
-            rc = ocad_lset_open(ctx, name, PASSION_MODE_RDONLY, &b, &g);
+            rc = passion_open(ctx, name, PASSION_MODE_RDONLY, NULL, &b, &g);
             TH_CHECK(rc == 0, "open %s: %s", name,
                      passion_ctx_errdetail(ctx));
             if (!rc) {
@@ -140,6 +141,12 @@ static void test_describe_open(void)
                 passion_file_close(g);
                 passion_array_free(b);
             }
+            /* a local set's layout is its description's */
+            passion_array_spec lay;
+            passion_array_spec_init(&lay, 0, NULL, 0);
+            rc = passion_open(ctx, name, PASSION_MODE_RDONLY, &lay, &b, &g);
+            TH_CHECK(rc == PASSION_EINVAL && !b && !g,
+                     "open %s with a layout: %d", name, rc);
         }
         /* any rank count reads the description */
         passion_array_spec rs;
@@ -174,7 +181,7 @@ static void test_describe_open(void)
         }
         passion_array *b = NULL;
         passion_file *g = NULL;
-        rc = ocad_lset_open(ctx, npat, PASSION_MODE_RDONLY, &b, &g);
+        rc = passion_open(ctx, npat, PASSION_MODE_RDONLY, NULL, &b, &g);
         TH_CHECK(rc == 0, "open after rename: %s",
                  passion_ctx_errdetail(ctx));
         if (!rc) {
@@ -192,7 +199,7 @@ static void test_describe_open(void)
             TH_CHECK(passion_init(sub, NULL, &c2) == 0, "sub init");
             int sz;
             MPI_Comm_size(sub, &sz);
-            rc = ocad_lset_open(c2, npat, PASSION_MODE_RDONLY, &b, &g);
+            rc = passion_open(c2, npat, PASSION_MODE_RDONLY, NULL, &b, &g);
             TH_CHECK(rc == PASSION_EMISMATCH && b == NULL && g == NULL &&
                          strstr(passion_ctx_errdetail(c2),
                                 "passion convert"),
@@ -219,7 +226,7 @@ static void test_errors(void)
     passion_file *f = NULL;
     char pat[512], dn[600];
     snprintf(pat, sizeof pat, "%s/none.%%d.laf", th_dir());
-    int rc = ocad_lset_open(ctx, pat, PASSION_MODE_RDONLY, &a, &f);
+    int rc = passion_open(ctx, pat, PASSION_MODE_RDONLY, NULL, &a, &f);
     TH_CHECK(rc == PASSION_ENOENT && !a && !f, "missing: %d", rc);
     /* corrupt descriptions: each a PASSION_EFORMAT with a reason */
     static const char *const bad[] = {
@@ -247,7 +254,7 @@ static void test_errors(void)
             fclose(fp);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        rc = ocad_lset_open(ctx, pat, PASSION_MODE_RDONLY, &a, &f);
+        rc = passion_open(ctx, pat, PASSION_MODE_RDONLY, NULL, &a, &f);
         TH_CHECK(rc == PASSION_EFORMAT && !a &&
                      strstr(passion_ctx_errdetail(ctx), "bad.laf.passion"),
                  "bad description %zu: %d (%s)", i, rc,

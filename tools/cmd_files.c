@@ -466,7 +466,8 @@ int cli_dump(int argc, char **argv)
 static const char get_usage[] =
     "usage: passion get [OPTIONS] SRC[:NAME] SECTION -o OUT\n"
     "  Copy a section of SRC into a new file OUT (.npy, .h5:/NAME, .nc:VAR\n"
-    "  or raw) of the section's shape and SRC's element type. OUT appears\n"
+    "  or raw) of the section's shape and SRC's element type (and storage\n"
+    "  order; HDF5 and netCDF OUT row-major). OUT appears\n"
     "  only complete: it is written under a temporary name in its directory\n"
     "  and renamed into place at the end (an existing OUT stays untouched\n"
     "  until then). Any number of ranks share the work; bounded memory.\n"
@@ -546,7 +547,8 @@ static int get_put(int argc, char **argv, int put)
                                     src.spec.elem_size);
             cli_type_copy(&sp, &src.spec);
             sp.placement = PASSION_PLACE_GLOBAL;
-            sp.storage = src.spec.storage == PASSION_COL_MAJOR
+            sp.storage = src.spec.storage == PASSION_COL_MAJOR &&
+                                 !cli_row_major_only(dst_name)
                              ? PASSION_COL_MAJOR
                              : PASSION_ROW_MAJOR;
             for (int d = 0; d < sp.ndims; d++)
@@ -636,7 +638,9 @@ static const char convert_usage[] =
     "                   or * (default BLOCK where the grid splits, else *)\n"
     "  --block M,M,..   block sizes m (0 = default), instead of (m) above\n"
     "  --ghost W,W,..   ghost widths of a local DST (default 0)\n"
-    "  --order C|F      DST's storage order (default: SRC's)\n";
+    "  --order C|F      DST's storage order (default: SRC's; C for HDF5\n"
+    "                   and netCDF DSTs, which are row-major: F stores the\n"
+    "                   transpose, dimensions reversed, as Fortran does)\n";
 
 static int parse_dist(const char *v, int nd, passion_array_spec *s,
                       char *why, size_t wl)
@@ -752,6 +756,13 @@ int cli_convert(int argc, char **argv)
     memcpy(sp.order, s->order, sizeof sp.order);
     if (dst_order >= 0)
         sp.storage = (passion_storage)dst_order;
+    else if (cli_row_major_only(pos[1]) && sp.storage != PASSION_ROW_MAJOR)
+        sp.storage = PASSION_ROW_MAJOR; /* same shape, same values at the
+                                           same indices (--order F: the
+                                           transpose, as Fortran writes) */
+    if (sp.storage != PASSION_ORDER_CUSTOM)
+        for (int k = 0; k < nd; k++)
+            sp.order[k] = sp.storage == PASSION_ROW_MAJOR ? k : nd - 1 - k;
     char why[256];
     if (!local && (grid || dist || block || ghost))
         status = cli_fail("convert", "--grid, --dist, --block and --ghost "

@@ -206,6 +206,12 @@ char cli_name_kind(const char *name)
     return 'r';
 }
 
+int cli_row_major_only(const char *name)
+{
+    char k = cli_name_kind(name);
+    return k == 'h' || k == 'c';
+}
+
 const char *cli_kind_name(char k)
 {
     switch (k) {
@@ -299,7 +305,8 @@ int cli_open(passion_ctx *ctx, const cli_common *c, const char *cmd,
             return 1;
         }
     } else {
-        rc = cli_open_format(ctx, name, mode, &o->a, &o->f);
+        /* the file's own header says shape, type and storage order */
+        rc = passion_open(ctx, name, mode, NULL, &o->a, &o->f);
         if (rc)
             return cli_fail_rc(cmd, ctx, rc, name);
     }
@@ -308,12 +315,17 @@ int cli_open(passion_ctx *ctx, const cli_common *c, const char *cmd,
     return 0;
 }
 
-/* "dir/.passion-tmp-base" for "dir/base" (the format's extension stays
-   last, so the temporary is created in the same format). */
+/* "dir/.passion-tmp-base" for "dir/base", and "dir/.passion-tmp-f.h5:/x/y"
+   for "dir/f.h5:/x/y" (the directory is the file part's: an object path
+   has slashes too; the format's extension stays last, so the temporary is
+   created in the same format). */
 static void temp_name(const char *name, char *out, size_t n)
 {
-    const char *slash = strrchr(name, '/');
-    int dl = slash ? (int)(slash - name) + 1 : 0;
+    size_t fl = file_len(name);
+    int dl = 0;
+    for (size_t i = 0; i < fl; i++)
+        if (name[i] == '/')
+            dl = (int)i + 1;
     snprintf(out, n, "%.*s.passion-tmp-%s", dl, name, name + dl);
 }
 
@@ -333,7 +345,12 @@ int cli_create(passion_ctx *ctx, const char *cmd, const char *name,
     snprintf(file, sizeof file, "%.*s", (int)fl, name);
     temp_name(name, tmp, sizeof tmp);
     snprintf(o->final, sizeof o->final, "%s", file);
-    int rc = passion_array_create(ctx, spec, &o->a);
+    /* netCDF classic data are big-endian whatever the source's order:
+       NATIVE lets the library convert (memory is always native) */
+    passion_array_spec sp = *spec;
+    if (cli_name_kind(name) == 'c')
+        sp.endian = PASSION_ENDIAN_NATIVE;
+    int rc = passion_array_create(ctx, &sp, &o->a);
     if (rc)
         return cli_fail_rc(cmd, ctx, rc, name);
     rc = passion_file_open(o->a, tmp, PASSION_MODE_CREATE, &o->f);

@@ -80,6 +80,9 @@ void cli_type_native(passion_array_spec *dst);
 /* What a name names: 'l' local set, 'n' .npy, 'h' HDF5, 'c' netCDF,
    'r' raw. */
 char cli_name_kind(const char *name);
+/* 1 if name is a format that stores row-major only (HDF5, netCDF: a
+   column-major array would be stored transposed). */
+int cli_row_major_only(const char *name);
 /* A human name of the format ("npy", "HDF5"...). */
 const char *cli_kind_name(char k);
 
@@ -91,9 +94,6 @@ int cli_open(passion_ctx *ctx, const cli_common *c, const char *cmd,
 /* Open file q of the local set o as a plain array (its local array with
    ghosts) on a one-rank context (o->qa, o->qf); 0 or 1 (message printed). */
 int cli_view_open(const cli_common *c, const char *cmd, cli_obj *o, int q);
-/* passion_open(name, read-only) for the formats with a header. */
-int cli_open_format(passion_ctx *ctx, const char *name, passion_mode mode,
-                    passion_array **a, passion_file **f);
 /* Create name with spec (global or, for a local set's pattern, this
    run's ranks) under a temporary name; cli_publish renames it into
    place. Collective. */

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char usage[] =
     "usage: mpiexec -n P passion COMMAND [OPTIONS]\n"
@@ -60,36 +59,6 @@ static const char usage[] =
     "  mpiexec -n 2 passion convert u.npy 'u.%d.laf' --dist 'CYCLIC(256),*'\n";
 
 static int rank_;
-
-void cli_progress(void *arg, const char *phase, double fraction)
-{
-    (void)arg;
-    static int last = -1;
-    if (rank_ != 0 || !isatty(2))
-        return;
-    int pct = (int)(fraction * 100 + 0.5);
-    if (pct == last)
-        return;
-    last = pct;
-    int bar = pct * 30 / 100;
-    fprintf(stderr, "\r\033[K  %-8s [%.*s%*s] %3d%%", phase, bar,
-            "##############################", 30 - bar, "", pct);
-    fflush(stderr);
-}
-
-void cli_progress_done(void)
-{
-    if (rank_ == 0 && isatty(2))
-        fprintf(stderr, "\r\033[K");
-}
-
-int64_t cli_budget(const passion_ctx *ctx)
-{
-    char v[32];
-    if (passion_ctx_option_get(ctx, "memory_budget", v, sizeof v))
-        return 0;
-    return strtoll(v, NULL, 10);
-}
 
 static const char info_usage[] =
     "usage: passion info [--budget SIZE] [--options K=V,...]\n"

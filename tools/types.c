@@ -130,14 +130,3 @@ void cli_type_native(passion_array_spec *dst)
     set(dst, cli_type_kind(dst), dst->elem_size,
         __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
 }
-
-int cli_open_format(passion_ctx *ctx, const char *name, passion_mode mode,
-                    passion_array **a, passion_file **f)
-{
-    (void)mode;
-    (void)ctx;
-    (void)name;
-    *a = NULL;
-    *f = NULL;
-    return PASSION_ENOTSUP; /* until passion_open lands */
-}

@@ -456,6 +456,14 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     return rc;
 }
 
+/* the nodes of the shape (the node table, identical on every rank) */
+static void shape_nodes(const xchg_call *c, coll_xchg_shape *s)
+{
+    const coll_nodes *T = coll_xchg_nodes(c->ctx);
+    s->nodes = T ? T->nnodes : 1;
+    s->node_max = T ? T->max_size : 1;
+}
+
 /* this rank's view of the shape: exact when regular; irregular, the
    agreement corrects it */
 static coll_xchg_shape local_shape(const xchg_call *c)
@@ -463,6 +471,7 @@ static coll_xchg_shape local_shape(const xchg_call *c)
     const xchg_local *L = &c->L;
     int P = c->pl.P;
     coll_xchg_shape s = coll_shape_regular(P, L->block);
+    shape_nodes(c, &s);
     if (L->block < 0) {
         s.block = -1;
         s.lmax = L->lout > L->lin ? L->lout : L->lin;
@@ -606,6 +615,7 @@ static int call_shape(xchg_call *c)
     s->lmax_x = v[V_LMAX_X];
     s->mmax = v[V_MMAX];
     s->total = v[V_TOTAL];
+    shape_nodes(c, s);
     c->abudget = -v[V_NBUDGET];
     c->pl.limit = c->abudget;
     if (c->alg != PASSION_XCHG_AUTO && s->block < 0 &&
@@ -908,9 +918,9 @@ static int type_bytes(passion_ctx *ctx, MPI_Datatype t, int64_t *es)
     return PASSION_OK;
 }
 
-int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
-                     int64_t count, MPI_Datatype type, passion_xchg alg,
-                     int radix)
+static int alltoall_body(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
+                         int64_t count, MPI_Datatype type, passion_xchg alg,
+                         int radix)
 {
     if (!ctx)
         return PASSION_EINVAL;
@@ -930,11 +940,25 @@ int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
     return exchange_call(ctx, &a, rc, NULL);
 }
 
-int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
-                      const int64_t *sendcounts, const int64_t *sdispls,
-                      void *recvbuf, const int64_t *recvcounts,
-                      const int64_t *rdispls, MPI_Datatype type,
-                      passion_xchg alg, int radix)
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
+                     int64_t count, MPI_Datatype type, passion_xchg alg,
+                     int radix)
+{
+    passion_ctx *gctx = ctx;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = alltoall_body(ctx, sendbuf, recvbuf, count, type, alg, radix);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int alltoallv_body(passion_ctx *ctx, const void *sendbuf,
+                          const int64_t *sendcounts, const int64_t *sdispls,
+                          void *recvbuf, const int64_t *recvcounts,
+                          const int64_t *rdispls, MPI_Datatype type,
+                          passion_xchg alg, int radix)
 {
     if (!ctx)
         return PASSION_EINVAL;
@@ -948,16 +972,16 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
         rc = core_err(ctx, PASSION_EINVAL, "alltoallv: NULL count array");
     for (int j = 0; j < P && !rc; j++) {
         const int64_t in[4] = {sendcounts[j], sdispls[j], recvcounts[j],
-                               rdispls[j]};
+                                   rdispls[j]};
         for (int k = 0; k < 4 && !rc; k++) {
             if (in[k] < 0)
                 rc = core_err(ctx, PASSION_EINVAL,
-                              "alltoallv: negative count or displacement "
-                              "for rank %d",
-                              j);
+                                  "alltoallv: negative count or displacement "
+                                  "for rank %d",
+                                  j);
             else if (!core_mul(in[k], es, &b[k * P + j]))
                 rc = core_err(ctx, PASSION_EOVERFLOW,
-                              "alltoallv: bytes overflow for rank %d", j);
+                                  "alltoallv: bytes overflow for rank %d", j);
         }
     }
     coll_xchg_args a;
@@ -979,5 +1003,21 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     a.radix = radix;
     rc = exchange_call(ctx, &a, rc, NULL);
     core_free(ctx, b);
+    return rc;
+}
+
+/* the thread contract's guard (core_call_begin) around the call */
+int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
+                      const int64_t *sendcounts, const int64_t *sdispls,
+                      void *recvbuf, const int64_t *recvcounts,
+                      const int64_t *rdispls, MPI_Datatype type,
+                      passion_xchg alg, int radix)
+{
+    passion_ctx *gctx = ctx;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = alltoallv_body(ctx, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, type, alg, radix);
+    core_call_end(gctx);
     return rc;
 }

@@ -7,7 +7,7 @@
  *
  * Invariant: a message that both sides know to be empty is not sent.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * cost of the entry agreement. Pure functions, below the ops table (the
  * table and the choice are in xchg_table.c and xchg_model.c).
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 
@@ -40,6 +40,8 @@ coll_xchg_shape coll_shape_step(const coll_xchg_shape *s, int64_t k)
     t.total = ceil_div(s->total, k) + P * P;
     if (t.block >= 0) {
         coll_xchg_shape r = coll_shape_regular(s->procs, t.block);
+        r.nodes = s->nodes;
+        r.node_max = s->node_max;
         return r;
     }
     return t;

@@ -41,7 +41,7 @@
  * allocate keeps sending well-formed empty messages and drains what it
  * receives, and the dispatcher agrees on the outcome afterwards.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -199,6 +199,20 @@ static double fs_model_common(const coll_xchg_costs *c,
     return start + c->byte * bytes + c->copy * copies + agree;
 }
 
+/* every message of the four stages may leave the node; each stage moves
+   the part of a rank's data that leaves its row or column */
+static void fs_net(const coll_xchg_shape *s, int radix, double *msgs,
+                   double *bytes)
+{
+    (void)radix;
+    coll_grid g = coll_grid_make(s->procs);
+    double lx = (double)s->lmax_x;
+    *msgs = (double)fs_sends(&g);
+    *bytes = s->procs > 1 ? lx * (2.0 * (g.C - 1) / g.C +
+                                  2.0 * (g.R - 1) / g.R)
+                          : 0;
+}
+
 static double fs_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
                        int *radix)
 {
@@ -353,9 +367,8 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
         /* a well-formed empty message */
         core_free(pl->ctx, lens);
         core_free(pl->ctx, disp);
-        if (core_net_isend(pl->ctx, &fs_empty, (int)sizeof fs_empty,
-                           MPI_BYTE, m->peer, tag, pl->comm, CORE_NET_COUNTED,
-                           m->req)) {
+        if (coll_net_isend(pl, &fs_empty, (int)sizeof fs_empty, MPI_BYTE,
+                           m->peer, tag, CORE_NET_COUNTED, m->req)) {
             /* MPI is gone: nothing else can be done */
             run->rc = PASSION_EMPI;
             return;
@@ -396,8 +409,8 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
         if (MPI_Type_create_hindexed(n, lens, disp, MPI_BYTE, &t) !=
                 MPI_SUCCESS ||
             MPI_Type_commit(&t) != MPI_SUCCESS ||
-            core_net_isend(pl->ctx, MPI_BOTTOM, 1, t, m->peer, tag,
-                           pl->comm, CORE_NET_COUNTED, &m->req[part])) {
+            coll_net_isend(pl, MPI_BOTTOM, 1, t, m->peer, tag,
+                           CORE_NET_COUNTED, &m->req[part])) {
             run->rc = PASSION_EMPI;
             break;
         }
@@ -1094,6 +1107,7 @@ const coll_xchg_ops coll_xchg_fourstage = {
     .model = fs_model,
     .staging = fs_staging,
     .scratch = fs_scratch,
+    .net = fs_net,
     .run = fs_run_blocking,
 };
 
@@ -1105,5 +1119,6 @@ const coll_xchg_ops coll_xchg_fourstage_nb = {
     .model = fs_model_nb,
     .staging = fs_staging,
     .scratch = fs_scratch,
+    .net = fs_net,
     .run = fs_run_nb,
 };

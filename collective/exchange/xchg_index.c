@@ -17,7 +17,7 @@
  * Counts (exact, equal on every rank): C1 = #steps, C2 = blocks sent;
  * r = 2 minimises C1 = ceil(log2 n), r = n minimises C2 = n - 1.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <string.h>
 
@@ -152,6 +152,19 @@ static int index_run(coll_xchg_plan *pl)
     return PASSION_OK;
 }
 
+/* every step may leave the node: C1 messages; of the C2 blocks the
+   share bound for other nodes */
+static void index_net(const coll_xchg_shape *s, int radix, double *msgs,
+                      double *bytes)
+{
+    int64_t c1, c2;
+    int n = s->procs, N = s->nodes > 1 ? s->nodes : 1;
+    coll_index_counts(n, radix < 2 ? 2 : radix > n ? n : radix, &c1, &c2);
+    double share = n > 1 ? (double)(n - n / N) / (double)(n - 1) : 0;
+    *msgs = (double)c1;
+    *bytes = (double)c2 * (double)(s->block > 0 ? s->block : 0) * share;
+}
+
 const coll_xchg_ops coll_xchg_index = {
     .name = "index",
     .id = PASSION_XCHG_INDEX,
@@ -161,5 +174,6 @@ const coll_xchg_ops coll_xchg_index = {
     .prealloc = 1,
     .model = index_model,
     .staging = index_staging,
+    .net = index_net,
     .run = index_run,
 };

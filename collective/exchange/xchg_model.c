@@ -12,7 +12,7 @@
  * The shapes and the agreement's cost, which the algorithms use too, are
  * in xchg_cost.c (no algorithm calls back into this file).
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 
@@ -26,6 +26,19 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
     double t = ops->model(c, s, &r);
     if (best_radix)
         *best_radix = r;
+    /* what the network adds to the messages that leave a node */
+    if (s->nodes > 1 && s->procs > 1 && (c->net_msg > 0 || c->net_byte > 0)) {
+        double m, b;
+        if (ops->net) {
+            ops->net(s, r, &m, &b);
+        } else {
+            double share = (double)(s->procs - s->procs / s->nodes) /
+                           (double)(s->procs - 1);
+            m = (double)(s->procs - 1) * share;
+            b = (double)s->lmax_x * share;
+        }
+        t += m * c->net_msg + b * c->net_byte;
+    }
     /* the entry agreement. An algorithm whose step travels with the
        headers sends them in the round of its data, to the same peers:
        with measured costs that round costs what the calibration's fan

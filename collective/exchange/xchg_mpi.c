@@ -12,7 +12,7 @@
  * Invariant: no staging of its own (int or MPI_Count copies of the
  * arrays are bookkeeping); the bytes go to MPI unchanged.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <limits.h>
 #include <math.h>

@@ -12,7 +12,7 @@
  * The waits are the core's (core_waitall, core_idle: poll for the
  * process's spin time, then yield the CPU between polls; see core.h).
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -74,13 +74,30 @@ int coll_isend(const coll_xchg_plan *pl, const void *buf, int64_t bytes,
         int64_t n = bytes < chunk_max ? bytes : chunk_max;
         /* the core's send: counted within / between nodes, charged by
            the simulated network */
-        if (core_net_isend(pl->ctx, p, (int)n, MPI_BYTE, peer, tag, pl->comm,
+        if (coll_net_isend(pl, p, (int)n, MPI_BYTE, peer, tag,
                            CORE_NET_COUNTED, &req[k]))
             return PASSION_EMPI;
         p += n;
         bytes -= n;
     }
     return PASSION_OK;
+}
+
+int coll_net_isend(const coll_xchg_plan *pl, const void *buf, int count,
+                   MPI_Datatype type, int peer, int tag, int flags,
+                   MPI_Request *req)
+{
+    if (!pl->ranks)
+        return core_net_isend(pl->ctx, buf, count, type, peer, tag,
+                              pl->comm, flags, req);
+    int size = 0;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    core_net_charge(pl->ctx, pl->ranks[peer], (int64_t)count * size, flags);
+    return MPI_Isend(buf, count, type, peer, tag, pl->comm, req) ==
+                   MPI_SUCCESS
+               ? PASSION_OK
+               : PASSION_EMPI;
 }
 
 int coll_irecv(const coll_xchg_plan *pl, void *buf, int64_t bytes, int peer,

@@ -8,7 +8,7 @@
  * Invariant: steps run in order and each waits for its own send and
  * receive, so a rank is never more than one step ahead of a partner.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <string.h>
 

@@ -12,13 +12,16 @@
  * by the first exchange call on the context, and kept by every rank or by
  * none (agreed), so that the next call finds the same on every rank.
  */
-#include "exchange.h"
+#include "xchg.h"
+
+#include <string.h>
 
 struct coll_xchg_state {
     int calibrated;
     coll_xchg_costs costs;
     coll_xchg_stats last;
     MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
+    coll_nodes nodes; /* made with comm (xchg_nodes.c) */
     /* the last choice of `auto` and what it was made for (repeated
        exchanges of one shape skip the model) */
     int memo_ok;
@@ -31,6 +34,7 @@ struct coll_xchg_state {
 static void state_free(passion_ctx *ctx, void *p)
 {
     coll_xchg_state *s = p;
+    coll_nodes_free(ctx, &s->nodes);
     if (s->comm != MPI_COMM_NULL)
         MPI_Comm_free(&s->comm);
     core_free(ctx, s);
@@ -45,6 +49,7 @@ coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
     if (!s)
         return NULL;
     s->comm = MPI_COMM_NULL;
+    s->nodes.leaders = MPI_COMM_NULL;
     ctx->ext[CORE_EXT_XCHG] = s;
     ctx->ext_free[CORE_EXT_XCHG] = state_free;
     return s;
@@ -70,15 +75,33 @@ int coll_xchg_comm_setup(passion_ctx *ctx, MPI_Comm *out)
         rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_dup");
     else if (MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_set_errhandler");
+    /* the node table, collective over the new communicator (every rank
+       that has one: the dup succeeded everywhere or failed everywhere) */
+    coll_nodes t;
+    memset(&t, 0, sizeof t);
+    t.leaders = MPI_COMM_NULL;
+    if (c != MPI_COMM_NULL) {
+        int nrc = coll_nodes_make(ctx, c, &t);
+        if (!rc)
+            rc = nrc;
+    }
     rc = core_agree(ctx, rc);
     if (rc) {
+        coll_nodes_free(ctx, &t);
         if (c != MPI_COMM_NULL)
             MPI_Comm_free(&c);
         return rc;
     }
+    s->nodes = t;
     s->comm = c;
     *out = c;
     return PASSION_OK;
+}
+
+const coll_nodes *coll_xchg_nodes(passion_ctx *ctx)
+{
+    coll_xchg_state *s = ctx->ext[CORE_EXT_XCHG];
+    return s && s->comm != MPI_COMM_NULL ? &s->nodes : NULL;
 }
 
 MPI_Comm coll_xchg_comm(passion_ctx *ctx)
@@ -117,7 +140,9 @@ int coll_xchg_memo_get(const coll_xchg_state *st, const coll_xchg_costs *c,
         mc->source == c->source && ms->procs == s->procs &&
         ms->block == s->block && ms->lmax == s->lmax &&
         ms->lmax_x == s->lmax_x && ms->mmax == s->mmax &&
-        ms->total == s->total) {
+        ms->total == s->total && ms->nodes == s->nodes &&
+        ms->node_max == s->node_max && mc->net_msg == c->net_msg &&
+        mc->net_byte == c->net_byte) {
         *out = st->memo;
         return 1;
     }

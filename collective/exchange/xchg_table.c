@@ -6,11 +6,12 @@
  * Invariant: every entry has a distinct id (enum passion_xchg), a name
  * as passion_options_set spells it, a model and a run.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 static const coll_xchg_ops *const xchg_table[] = {
     &coll_xchg_a1,        &coll_xchg_pairwise,     &coll_xchg_index,
-    &coll_xchg_fourstage, &coll_xchg_fourstage_nb, &coll_xchg_mpi,
+    &coll_xchg_fourstage, &coll_xchg_fourstage_nb, &coll_xchg_twolevel,
+    &coll_xchg_mpi,
 };
 
 int coll_xchg_ops_count(void)

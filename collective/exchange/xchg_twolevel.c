@@ -1,0 +1,658 @@
+/*
+ * xchg_twolevel.c - the two-level (node-aware) exchange: the ranks of a
+ * node combine what leaves the node at the node's leader, the leaders
+ * exchange it among themselves with the four-stage algorithm of Liu, Wang
+ * and Prasanna (seeds/001, section 3.2; non-blocking, their 3.4) on the
+ * leaders' communicator, and each leader distributes what arrived to the
+ * ranks of its node. Messages between nodes then depend on the number of
+ * nodes N, not of ranks P: a leader sends 2(C-1) + 2(R-1) messages over
+ * the network for a C x R grid of N nodes (C = ceil(sqrt N)), where a
+ * flat exchange sends about P - P/N from every rank. The idea is the
+ * hierarchical all-to-all of SMP clusters (Sistare, vandeVaart and
+ * Loh, "Optimization of MPI collectives on clusters of large-scale SMPs",
+ * SC 1999; Kumar et al.'s node leaders in "Optimization of all-to-all
+ * communication on the Blue Gene/L supercomputer", ICPP 2008).
+ *
+ * One call, with the nodes of the node table (xchg_nodes.c: node a of S
+ * ranks, leader = its rank 0):
+ *   1. within the node: pairs of ranks of one node exchange directly
+ *      (they never go through the leader); every other rank sends its
+ *      leader its counts (P send counts, P receive counts, one message of
+ *      16 P bytes) and then everything it sends to other nodes, one
+ *      logical message in order of destination (node, rank on it), read
+ *      in place from the send buffer (an hindexed type, no copy);
+ *   2. the leader receives these straight into its outgoing blocks, one
+ *      block per destination node b: the data of (source rank i of a,
+ *      destination d of b) in order of i, then d; its receive counts
+ *      give it the layout of the blocks that will arrive the same way;
+ *      the leaders run the four-stage exchange of these blocks;
+ *   3. each leader sends every rank of its node, in one message, what the
+ *      other nodes sent it, in order of (source node, source rank); the
+ *      rank receives it in place into its receive buffer (hindexed).
+ * Only the leaders send between nodes. Counters: msgs_node/bytes_node
+ * for step 1 and 3 (the counts and the data to the leader count as one
+ * message), msgs_net/bytes_net for the leaders' four-stage.
+ *
+ * Staging: a leader holds its node's outgoing and incoming blocks (at
+ * most S * Lmax_x bytes each) and the four-stage's own staging for N
+ * ranks and those blocks; the other ranks hold none. A leader that cannot
+ * allocate keeps the protocol going: it drains its ranks' data, takes part
+ * in the four-stage with empty blocks (which drains what comes) and sends
+ * its ranks empty messages; the dispatcher agrees on the outcome after
+ * the run (agree_after) and, when only the budget refused, runs again in
+ * more steps.
+ *
+ * Invariant: every logical message's length is known to both sides
+ * before it is posted (sender: its counts; leader: the headers; rank: its
+ * receive counts), and both split it at the same chunk boundaries.
+ */
+#include "exchange.h"
+
+#include <math.h>
+#include <string.h>
+
+#define TAG_HDR (COLL_TAG + 20)  /* rank -> leader: counts */
+#define TAG_UP (COLL_TAG + 21)   /* rank -> leader: data for other nodes */
+#define TAG_DOWN (COLL_TAG + 22) /* leader -> rank: data from other nodes */
+#define TAG_NODE (COLL_TAG + 23) /* two ranks of one node */
+
+/* ---------------------------------------------------------------- model */
+
+/* bytes a leader sends to (receives from) other nodes at most */
+static double tl_leader_bytes(const coll_xchg_shape *s)
+{
+    int S = s->node_max > 0 ? s->node_max : s->procs;
+    double b = (double)S * (double)s->lmax_x;
+    return b < (double)s->total ? b : (double)s->total;
+}
+
+static coll_xchg_shape tl_sub_shape(const coll_xchg_shape *s)
+{
+    coll_xchg_shape t = {0};
+    int64_t B = (int64_t)tl_leader_bytes(s);
+    t.procs = s->nodes > 1 ? s->nodes : 1;
+    t.block = -1;
+    t.lmax = t.lmax_x = t.mmax = B;
+    t.total = B * t.procs < s->total ? B * t.procs : s->total;
+    t.nodes = t.procs;
+    t.node_max = 1;
+    return t;
+}
+
+/* messages and bytes a rank of a C x R grid sends over its four stages
+   (each stage moves the part of its data that leaves the row / column) */
+static void fs_grid_net(int P, double lmax, double *msgs, double *bytes)
+{
+    coll_grid g = coll_grid_make(P);
+    *msgs = P > 1 ? 2.0 * (g.C - 1) + 2.0 * (g.R - 1) : 0;
+    *bytes = P > 1 ? lmax * (2.0 * (g.C - 1) / g.C + 2.0 * (g.R - 1) / g.R)
+                   : 0;
+}
+
+static void tl_net(const coll_xchg_shape *s, int radix, double *msgs,
+                   double *bytes)
+{
+    (void)radix;
+    fs_grid_net(s->nodes > 1 ? s->nodes : 1, tl_leader_bytes(s), msgs,
+                bytes);
+}
+
+static double tl_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
+                       int *radix)
+{
+    *radix = 0;
+    int P = s->procs, N = s->nodes, S = s->node_max;
+    if (N < 2 || P <= 1)
+        return HUGE_VAL; /* one node: only a detour through the leader */
+    double B = tl_leader_bytes(s);
+    coll_xchg_shape sub = tl_sub_shape(s);
+    int r = 0;
+    double t = coll_xchg_fourstage_nb.model(c, &sub, &r);
+    /* steps 1 and 3: one round each; the leader receives (sends) S - 1
+       messages and B bytes; the direct pairs of the node overlap step 1 */
+    t += 2 * (c->round + (double)(S - 1) * c->msg + c->byte * B);
+    t += (double)(S - 1) * c->msg;
+    t += c->copy * (double)s->lmax;
+    /* the outcome's agreement over all ranks */
+    t += coll_agree_cost(c, P);
+    return t;
+}
+
+static int64_t tl_staging(const coll_xchg_shape *s, int radix)
+{
+    (void)radix;
+    if (s->procs <= 1)
+        return 0;
+    coll_xchg_shape sub = tl_sub_shape(s);
+    int64_t B = (int64_t)tl_leader_bytes(s);
+    return 2 * B + coll_xchg_staging(PASSION_XCHG_FOURSTAGE_NB, 0, &sub);
+}
+
+/* ------------------------------------------------------------- streams */
+
+typedef struct tl_piece {
+    char *p;
+    int64_t n;
+} tl_piece;
+
+/* the tables of a run, carved from pl->scratch */
+typedef struct tl_tabs {
+    int64_t *hdr;   /* leader: S rows of 2 P counts; else one row */
+    tl_piece *pc;   /* P + 1 pieces of a stream */
+    int *lens;      /* P + 2 */
+    MPI_Aint *disp; /* P + 2 */
+    int64_t *sub;   /* leader: 4 N counts of the leaders' exchange */
+    void *fs;       /* leader: the four-stage's tables */
+} tl_tabs;
+
+static int64_t tl_fs_scratch(int N)
+{
+    coll_xchg_plan f;
+    memset(&f, 0, sizeof f);
+    f.P = N;
+    return N > 1 ? coll_xchg_fourstage_nb.scratch(&f) : 0;
+}
+
+static int64_t tl_layout(const coll_xchg_plan *pl, const coll_nodes *T,
+                         tl_tabs *tb, char *base)
+{
+    int P = pl->P, a = T->node, N = T->nnodes;
+    int S = T->first[a + 1] - T->first[a], lead = T->lrank == 0;
+    int64_t pos = 0;
+#define TL_TAKE(ptr, type, n)                                               \
+    do {                                                                    \
+        pos = (pos + 15) & ~(int64_t)15;                                    \
+        if (tb)                                                             \
+            (ptr) = (type *)(void *)(base + pos);                           \
+        pos += (int64_t)(n) * (int64_t)sizeof(type);                        \
+    } while (0)
+    int64_t *hdr = NULL, *sub = NULL;
+    tl_piece *pc = NULL;
+    int *lens = NULL;
+    MPI_Aint *disp = NULL;
+    char *fs = NULL;
+    TL_TAKE(hdr, int64_t, 2 * (int64_t)P * (lead ? S : 1));
+    TL_TAKE(pc, tl_piece, P + 1);
+    TL_TAKE(lens, int, P + 2);
+    TL_TAKE(disp, MPI_Aint, P + 2);
+    TL_TAKE(sub, int64_t, lead ? 4 * (int64_t)N : 0);
+    TL_TAKE(fs, char, lead ? tl_fs_scratch(N) : 0);
+#undef TL_TAKE
+    if (tb) {
+        tb->hdr = hdr;
+        tb->pc = pc;
+        tb->lens = lens;
+        tb->disp = disp;
+        tb->sub = sub;
+        tb->fs = fs;
+    }
+    return pos + 16;
+}
+
+static int64_t tl_scratch(const coll_xchg_plan *pl)
+{
+    const coll_nodes *T = coll_xchg_nodes(pl->ctx);
+    return T ? tl_layout(pl, T, NULL, NULL) : 0;
+}
+
+/*
+ * Post one logical message of n pieces (total bytes) to or from peer: the
+ * stream of the pieces cut at multiples of the chunk limit, one MPI
+ * message per part (an hindexed type over the pieces it covers). Uses
+ * coll_nparts(total) requests from req.
+ */
+static int tl_stream(const coll_xchg_plan *pl, tl_tabs *tb, int send,
+                     const tl_piece *v, int n, int64_t total, int peer,
+                     int tag, MPI_Request *req)
+{
+    int64_t chunk = coll_xchg_chunk();
+    int64_t lo = 0, part = 0;
+    int i = 0;
+    int64_t ipos = 0; /* stream position where piece i starts */
+    while (lo < total) {
+        int64_t hi = lo + chunk < total ? lo + chunk : total;
+        int k = 0;
+        /* pieces i.. overlapping [lo, hi) */
+        int j = i;
+        int64_t jpos = ipos;
+        while (j < n && jpos < hi) {
+            int64_t a = jpos > lo ? jpos : lo;
+            int64_t b = jpos + v[j].n < hi ? jpos + v[j].n : hi;
+            if (b > a) {
+                MPI_Get_address(v[j].p + (a - jpos), &tb->disp[k]);
+                tb->lens[k++] = (int)(b - a);
+            }
+            if (jpos + v[j].n <= hi) {
+                jpos += v[j].n;
+                j++;
+                i = j;
+                ipos = jpos;
+            } else {
+                break;
+            }
+        }
+        MPI_Datatype t;
+        int err = MPI_Type_create_hindexed(k, tb->lens, tb->disp, MPI_BYTE,
+                                           &t) != MPI_SUCCESS ||
+                  MPI_Type_commit(&t) != MPI_SUCCESS;
+        if (!err)
+            err = send ? coll_net_isend(pl, MPI_BOTTOM, 1, t, peer, tag,
+                                        CORE_NET_COUNTED, &req[part]) != 0
+                       : MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, pl->comm,
+                                   &req[part]) != MPI_SUCCESS;
+        if (!err)
+            MPI_Type_free(&t);
+        if (err)
+            return PASSION_EMPI;
+        part++;
+        lo = hi;
+    }
+    return PASSION_OK;
+}
+
+/* receive the parts of a message of total bytes without a place for them
+   (errors returned by our communicator: truncation is expected) */
+static void tl_drain(const coll_xchg_plan *pl, int64_t total, int peer,
+                     int tag)
+{
+    char c;
+    for (int64_t q = 0; q < coll_nparts(total); q++)
+        MPI_Recv(&c, 0, MPI_BYTE, peer, tag, pl->comm, MPI_STATUS_IGNORE);
+}
+
+/* ------------------------------------------------------------------ run */
+
+typedef struct tl_run_t {
+    coll_xchg_plan *pl;
+    const coll_nodes *T;
+    tl_tabs tb;
+    int a, S, f0, leader; /* my node, its size, first member, its leader */
+    int n;                /* requests in use in pl->req */
+} tl_run_t;
+
+/* step 1's direct pairs of the node, and the self message */
+static int tl_direct(tl_run_t *r)
+{
+    coll_xchg_plan *pl = r->pl;
+    const coll_nodes *T = r->T;
+    int rc = PASSION_OK;
+    for (int k = 0; k < r->S && !rc; k++) {
+        int j = T->members[r->f0 + k];
+        if (j == pl->me)
+            continue;
+        int64_t b = coll_rc(pl, j);
+        if (r->n + coll_nparts(b) > pl->nreq)
+            return PASSION_ENOMEM;
+        rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, j), b, j, TAG_NODE,
+                        pl->req + r->n);
+        r->n += (int)coll_nparts(b);
+    }
+    for (int k = 0; k < r->S && !rc; k++) {
+        int j = T->members[r->f0 + k];
+        if (j == pl->me)
+            continue;
+        int64_t b = coll_sc(pl, j);
+        if (r->n + coll_nparts(b) > pl->nreq)
+            return PASSION_ENOMEM;
+        rc = coll_isend(pl, pl->sbuf + coll_sd(pl, j), b, j, TAG_NODE,
+                        pl->req + r->n);
+        r->n += (int)coll_nparts(b);
+        if (b > 0) {
+            pl->st.messages++;
+            pl->st.bytes_sent += b;
+            pl->st.msgs_node++;
+            pl->st.bytes_node += b;
+        }
+    }
+    coll_copy_self(pl);
+    return rc;
+}
+
+/* a rank that is not its node's leader */
+static int tl_member(tl_run_t *r)
+{
+    coll_xchg_plan *pl = r->pl;
+    const coll_nodes *T = r->T;
+    int P = pl->P, N = T->nnodes;
+    int64_t *h = r->tb.hdr;
+    for (int j = 0; j < P; j++) {
+        h[j] = coll_sc(pl, j);
+        h[P + j] = coll_rc(pl, j);
+    }
+    int64_t up = 0, down = 0;
+    int nu = 0;
+    for (int b = 0; b < N; b++) {
+        if (b == r->a)
+            continue;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int d = T->members[q];
+            r->tb.pc[nu].p = (char *)pl->sbuf + coll_sd(pl, d);
+            r->tb.pc[nu++].n = coll_sc(pl, d);
+            up += coll_sc(pl, d);
+            down += coll_rc(pl, d);
+        }
+    }
+    if (r->n + 1 + coll_nparts(up) + coll_nparts(down) > pl->nreq)
+        return PASSION_ENOMEM;
+    if (coll_net_isend(pl, h, 2 * P, MPI_INT64_T, r->leader, TAG_HDR,
+                       CORE_NET_COUNTED, pl->req + r->n))
+        return PASSION_EMPI;
+    r->n++;
+    int rc = tl_stream(pl, &r->tb, 1, r->tb.pc, nu, up, r->leader, TAG_UP,
+                       pl->req + r->n);
+    r->n += (int)coll_nparts(up);
+    pl->st.messages++;
+    pl->st.bytes_sent += 16 * (int64_t)P + up;
+    pl->st.msgs_node++;
+    pl->st.bytes_node += 16 * (int64_t)P + up;
+    /* what the other nodes send me comes from my leader, in order of
+       (node, rank on it) */
+    int nd = 0;
+    for (int b = 0; b < N && !rc; b++) {
+        if (b == r->a)
+            continue;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int i = T->members[q];
+            r->tb.pc[nd].p = pl->rbuf + coll_rd(pl, i);
+            r->tb.pc[nd++].n = coll_rc(pl, i);
+        }
+    }
+    if (!rc)
+        rc = tl_stream(pl, &r->tb, 0, r->tb.pc, nd, down, r->leader,
+                       TAG_DOWN, pl->req + r->n);
+    r->n += (int)coll_nparts(down);
+    if (!rc)
+        rc = coll_waitall(r->n, pl->req);
+    if (r->n > 0)
+        pl->st.rounds += 2;
+    return rc;
+}
+
+/* counts of member k (local rank) of my node */
+static inline int64_t hs(const tl_run_t *r, int k, int d)
+{
+    return r->tb.hdr[(int64_t)k * 2 * r->pl->P + d];
+}
+static inline int64_t hr(const tl_run_t *r, int k, int i)
+{
+    return r->tb.hdr[(int64_t)k * 2 * r->pl->P + r->pl->P + i];
+}
+
+static int tl_leader(tl_run_t *r)
+{
+    coll_xchg_plan *pl = r->pl;
+    passion_ctx *ctx = pl->ctx;
+    const coll_nodes *T = r->T;
+    int P = pl->P, N = T->nnodes, S = r->S, a = r->a;
+    int rc = PASSION_OK, fail = 0;
+    int64_t *h = r->tb.hdr;
+    for (int j = 0; j < P; j++) {
+        h[j] = coll_sc(pl, j);
+        h[P + j] = coll_rc(pl, j);
+    }
+    /* the counts of my ranks */
+    if (r->n + S - 1 > pl->nreq)
+        return PASSION_ENOMEM;
+    int h0 = r->n;
+    for (int k = 1; k < S && !rc; k++)
+        if (MPI_Irecv(h + (int64_t)k * 2 * P, 2 * P, MPI_INT64_T,
+                      T->members[r->f0 + k], TAG_HDR, pl->comm,
+                      pl->req + r->n++) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    if (!rc)
+        rc = coll_waitall(r->n - h0, pl->req + h0);
+    r->n = h0;
+    if (rc)
+        return core_err(ctx, rc, "twolevel: receiving counts");
+    /* the blocks: out[b] (to node b) and in[b] (from node b); sub holds
+       their counts and displacements for the leaders' exchange */
+    int64_t *osc = r->tb.sub, *osd = osc + N, *irc = osd + N, *ird = irc + N;
+    int64_t OUT = 0, IN = 0;
+    for (int b = 0; b < N; b++) {
+        osc[b] = irc[b] = 0;
+        if (b == a)
+            continue;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int j = T->members[q];
+            for (int k = 0; k < S; k++) {
+                osc[b] += hs(r, k, j);
+                irc[b] += hr(r, k, j);
+            }
+        }
+        osd[b] = OUT;
+        ird[b] = IN;
+        OUT += osc[b];
+        IN += irc[b];
+    }
+    osd[a] = OUT;
+    ird[a] = IN;
+    /* up[k] and down[k]: the logical messages of member k */
+    int64_t nup = 0;
+    for (int k = 1; k < S; k++) {
+        int64_t up = 0, down = 0;
+        for (int b = 0; b < N; b++)
+            if (b != a)
+                for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                    up += hs(r, k, T->members[q]);
+                    down += hr(r, k, T->members[q]);
+                }
+        nup += coll_nparts(up) + coll_nparts(down);
+    }
+    char *buf = coll_stage_alloc(pl, OUT + IN, OUT + IN);
+    MPI_Request *rq =
+        nup > 0 ? core_malloc(ctx, (size_t)nup * sizeof *rq) : NULL;
+    if ((OUT + IN > 0 && !buf) || (nup > 0 && !rq)) {
+        fail = 1;
+        rc = core_err(ctx, PASSION_ENOMEM,
+                      "twolevel: %lld bytes of node blocks (%lld left of "
+                      "the budget)",
+                      (long long)(OUT + IN),
+                      (long long)(pl->limit - pl->stage_now));
+    }
+    char *ob = buf, *ib = buf ? buf + OUT : NULL;
+    int nq = 0;
+    /* step 2: every rank's data for other nodes into the blocks; the
+       segment of (member k, node b) starts after those of members < k */
+    for (int k = 0; k < S; k++) {
+        int np = 0;
+        int64_t up = 0;
+        for (int b = 0; b < N; b++) {
+            if (b == a)
+                continue;
+            int64_t seg = 0, len = 0;
+            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                int d = T->members[q];
+                for (int k2 = 0; k2 < k; k2++)
+                    seg += hs(r, k2, d);
+                len += hs(r, k, d);
+            }
+            if (!fail) {
+                r->tb.pc[np].p = ob + osd[b] + seg;
+                r->tb.pc[np++].n = len;
+            }
+            up += len;
+        }
+        if (k == 0) {
+            /* my own, copied from the send buffer */
+            if (!fail)
+                for (int b = 0, i = 0; b < N; b++) {
+                    if (b == a)
+                        continue;
+                    char *p = r->tb.pc[i++].p;
+                    for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                        int d = T->members[q];
+                        int64_t n = coll_sc(pl, d);
+                        if (n > 0)
+                            memcpy(p, pl->sbuf + coll_sd(pl, d), (size_t)n);
+                        p += n;
+                    }
+                }
+            continue;
+        }
+        int src = T->members[r->f0 + k];
+        if (fail) {
+            tl_drain(pl, up, src, TAG_UP);
+        } else {
+            int e = tl_stream(pl, &r->tb, 0, r->tb.pc, np, up, src, TAG_UP,
+                              rq + nq);
+            if (e && !rc)
+                rc = core_err(ctx, e, "twolevel: receiving from rank %d",
+                              src);
+            nq += (int)coll_nparts(up);
+        }
+    }
+    if (nq > 0) {
+        int e = coll_waitall(nq, rq);
+        if (e && !rc)
+            rc = core_err(ctx, e, "twolevel: receiving the node's data");
+    }
+    nq = 0;
+    pl->st.rounds++;
+    /* the leaders' exchange: four-stage on the leaders' communicator,
+       with its staging within what is left of this call's budget */
+    if (N > 1) {
+        coll_xchg_plan sub;
+        memset(&sub, 0, sizeof sub);
+        sub.ctx = ctx;
+        sub.comm = T->leaders;
+        sub.P = N;
+        sub.me = a;
+        sub.block = -1;
+        sub.costs = pl->costs;
+        sub.scratch = r->tb.fs;
+        sub.req = NULL;
+        sub.nreq = 0;
+        sub.ranks = T->leader_rank;
+        sub.limit = pl->limit - pl->stage_now;
+        sub.base = ctx->staging_now;
+        if (fail) /* empty blocks: the four-stage drains what comes */
+            for (int b = 0; b < N; b++)
+                osc[b] = osd[b] = irc[b] = ird[b] = 0;
+        sub.sbuf = ob;
+        sub.rbuf = ib;
+        sub.sc = osc;
+        sub.sd = osd;
+        sub.rc = irc;
+        sub.rd = ird;
+        int e = coll_xchg_fourstage_nb.run(&sub);
+        pl->st.messages += sub.st.messages;
+        pl->st.bytes_sent += sub.st.bytes_sent;
+        pl->st.msgs_net += sub.st.messages;
+        pl->st.bytes_net += sub.st.bytes_sent;
+        pl->st.rounds += sub.st.rounds;
+        if (pl->stage_now + sub.st.peak_staging > pl->st.peak_staging)
+            pl->st.peak_staging = pl->stage_now + sub.st.peak_staging;
+        if (pl->payload_now + sub.st.peak_payload > pl->st.peak_payload)
+            pl->st.peak_payload = pl->payload_now + sub.st.peak_payload;
+        if (sub.limit_hit)
+            pl->limit_hit = 1;
+        if (e && !rc)
+            rc = e;
+        if (e)
+            fail = 1; /* what arrived is incomplete; still send */
+    }
+    /* step 3: to every rank of the node what the other nodes sent it.
+       In block b (from node b) the data of (source i of b, my member k)
+       sits after i's earlier destinations and the sources before i. */
+    for (int k = 0; k < S; k++) {
+        int np = 0;
+        int64_t down = 0;
+        for (int b = 0; b < N; b++) {
+            if (b == a)
+                continue;
+            int64_t pos = 0;
+            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                int i = T->members[q];
+                int64_t before = 0;
+                for (int k2 = 0; k2 < k; k2++)
+                    before += hr(r, k2, i);
+                int64_t len = hr(r, k, i);
+                if (k == 0) {
+                    if (len > 0 && ib && !fail)
+                        memcpy(pl->rbuf + coll_rd(pl, i),
+                               ib + ird[b] + pos + before, (size_t)len);
+                } else if (ib) {
+                    r->tb.pc[np].p = ib + ird[b] + pos + before;
+                    r->tb.pc[np++].n = len;
+                }
+                down += len;
+                for (int k2 = 0; k2 < S; k2++)
+                    pos += hr(r, k2, i);
+            }
+        }
+        if (k == 0)
+            continue;
+        int dst = T->members[r->f0 + k];
+        if (!ib || !rq) {
+            /* no data to send: as many empty parts as the rank expects */
+            char c = 0;
+            for (int64_t q = 0; q < coll_nparts(down); q++) {
+                MPI_Request one;
+                if (!coll_net_isend(pl, &c, 0, MPI_BYTE, dst, TAG_DOWN,
+                                    CORE_NET_COUNTED, &one))
+                    coll_waitall(1, &one);
+            }
+        } else {
+            int e = tl_stream(pl, &r->tb, 1, r->tb.pc, np, down, dst,
+                              TAG_DOWN, rq + nq);
+            if (e && !rc)
+                rc = core_err(ctx, e, "twolevel: sending to rank %d", dst);
+            nq += (int)coll_nparts(down);
+        }
+        if (down > 0) {
+            pl->st.messages++;
+            pl->st.bytes_sent += down;
+            pl->st.msgs_node++;
+            pl->st.bytes_node += down;
+        }
+    }
+    int e = coll_waitall(nq, rq);
+    if (e && !rc)
+        rc = core_err(ctx, e, "twolevel: sending the node's data");
+    e = coll_waitall(r->n, pl->req);
+    if (e && !rc)
+        rc = core_err(ctx, e, "twolevel: messages within the node");
+    pl->st.rounds++;
+    coll_stage_free(pl, buf, OUT + IN, OUT + IN);
+    core_free(ctx, rq);
+    return rc;
+}
+
+static int tl_exchange(coll_xchg_plan *pl)
+{
+    tl_run_t r;
+    memset(&r, 0, sizeof r);
+    r.pl = pl;
+    r.T = coll_xchg_nodes(pl->ctx);
+    if (!r.T || !pl->scratch)
+        return core_err(pl->ctx, PASSION_EINVAL, "twolevel: no node table");
+    r.a = r.T->node;
+    r.f0 = r.T->first[r.a];
+    r.S = r.T->first[r.a + 1] - r.f0;
+    r.leader = r.T->members[r.f0];
+    tl_layout(pl, r.T, &r.tb, pl->scratch);
+    int rc = tl_direct(&r);
+    if (rc) {
+        /* the pool is sized for this (2 P requests and more): an MPI
+           failure, after which nothing can be kept going */
+        coll_waitall(r.n, pl->req);
+        return core_err(pl->ctx, rc, "twolevel: messages within the node");
+    }
+    if (r.T->lrank != 0) {
+        rc = tl_member(&r);
+        return rc ? core_err(pl->ctx, rc, "twolevel: exchange failed") : rc;
+    }
+    return tl_leader(&r);
+}
+
+const coll_xchg_ops coll_xchg_twolevel = {
+    .name = "twolevel",
+    .id = PASSION_XCHG_TWOLEVEL,
+    .regular_only = 0,
+    .agree_after = 1,
+    .model = tl_model,
+    .staging = tl_staging,
+    .scratch = tl_scratch,
+    .net = tl_net,
+    .run = tl_exchange,
+};

@@ -1,0 +1,368 @@
+/*
+ * test_twolevel.c - the two-level exchange (collective/exchange/
+ * xchg_twolevel.c, issue 13): on every split of the ranks into 1-4
+ * virtual nodes, random all-to-all(v) patterns (zeros, gaps between
+ * blocks, one large message, messages split at a lowered chunk limit)
+ * against MPI_Alltoallv; only node leaders send between nodes, and the
+ * messages between nodes are the four-stage's for nnodes ranks (counted
+ * from its schedules); the bytes within and between nodes add up; a
+ * budget that needs steps, a budget nothing fits (ENOMEM on every rank),
+ * a failed allocation on a leader (same outcome everywhere, the next call
+ * works); the model's choice with a slow network between nodes.
+ */
+#include "../collective/exchange/exchange.h"
+#include "harness.h"
+
+static int P, me;
+
+static unsigned char pattern(int src, int dst, int64_t k, uint64_t seed)
+{
+    return (unsigned char)(src * 131 + dst * 31 + k * 7 + (int64_t)seed);
+}
+
+static int suite_init(void)
+{
+    P = th_size;
+    me = th_rank;
+    return 0;
+}
+
+static int suite_clean(void)
+{
+    return 0;
+}
+
+/* A context whose ranks form virtual nodes of k consecutive ranks. */
+static passion_ctx *ctx_nodes(int k, const char *more)
+{
+    passion_ctx *c = NULL;
+    int rc = th_init(&c, "virtual_node_ranks=%d%s%s", k, more ? "," : "",
+                     more ? more : "");
+    TH_CHECK(rc == 0, "passion_init with nodes of %d: %d", k, rc);
+    /* the node table is made by the first exchange: make it now */
+    if (c)
+        coll_xchg_comm(c);
+    return c;
+}
+
+static void ctx_done(passion_ctx *c)
+{
+    if (c)
+        passion_finalize(c);
+}
+
+/* bytes from i to j, the same on every rank */
+static int64_t *matrix(uint64_t seed, int64_t maxb, int zero_pct)
+{
+    int64_t *m = malloc((size_t)P * (size_t)P * sizeof *m);
+    uint64_t s = seed;
+    for (int i = 0; i < P * P; i++)
+        m[i] = th_range(&s, 0, 99) < zero_pct ? 0 : th_range(&s, 0, maxb);
+    return m;
+}
+
+/* Exchange m with alg through coll_exchange (budget 0: the context's) and
+   through MPI_Alltoallv, gaps included; 1 when equal and rc 0. */
+static int run_m(passion_ctx *c, const int64_t *m, int alg, int64_t budget,
+                 uint64_t seed, coll_xchg_stats *st, int *code, int quiet)
+{
+    int64_t *sc = calloc(4 * (size_t)P, sizeof *sc), *sd = sc + P,
+            *rc = sd + P, *rd = rc + P;
+    int *isc = calloc(4 * (size_t)P, sizeof *isc), *isd = isc + P,
+        *irc = isd + P, *ird = irc + P;
+    int64_t spos = 0, rpos = 0;
+    uint64_t s = seed ^ (uint64_t)me * 977;
+    for (int j = 0; j < P; j++) {
+        sc[j] = m[me * P + j];
+        rc[j] = m[j * P + me];
+        sd[j] = spos + th_range(&s, 0, 2);
+        rd[j] = rpos + th_range(&s, 0, 2);
+        spos = sd[j] + sc[j];
+        rpos = rd[j] + rc[j];
+        isc[j] = (int)sc[j];
+        isd[j] = (int)sd[j];
+        irc[j] = (int)rc[j];
+        ird[j] = (int)rd[j];
+    }
+    unsigned char *sb = malloc((size_t)spos + 1),
+                  *rb = malloc((size_t)rpos + 1),
+                  *ref = malloc((size_t)rpos + 1);
+    memset(sb, 0x5a, (size_t)spos + 1);
+    for (int j = 0; j < P; j++)
+        for (int64_t k = 0; k < sc[j]; k++)
+            sb[sd[j] + k] = pattern(me, j, k, seed);
+    memset(rb, 0xab, (size_t)rpos + 1);
+    memset(ref, 0xab, (size_t)rpos + 1);
+    MPI_Alltoallv(sb, isc, isd, MPI_BYTE, ref, irc, ird, MPI_BYTE,
+                  MPI_COMM_WORLD);
+    coll_xchg_args a;
+    memset(&a, 0, sizeof a);
+    a.sendbuf = sb;
+    a.recvbuf = rb;
+    a.block = -1;
+    a.sendcounts = sc;
+    a.sdispls = sd;
+    a.recvcounts = rc;
+    a.rdispls = rd;
+    a.alg = alg;
+    a.budget = budget;
+    a.stats = st;
+    passion_counters_reset(c);
+    int r = coll_exchange(c, &a);
+    if (code)
+        *code = r;
+    int ok = r == 0 && memcmp(rb, ref, (size_t)rpos + 1) == 0;
+    if (!ok && !quiet)
+        fprintf(stderr, "[rank %d] %s: rc %d (%s), data %s\n", me,
+                coll_xchg_name(alg), r, passion_ctx_errdetail(c),
+                memcmp(rb, ref, (size_t)rpos + 1) ? "differs" : "equal");
+    free(sb);
+    free(rb);
+    free(ref);
+    free(sc);
+    free(isc);
+    return ok;
+}
+
+/* node sizes k giving 1..4 nodes on P ranks (distinct) */
+static int splits(int *ks)
+{
+    int n = 0;
+    for (int nn = 1; nn <= 4 && nn <= P; nn++) {
+        int k = (P + nn - 1) / nn;
+        if (n == 0 || ks[n - 1] != k)
+            ks[n++] = k;
+    }
+    return n;
+}
+
+/* messages the four-stage sends over its four stages on n ranks, all
+   ranks together: 2 x (row sends) + 2 x (column sends), from its
+   schedules (every message is sent, empty or not) */
+static int64_t fourstage_messages(int n)
+{
+    if (n <= 1)
+        return 0;
+    coll_grid g = coll_grid_make(n);
+    coll_step *st = malloc(sizeof *st * 2 * (size_t)g.C);
+    int *work = malloc(sizeof *work * 2 * (size_t)g.C);
+    int64_t total = 0;
+    for (int v = 0; v < n; v++) {
+        int T = coll_row_schedule(&g, v, st, work);
+        for (int t = 0; t < T; t++)
+            if (st[t].to >= 0 && st[t].to != v)
+                total += 2;
+        int y = v % g.C;
+        int col = (g.r == 0 || y < g.r) ? g.R : g.R - 1;
+        total += 2 * (col - 1);
+    }
+    free(st);
+    free(work);
+    return total;
+}
+
+static void test_random_patterns(void)
+{
+    int ks[4], ns = splits(ks);
+    for (int si = 0; si < ns; si++) {
+        passion_ctx *c = ctx_nodes(ks[si], NULL);
+        if (!c)
+            continue;
+        const coll_nodes *T = coll_xchg_nodes(c);
+        int N = (P + ks[si] - 1) / ks[si];
+        TH_CHECK(T && T->nnodes == N && T->node == me / ks[si] &&
+                     T->lrank == me % ks[si],
+                 "node table for nodes of %d: %d nodes, node %d rank %d",
+                 ks[si], T ? T->nnodes : -1, T ? T->node : -1,
+                 T ? T->lrank : -1);
+        for (int t = 0; t < 3; t++) {
+            th_case_seed = th_seed + 1000 * (uint64_t)ks[si] + (uint64_t)t;
+            int64_t *m = matrix(th_case_seed, t == 2 ? 3 : 300,
+                                t == 1 ? 60 : 20);
+            if (t == 2)
+                m[(P - 1) * P] = 70000; /* one large among tiny */
+            coll_xchg_stats st;
+            memset(&st, 0, sizeof st);
+            int ok = run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed, &st,
+                           NULL, 0);
+            TH_CHECK(th_all(ok), "twolevel P=%d nodes of %d pattern %d", P,
+                     ks[si], t);
+            TH_CHECK(st.alg == PASSION_XCHG_TWOLEVEL, "ran %d", st.alg);
+            /* only leaders send between nodes; all together the
+               four-stage's messages for N ranks */
+            TH_CHECK(me % ks[si] == 0 || st.msgs_net == 0,
+                     "rank %d (not a leader) sent %lld between nodes", me,
+                     (long long)st.msgs_net);
+            passion_counters cn;
+            passion_counters_get(c, &cn);
+            int64_t v[5] = {st.msgs_net, st.bytes_net, st.msgs_node, 0,
+                            (int64_t)cn.messages_inter_node},
+                    sum[5];
+            /* payload that leaves a node, and that stays */
+            int64_t off = 0;
+            for (int i = 0; i < P; i++)
+                for (int j = 0; j < P; j++)
+                    if (i / ks[si] != j / ks[si])
+                        off += m[i * P + j];
+            v[3] = st.bytes_net;
+            MPI_Allreduce(v, sum, 5, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+            TH_CHECK(sum[4] == sum[0],
+                     "context counters: %lld messages between nodes, the "
+                     "exchange's %lld",
+                     (long long)sum[4], (long long)sum[0]);
+            TH_CHECK(sum[0] == fourstage_messages(N),
+                     "P=%d N=%d: %lld messages between nodes, four-stage on "
+                     "%d ranks sends %lld",
+                     P, N, (long long)sum[0], N,
+                     (long long)fourstage_messages(N));
+            TH_CHECK(N == 1 ? sum[1] == 0 : sum[1] >= off,
+                     "P=%d N=%d: %lld bytes between nodes < %lld payload", P,
+                     N, (long long)sum[1], (long long)off);
+            TH_CHECK(st.messages == st.msgs_node + st.msgs_net &&
+                         st.bytes_sent == st.bytes_node + st.bytes_net,
+                     "split counters do not add up");
+            free(m);
+        }
+        /* the flat a1 exchange on the same split: its messages between
+           nodes (every nonzero pair on different nodes) exceed the
+           leaders' once the nodes hold several ranks */
+        ctx_done(c);
+    }
+}
+
+static void test_chunked(void)
+{
+    int ks[4], ns = splits(ks);
+    coll_xchg_set_chunk(64);
+    for (int si = 0; si < ns; si++) {
+        passion_ctx *c = ctx_nodes(ks[si], NULL);
+        if (!c)
+            continue;
+        th_case_seed = th_seed + 5000 + (uint64_t)ks[si];
+        int64_t *m = matrix(th_case_seed, 500, 10);
+        TH_CHECK(th_all(run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed,
+                              NULL, NULL, 0)),
+                 "twolevel, chunks of 64, nodes of %d", ks[si]);
+        free(m);
+        ctx_done(c);
+    }
+    coll_xchg_set_chunk(0);
+}
+
+static void test_budget(void)
+{
+    if (P < 2)
+        return;
+    int k = (P + 1) / 2; /* two nodes */
+    passion_ctx *c = ctx_nodes(k, NULL);
+    if (!c)
+        return;
+    th_case_seed = th_seed + 7000;
+    int64_t *m = matrix(th_case_seed, 20000 / P, 0);
+    /* a budget the leaders' blocks do not fit at once: steps */
+    coll_xchg_stats st;
+    memset(&st, 0, sizeof st);
+    int code = 0;
+    int64_t budget = 16 << 10;
+    int ok = run_m(c, m, PASSION_XCHG_TWOLEVEL, budget, th_case_seed, &st,
+                   &code, 0);
+    TH_CHECK(th_all(ok), "twolevel in %lld bytes: rc %d", (long long)budget,
+             code);
+    TH_CHECK(st.peak_staging <= budget, "peak staging %lld > budget %lld",
+             (long long)st.peak_staging, (long long)budget);
+    int64_t steps = st.steps, maxsteps;
+    MPI_Allreduce(&steps, &maxsteps, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    TH_CHECK(maxsteps > 1, "16 KiB needed no steps (%lld)",
+             (long long)maxsteps);
+    /* a budget nothing fits: ENOMEM everywhere, with the reason */
+    ok = run_m(c, m, PASSION_XCHG_TWOLEVEL, 64, th_case_seed, &st, &code, 1);
+    TH_CHECK(th_all(code == PASSION_ENOMEM), "twolevel in 64 bytes: rc %d",
+             code);
+    TH_CHECK(strstr(passion_ctx_errdetail(c), "budget") != NULL,
+             "detail: %s", passion_ctx_errdetail(c));
+    /* and the next call works */
+    TH_CHECK(th_all(run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed, NULL,
+                          NULL, 0)),
+             "twolevel after ENOMEM");
+    free(m);
+    ctx_done(c);
+}
+
+static void test_fault(void)
+{
+    /* the Nth allocation of the call fails on rank 0 (a leader): every
+       rank returns the same code, nobody hangs, the next call works */
+    if (P != 2 && P != 3 && P != 5)
+        return; /* a few rank counts: every N is a whole exchange */
+    int k = P >= 4 ? 2 : 1;
+    passion_ctx *c = ctx_nodes(k, NULL);
+    if (!c)
+        return;
+    th_case_seed = th_seed + 8000;
+    int64_t *m = matrix(th_case_seed, 60, 0);
+    int fired = 1;
+    for (int64_t nth = 1; fired && nth <= 100; nth++) {
+        core_fault_arm(c, nth, 0, 0);
+        int code = 0;
+        run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed, NULL, &code, 1);
+        int mine = me == 0 && c->fault_allocs >= nth;
+        core_fault_arm(c, 0, 0, -1);
+        int v[3] = {code, -code, mine}, mx[3];
+        MPI_Allreduce(v, mx, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        fired = mx[2];
+        TH_CHECK(mx[0] == -mx[1], "fault %lld: ranks return %d and %d",
+                 (long long)nth, mx[0], -mx[1]);
+        TH_CHECK(th_all(run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed,
+                              NULL, NULL, 0)),
+                 "twolevel after fault %lld", (long long)nth);
+    }
+    TH_CHECK(!fired, "faults still firing after 100");
+    free(m);
+    ctx_done(c);
+}
+
+static void test_model(void)
+{
+    /* an alltoallv of 64 ranks on 8 nodes, about 64 bytes per pair:
+       with a slow network between nodes (20 us a message) the two-level
+       exchange wins; with none, a flat one does */
+    coll_xchg_shape s = coll_shape_regular(64, 64);
+    s.block = -1;
+    s.nodes = 8;
+    s.node_max = 8;
+    coll_xchg_costs fast = {1e-6, 1e-6, 1e-10, 1e-11, COLL_COSTS_OPTIONS,
+                            0, 0};
+    coll_xchg_costs slow = fast;
+    slow.net_msg = 20e-6;
+    slow.net_byte = 1e-9;
+    coll_xchg_choice a = coll_xchg_choose(&fast, &s, 1);
+    coll_xchg_choice b = coll_xchg_choose(&slow, &s, 1);
+    TH_CHECK(a.alg != PASSION_XCHG_TWOLEVEL, "no network: chose %s",
+             coll_xchg_name(a.alg));
+    TH_CHECK(b.alg == PASSION_XCHG_TWOLEVEL, "slow network: chose %s",
+             coll_xchg_name(b.alg));
+    /* one node: never */
+    s.nodes = 1;
+    s.node_max = 64;
+    b = coll_xchg_choose(&slow, &s, 1);
+    TH_CHECK(b.alg != PASSION_XCHG_TWOLEVEL, "one node: chose twolevel");
+}
+
+static CU_TestInfo tests[] = {
+    {"random patterns on 1-4 nodes, counts", test_random_patterns},
+    {"messages split at the chunk limit", test_chunked},
+    {"budget: steps and ENOMEM", test_budget},
+    {"failed allocation on a leader", test_fault},
+    {"model: slow network between nodes", test_model},
+    CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+    {"twolevel", suite_init, suite_clean, NULL, NULL, tests},
+    CU_SUITE_INFO_NULL,
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, suites);
+}
