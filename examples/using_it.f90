@@ -41,6 +41,7 @@ program using_it        ! mpifort $(pkg-config --cflags --libs passion-fortran)
   bad = count(back /= [(i + 1000.0_real64 * (me + 1), i = 2, n1, 3)])
   print '(a,i0,a,i0,a,i0,a)', 'rank ', me, ': read ', size(back), &
        ' elements, ', bad, ' wrong'
+  deallocate(mine, back)
 
   call ok(passion_file_close(f))                   ! children before parents
   call ok(passion_array_free(a))
