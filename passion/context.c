@@ -95,11 +95,12 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     if (!rc && !(ctx->node_of = core_malloc(NULL, (size_t)size * sizeof(int))))
         rc = core_err(ctx, PASSION_ENOMEM, "the node table of %d ranks",
                       size);
-    /* the options that shape the nodes, the simulated network and the
-       two-phase method's aggregators and file domains must be the same
-       everywhere (agreed with the outcome, one reduction) */
+    /* the options that shape the nodes, the simulated network, the
+       exchange algorithm and the two-phase method's aggregators and file
+       domains must be the same everywhere (agreed with the outcome, one
+       reduction) */
     struct {
-        int k, cb_nodes, cb_per_node;
+        int k, cb_nodes, cb_per_node, exchange;
         double lat, byte;
         int64_t stripe;
         char cb_ranks[CORE_CB_RANKS_MAX];
@@ -110,11 +111,14 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     same.byte = ctx->opt.sim_net_byte_ns;
     same.cb_nodes = ctx->opt.cb_nodes;
     same.cb_per_node = ctx->opt.cb_per_node;
+    /* the exchange's agreement takes its path by this option (issue 13:
+       by nodes for a fixed node-aware algorithm) without asking */
+    same.exchange = ctx->opt.exchange;
     same.stripe = ctx->opt.stripe_size;
     memcpy(same.cb_ranks, ctx->opt.cb_ranks, sizeof same.cb_ranks);
     rc = core_same(ctx, rc, &same, sizeof same,
-                   "virtual_node_ranks, sim_net_*, cb_* or stripe_size "
-                   "options");
+                   "virtual_node_ranks, sim_net_*, cb_*, stripe_size or "
+                   "exchange options");
     if (!rc)
         rc = core_agree(ctx, core_nodes_init(ctx));
     if (rc) {

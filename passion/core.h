@@ -102,6 +102,9 @@ struct passion_ctx {
     int rank, size;
     core_options opt;
     passion_counters cnt;
+    /* messages between nodes charged by the simulated network but not in
+       cnt (agreements: the exchange's headers); for the tests */
+    uint64_t net_uncounted_inter;
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
     struct core_tmp_pool *tmp;     /* small temporary arrays kept too */

@@ -205,6 +205,8 @@ void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes, int flags)
             ctx->cnt.bytes_intra_node += (uint64_t)bytes;
         }
     }
+    else if (inter)
+        ctx->net_uncounted_inter++;
     if (inter) {
         double s = core_net_cost(ctx, bytes);
         if (s > 0)

@@ -249,6 +249,73 @@ static void test_simnet(void)
         counts_for(3, 500);
 }
 
+/* The exchange's argument agreement by nodes (issue 13): with a fixed
+   node-aware algorithm as the context's option on several nodes, the
+   headers fold within each node and only the leaders exchange them, one
+   message to every other leader (the flat round sent P - node_size from
+   every rank); the result is the same. */
+static void test_agree_nodes(void)
+{
+    for (int k = 1; k <= P; k++) {
+        passion_ctx *c = NULL;
+        int rc = th_init(&c, "virtual_node_ranks=%d,exchange=twolevel,"
+                         "sim_net_latency_us=20,msg_alpha=1e-5,"
+                         "msg_beta=1e-9", k);
+        TH_CHECK(rc == 0, "init k=%d: %d", k, rc);
+        if (rc)
+            continue;
+        const int nn = c->nnodes, ns = c->node_size, lead = !c->node_rank;
+        passion_counters cnt;
+        coll_xchg_stats st;
+        double s;
+        uint64_t before = c->net_uncounted_inter;
+        xchg(c, PASSION_XCHG_DEFAULT, 24, &cnt, &st, &s);
+        uint64_t hdr = c->net_uncounted_inter - before;
+        /* by nodes where some node has two ranks or more: nn - 1 from a
+           leader, none from the others; else the flat round */
+        uint64_t want = nn > 1 && nn < P ? (lead ? (uint64_t)(nn - 1) : 0)
+                                         : (uint64_t)(P - ns);
+        TH_CHECK(hdr == want && st.alg == PASSION_XCHG_TWOLEVEL,
+                 "k=%d (%d nodes, node rank %d): %llu header messages "
+                 "between nodes, want %llu; ran %s", k, nn, c->node_rank,
+                 (unsigned long long)hdr, (unsigned long long)want,
+                 coll_xchg_name(st.alg));
+        /* irregular counts (alltoallv) too: one rank sends nothing */
+        size_t n = (size_t)P * 40;
+        unsigned char *sb = calloc(n + 1, 1), *rb = calloc(n + 1, 1),
+                      *ref = calloc(n + 1, 1);
+        int64_t sc[64], sd[64], rcn[64], rd[64];
+        int sci[64], sdi[64], rci[64], rdi[64];
+        for (int j = 0; j < P && P <= 64; j++) {
+            sc[j] = me == 0 ? 0 : (me + j) % 5 * 8;
+            rcn[j] = j == 0 ? 0 : (j + me) % 5 * 8;
+            sd[j] = rd[j] = (int64_t)j * 40;
+            sci[j] = (int)sc[j], sdi[j] = (int)sd[j];
+            rci[j] = (int)rcn[j], rdi[j] = (int)rd[j];
+        }
+        for (size_t i = 0; i < n; i++)
+            sb[i] = (unsigned char)(me * 29 + (int)i);
+        MPI_Alltoallv(sb, sci, sdi, MPI_BYTE, ref, rci, rdi, MPI_BYTE,
+                      MPI_COMM_WORLD);
+        rc = passion_alltoallv(c, sb, sc, sd, rb, rcn, rd, MPI_BYTE,
+                               PASSION_XCHG_DEFAULT, 0);
+        TH_CHECK(rc == 0 && !memcmp(rb, ref, n + 1),
+                 "k=%d alltoallv: rc %d (%s)", k, rc,
+                 passion_ctx_errdetail(c));
+        free(sb);
+        free(rb);
+        free(ref);
+        passion_finalize(c);
+    }
+    /* the option must be the same on every rank (agreed at init) */
+    if (P > 1) {
+        passion_ctx *c = NULL;
+        int rc = th_init(&c, "exchange=%s", me == 0 ? "twolevel" : "a1");
+        TH_CHECK(rc == PASSION_EMISMATCH && c == NULL,
+                 "exchange differs: %d", rc);
+    }
+}
+
 /* ------------------------------------------------------ aggregators */
 
 /* coll_aggregators on a fake context of P ranks in nodes node_of[]:
@@ -546,6 +613,7 @@ static CU_TestInfo nodes_tests[] = {
 static CU_TestInfo net_tests[] = {
     {"within / between node counts by hand", test_counts},
     {"simulated network", test_simnet},
+    {"exchange agreement by nodes", test_agree_nodes},
     CU_TEST_INFO_NULL};
 
 static CU_TestInfo aggr_tests[] = {

@@ -252,6 +252,55 @@ static int agree_flag(coll_xchg_plan *pl, int rc)
 }
 
 /*
+ * The agreement by nodes (issue 13): the headers fold within each node
+ * (node_comm), the node leaders exchange their nodes' folds (one message
+ * to every other leader, each charged by the simulated network like any
+ * message between nodes), and every leader gives the result to its node:
+ * nnodes - 1 messages between nodes per leader instead of the flat
+ * round's P - node_size per rank. Sums and maxima fold alike in any
+ * order, so every rank ends with the same header as the flat round's.
+ * Taken only where every rank takes it without asking (call_agree).
+ */
+#define TAG_HDR_NODES (COLL_TAG + 14)
+static int agree_nodes(coll_xchg_plan *pl, int64_t *v, int n, int nsum)
+{
+    passion_ctx *ctx = pl->ctx;
+    int rc = coll_allreduce(ctx->node_comm, v, n, nsum);
+    if (!rc && ctx->leader_comm != MPI_COMM_NULL) {
+        const int N = ctx->nnodes, me = ctx->node_id;
+        int64_t mine[V_N], in[COLL_A2A_MAX][V_N];
+        MPI_Request q[2 * COLL_A2A_MAX];
+        int k = 0;
+        memcpy(mine, v, (size_t)n * sizeof *v);
+        for (int j = 0; j < N && !rc; j++)
+            if (j != me && MPI_Irecv(in[j], n, MPI_INT64_T, j, TAG_HDR_NODES,
+                                     ctx->leader_comm, &q[k++]) !=
+                               MPI_SUCCESS)
+                rc = PASSION_EMPI;
+        for (int j = 0, r = 0; j < N && !rc; j++) {
+            /* leader of node j: its lowest rank (ranks of ctx->comm) */
+            while (r < ctx->size && core_node_of(ctx, r) != j)
+                r++;
+            if (j == me)
+                continue;
+            core_net_charge(ctx, r, (int64_t)n * 8, 0);
+            if (MPI_Isend(mine, n, MPI_INT64_T, j, TAG_HDR_NODES,
+                          ctx->leader_comm, &q[k++]) != MPI_SUCCESS)
+                rc = PASSION_EMPI;
+        }
+        int wrc = coll_waitall(k, q);
+        rc = rc ? rc : wrc;
+        for (int j = 0; j < N && !rc; j++)
+            if (j != me)
+                fold(v, in[j], n, nsum);
+    }
+    if (!rc && MPI_Bcast(v, n, MPI_INT64_T, 0, ctx->node_comm) !=
+                   MPI_SUCCESS)
+        rc = PASSION_EMPI;
+    return rc;
+}
+
+/*
  * The round of headers for a rank that could not allocate its round: it
  * still sends its header to every rank and receives theirs (a round on
  * the stack, used only here, so that the usual path keeps its stack
@@ -592,7 +641,21 @@ static int call_agree(xchg_call *c, int rc, int *done)
     v[V_NGRES] = -pl->reserved_bytes;
     int arc;
     *done = 1;
-    if (P > 1 && P <= COLL_A2A_MAX) {
+    /* by nodes (agree_nodes) when the ranks sit on several nodes, some
+       with more than one rank, and the algorithm is the context's option
+       (agreed equal at passion_init, so every rank takes this path
+       alike), fixed, and sends nothing with the headers */
+    const coll_xchg_ops *opt_ops =
+        c->from_option && c->alg != PASSION_XCHG_AUTO
+            ? coll_xchg_ops_get(c->alg)
+            : NULL;
+    const int by_nodes = P > 1 && P <= COLL_A2A_MAX && opt_ops &&
+                         !opt_ops->hdr_sends && !opt_ops->regular_only &&
+                         c->ctx->nnodes > 1 && c->ctx->nnodes < P &&
+                         pl->P == c->ctx->size;
+    if (by_nodes) {
+        arc = agree_nodes(pl, v, V_N, V_NSUM);
+    } else if (P > 1 && P <= COLL_A2A_MAX) {
         c->x = core_tmp_alloc(c->ctx, sizeof *c->x, 1);
         if (c->x)
             memset(c->x, 0, sizeof *c->x);
