@@ -29,6 +29,7 @@ program test_f_comm
   call t_filetype()
   call t_multicast()
   call t_part()
+  call t_last()
   call check_rc(passion_finalize(ctx), 0, 'finalize')
   call finish('test_f_comm')
 
@@ -205,10 +206,7 @@ contains
             1_int64], [0_int64, 0_int64]), whole), 0, 'write ft (none)')
     end if
     call check_rc(passion_file_sync(f), 0, 'sync ft')
-    call check_rc(passion_ctx_last_method(ctx, m), 0, 'last_method')
-    call check(m >= PASSION_METHOD_AUTO .and. &
-         m <= PASSION_METHOD_ETP_DYNAMIC, 'last_method in range')
-    call MPI_Barrier(MPI_COMM_WORLD)
+      call MPI_Barrier(MPI_COMM_WORLD)
     call MPI_File_open(MPI_COMM_SELF, 'f_comm_ft.dat', MPI_MODE_RDONLY, &
          MPI_INFO_NULL, fh)
     do round = 1, 6
@@ -454,5 +452,85 @@ contains
     call check_rc(passion_array_free(a), 0, 'free pt')
     deallocate(whole, want, got)
   end subroutine t_part
+
+  ! passion_ctx_last_method on a fresh context: AUTO before any access,
+  ! the fixed method given (no prediction), auto resolved with a positive
+  ! prediction equal on every rank, an independent sieve read, AUTO after
+  ! a failed collective call; every read checked against v(i) = i
+  subroutine t_last()
+    integer(int64), parameter :: n = 600
+    type(passion_ctx) :: c2
+    type(passion_array_spec) :: spec
+    type(passion_array) :: a
+    type(passion_file) :: f
+    real(real64), allocatable :: v(:), b(:)
+    real(real64) :: pred, pmin, pmax
+    integer(int64) :: i, nb
+    integer :: m, k, rc
+    integer, parameter :: fixed(4) = [PASSION_METHOD_DIRECT, &
+         PASSION_METHOD_SIEVE, PASSION_METHOD_ETP_STATIC, &
+         PASSION_METHOD_ETP_DYNAMIC]
+    character(len=48) :: what
+    call check_rc(passion_init(MPI_COMM_WORLD, c2), 0, 'init c2')
+    pred = -1
+    m = -1
+    call check_rc(passion_ctx_last_method(c2, m, pred), 0, 'last_method')
+    call check(m == PASSION_METHOD_AUTO .and. pred == 0, &
+         'last_method before any access')
+    call check_rc(passion_ctx_last_method(passion_ctx(), m), &
+         PASSION_EINVAL, 'last_method: no context')
+    call check_rc(passion_array_spec_init(spec, [n], 8), 0, 'spec lm')
+    spec%placement = PASSION_PLACE_GLOBAL
+    call check_rc(passion_array_create(c2, spec, a), 0, 'create lm')
+    call check_rc(passion_file_open(a, 'f_comm_lm.dat', PASSION_MODE_CREATE, &
+         f), 0, 'open lm')
+    allocate(v(n))
+    v = [(real(i, real64), i = 1, n)]
+    if (me == 0) call check_rc(passion_file_write(f, passion_section( &
+         [1_int64], [n]), v, PASSION_METHOD_DIRECT), 0, 'fill lm')
+    call check_rc(passion_ctx_last_method(c2, m, pred), 0, 'last_method')
+    call check(m == merge(PASSION_METHOD_DIRECT, PASSION_METHOD_AUTO, &
+         me == 0) .and. pred == 0, 'last_method after the fill')
+    call MPI_Barrier(MPI_COMM_WORLD)
+    nb = (n - (me + 1)) / np + 1          ! v(me+1:n:np)
+    allocate(b(nb))
+    do k = 1, 4
+       b = 0
+       write (what, '(a,i0)') 'read_all method ', fixed(k)
+       call check_rc(passion_file_read_all(f, passion_section([me + 1_int64], &
+            [n], [int(np, int64)]), b, fixed(k)), 0, what)
+       call check(all(b == v(me + 1::np)), trim(what) // ': values')
+       call check_rc(passion_ctx_last_method(c2, m, pred), 0, 'last_method')
+       call check(m == fixed(k) .and. pred == 0, trim(what) // ': last')
+    end do
+    b = 0
+    call check_rc(passion_file_read_all(f, passion_section([me + 1_int64], &
+         [n], [int(np, int64)]), b), 0, 'read_all auto')
+    call check(all(b == v(me + 1::np)), 'read_all auto: values')
+    call check_rc(passion_ctx_last_method(c2, m, pred), 0, 'last_method')
+    call MPI_Allreduce(pred, pmin, 1, MPI_DOUBLE_PRECISION, MPI_MIN, &
+         MPI_COMM_WORLD)
+    call MPI_Allreduce(pred, pmax, 1, MPI_DOUBLE_PRECISION, MPI_MAX, &
+         MPI_COMM_WORLD)
+    call check(m >= PASSION_METHOD_DIRECT .and. &
+         m <= PASSION_METHOD_ETP_DYNAMIC, 'read_all auto: resolved')
+    call check(pred > 0 .and. pmin == pmax, 'read_all auto: predicted, &
+         &the same on every rank')
+    call check_rc(passion_file_read(f, passion_section([me + 1_int64], &
+         [n], [int(np, int64)]), b, PASSION_METHOD_SIEVE), 0, 'read sieve')
+    call check_rc(passion_ctx_last_method(c2, m), 0, 'last_method')
+    call check(m == PASSION_METHOD_SIEVE, 'independent sieve: last')
+    ! out of bounds on the last rank: every rank fails, AUTO afterwards
+    i = merge(n + 1, 1_int64, me == np - 1)
+    rc = passion_file_read_all(f, passion_section([i], count=[1_int64]), b)
+    call check_rc(rc, PASSION_ERANGE, 'read_all out of bounds')
+    call check_rc(passion_ctx_last_method(c2, m, pred), 0, 'last_method')
+    call check(m == PASSION_METHOD_AUTO .and. pred == 0, &
+         'last_method after a failure')
+    call check_rc(passion_file_close(f), 0, 'close lm')
+    call check_rc(passion_array_free(a), 0, 'free lm')
+    call check_rc(passion_finalize(c2), 0, 'finalize c2')
+    deallocate(v, b)
+  end subroutine t_last
 
 end program test_f_comm
