@@ -93,7 +93,7 @@ CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
        COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,
-       COLL_FAD_HEAD };
+       COLL_FAD_STRIPE, COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
 
@@ -109,6 +109,9 @@ typedef struct coll_plan {
     ocad_xfer xme;      /* this rank's plan with its memory side */
     int64_t *dlo, *dhi; /* P file domains: element starts in [dlo, dhi) */
     int64_t lo, hi;     /* bytes of the union: first start, last end */
+    int64_t align;      /* file domains' alignment (rank 0's stripe size
+                           in the FAD: option stripe_size, else the file
+                           system's) */
     int64_t *scratch;   /* P words for the schedule */
     int overlap;        /* some two sections share an element */
     int ext_overlap;    /* some two sections' file extents interleave */
@@ -155,8 +158,22 @@ CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
 
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 
-/* Static (whole array) or dynamic (bounding extent, 4 KiB aligned). */
+/* Static (whole array) or dynamic (bounding extent), boundaries aligned
+   to p->align; only the aggregators (coll_aggregators) get a domain, the
+   others an empty one. */
 CORE_HIDDEN void coll_domains(coll_plan *p, int dynamic);
+/*
+ * The ranks that do the file I/O of the extended two-phase method, from
+ * the options (cb_ranks, else cb_per_node, else cb_nodes: the first set
+ * wins) and the context's nodes; by default every rank when the context
+ * is one node, else one per node (ROMIO's default on Lustre, cb_nodes =
+ * the number of nodes). agg[r] = 1 for an aggregator, 0 otherwise
+ * (ctx->size entries; tmp: ctx->size entries of scratch); returns how
+ * many, >= 1. The same on every rank (the options are agreed at
+ * passion_init, the nodes are the context's).
+ */
+CORE_HIDDEN int coll_aggregators(const passion_ctx *ctx, int64_t *agg,
+                                 int64_t *tmp);
 
 /*
  * The smallest memory budget with which the extended two-phase method can

@@ -3,13 +3,22 @@
  * two-phase method (thesis 6.4: static and dynamic partitioning; 6.3.1:
  * each domain read in pieces that fit the memory, figure 6.4 steps 2-5).
  *
- * Domains are contiguous ranges of file bytes, one per rank, that tile an
- * extent: static partitioning tiles the whole array (for the thesis's
- * column-major 2-D arrays these are its column blocks), dynamic tiles the
- * bytes from the first requested element to the end of the last (the
- * bounding section's extent), with boundaries rounded to 4 KiB so that no
- * file block is shared by two aggregators. An element belongs to the
- * domain that holds its first byte.
+ * Domains are contiguous ranges of file bytes, one per aggregator, that
+ * tile an extent: static partitioning tiles the whole array (for the
+ * thesis's column-major 2-D arrays these are its column blocks), dynamic
+ * tiles the bytes from the first requested element to the end of the last
+ * (the bounding section's extent), with boundaries rounded to the stripe
+ * size (p->align: the option stripe_size, else Lustre's stripe size, else
+ * st_blksize, 4 KiB on most local file systems) so that no stripe or file
+ * block is shared by two aggregators (ROMIO's Lustre driver aligns its
+ * file domains to stripes for the same reason). An element belongs to
+ * the domain that holds its first byte.
+ *
+ * Aggregators (issue 13, ROMIO's cb_nodes / cb_config_list hints): the
+ * ranks that do the file I/O, chosen by coll_aggregators; the others get
+ * an empty domain and only exchange. Results do not depend on the choice:
+ * every element is read or written by the one aggregator whose domain
+ * holds it.
  *
  * A chunk is the part of a domain handled in one round: it starts at the
  * first requested element at or after the previous chunk's end (empty
@@ -22,8 +31,64 @@
 #include "coll.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
-#define DOMAIN_ALIGN 4096
+int coll_aggregators(const passion_ctx *ctx, int64_t *agg, int64_t *tmp)
+{
+    const int P = ctx->size;
+    /* every rank's rank within its node (nodes numbered below P) */
+    for (int n = 0; n < P; n++)
+        tmp[n] = 0;
+    for (int r = 0; r < P; r++)
+        agg[r] = tmp[core_node_of(ctx, r)]++;
+    const core_options *o = &ctx->opt;
+    int count = 0;
+    if (o->cb_ranks[0]) {
+        /* checked at passion_init: ranks of the context */
+        for (int r = 0; r < P; r++)
+            agg[r] = 0;
+        for (const char *q = o->cb_ranks; *q;) {
+            char *end;
+            long r = strtol(q, &end, 10);
+            if (r >= 0 && r < P)
+                agg[r] = 1;
+            q = *end ? end + 1 : end;
+        }
+    } else if (o->cb_per_node > 0 || o->cb_nodes <= 0) {
+        int per = o->cb_per_node > 0 ? o->cb_per_node
+                  : ctx->nnodes <= 1 ? P
+                                     : 1;
+        for (int r = 0; r < P; r++)
+            agg[r] = agg[r] < per;
+    } else {
+        /* cb_nodes = n: node rank 0 of every node, then node rank 1 of
+           every node..., the first n of that order (ROMIO spreads its
+           aggregators over the nodes alike) */
+        int64_t n = o->cb_nodes < P ? o->cb_nodes : P, below = 0;
+        for (int l = 0; l < P; l++)
+            tmp[l] = 0;
+        for (int r = 0; r < P; r++)
+            tmp[agg[r]]++;
+        int t = 0;
+        while (t < P && below + tmp[t] <= n)
+            below += tmp[t++];
+        int64_t extra = n - below;
+        for (int r = 0; r < P; r++) {
+            int64_t l = agg[r];
+            agg[r] = l < t || (l == t && extra > 0);
+            if (l == t && extra > 0)
+                extra--;
+        }
+    }
+    for (int r = 0; r < P; r++)
+        count += agg[r] != 0;
+    if (!count) { /* not reached: a list is never empty */
+        for (int r = 0; r < P; r++)
+            agg[r] = 1;
+        count = P;
+    }
+    return count;
+}
 
 void coll_domains(coll_plan *p, int dynamic)
 {
@@ -36,13 +101,22 @@ void coll_domains(coll_plan *p, int dynamic)
         B = A + p->f->a->global_bytes;
     }
     const int P = p->P;
+    const int64_t al = p->align > 0 ? p->align : 4096;
+    /* the aggregators' flags in dhi (dlo as scratch): domain j of the
+       naggr goes to the j-th aggregator in rank order; rank i's flag is
+       read before its own entries are written */
+    const int naggr = coll_aggregators(p->ctx, p->dhi, p->dlo);
     int64_t len = B > A ? B - A : 0, prev = A;
-    for (int i = 0; i < P; i++) {
+    for (int i = 0, j = 0; i < P; i++) {
+        if (!p->dhi[i]) {
+            p->dlo[i] = p->dhi[i] = prev; /* empty */
+            continue;
+        }
         int64_t end = B;
-        if (i + 1 < P) {
-            __int128 cut = (__int128)len * (i + 1) / P;
+        if (j + 1 < naggr) {
+            __int128 cut = (__int128)len * (j + 1) / naggr;
             end = A + (int64_t)cut;
-            end = (end + DOMAIN_ALIGN / 2) / DOMAIN_ALIGN * DOMAIN_ALIGN;
+            end = (end + al / 2) / al * al;
             if (end < prev)
                 end = prev;
             if (end > B)
@@ -51,6 +125,7 @@ void coll_domains(coll_plan *p, int dynamic)
         p->dlo[i] = prev;
         p->dhi[i] = end;
         prev = end;
+        j++;
     }
 }
 
@@ -150,8 +225,8 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
         }
         B = lo;
     }
-    if (B < end && B / DOMAIN_ALIGN * DOMAIN_ALIGN > A)
-        B = B / DOMAIN_ALIGN * DOMAIN_ALIGN;
+    if (B < end && B / p->align * p->align > A)
+        B = B / p->align * p->align;
     /* end just after the last element that starts before B: the stage
        then holds no tail of nothing */
     int64_t last = A;

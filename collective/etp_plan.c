@@ -294,6 +294,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_FILE] = f->ident[0];
     mine[COLL_FAD_LAYOUT] = f->ident[1];
     mine[COLL_FAD_CACHED] = -1;
+    mine[COLL_FAD_STRIPE] = ctx->opt.stripe_size > 0 ? ctx->opt.stripe_size
+                                                      : core_io_stripe(f->fh);
     if (!rc && method != PASSION_METHOD_DIRECT &&
         method != PASSION_METHOD_SIEVE && ctx->opt.io_latency <= 0 &&
         ctx->opt.io_bandwidth <= 0) {
@@ -365,6 +367,10 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                                 "collective section access", r, what[w]);
             }
 
+    /* rank 0's stripe size, so that every rank aligns alike */
+    p->align = p->fad[COLL_FAD_STRIPE];
+    if (p->align < 1 || p->align > (1LL << 30))
+        p->align = 4096;
     p->lo = INT64_MAX;
     p->hi = INT64_MIN;
     for (int r = 0; r < P; r++) {

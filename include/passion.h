@@ -215,7 +215,13 @@ typedef enum passion_engine {
  *   virtual_node_ranks  > 0: split the ranks into virtual nodes of this
  *                   many consecutive ranks instead of the real nodes
  *                   (passion_ctx_node); 0
- * Test and benchmark (a simulation, see passion(3) NODES):
+ *   cb_ranks        "r:r:..." ranks doing the file I/O of the extended
+ *                   two-phase method (aggregators); ""
+ *   cb_per_node     > 0: the first this many ranks of each node; 0
+ *   cb_nodes        > 0: this many ranks spread over the nodes; 0
+ *                   (none set: all ranks on one node, one per node else)
+ *   stripe_size     file domain alignment, 0 = the file system's; 0
+ * Test and benchmark (a simulation, see passion_context(3)):
  *   sim_net_latency_us  microseconds every message between two (virtual)
  *                   nodes costs its sender before it is sent; 0
  *   sim_net_byte_ns     nanoseconds per byte of such a message; 0

@@ -82,22 +82,39 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         else
             ctx->opt.virtual_node_ranks = k;
     }
+    /* the aggregators named must be ranks of comm */
+    for (const char *q = ctx->opt.cb_ranks; !rc && *q;) {
+        char *end;
+        long r = strtol(q, &end, 10);
+        if (r >= size)
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "option cb_ranks: rank %ld of %d ranks", r, size);
+        q = *end ? end + 1 : end;
+    }
     /* the node of every rank (not an allocation fault_alloc_at counts) */
     if (!rc && !(ctx->node_of = core_malloc(NULL, (size_t)size * sizeof(int))))
         rc = core_err(ctx, PASSION_ENOMEM, "the node table of %d ranks",
                       size);
-    /* the options that shape the nodes and the simulated network must be
-       the same everywhere (agreed with the outcome, one reduction) */
+    /* the options that shape the nodes, the simulated network and the
+       two-phase method's aggregators and file domains must be the same
+       everywhere (agreed with the outcome, one reduction) */
     struct {
-        int k;
+        int k, cb_nodes, cb_per_node;
         double lat, byte;
+        int64_t stripe;
+        char cb_ranks[CORE_CB_RANKS_MAX];
     } same;
     memset(&same, 0, sizeof same);
     same.k = ctx->opt.virtual_node_ranks;
     same.lat = ctx->opt.sim_net_latency_us;
     same.byte = ctx->opt.sim_net_byte_ns;
+    same.cb_nodes = ctx->opt.cb_nodes;
+    same.cb_per_node = ctx->opt.cb_per_node;
+    same.stripe = ctx->opt.stripe_size;
+    memcpy(same.cb_ranks, ctx->opt.cb_ranks, sizeof same.cb_ranks);
     rc = core_same(ctx, rc, &same, sizeof same,
-                   "virtual_node_ranks or sim_net_* options");
+                   "virtual_node_ranks, sim_net_*, cb_* or stripe_size "
+                   "options");
     if (!rc)
         rc = core_agree(ctx, core_nodes_init(ctx));
     if (rc) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #define CORE_HIDDEN __attribute__((visibility("hidden")))
+#define CORE_CB_RANKS_MAX 256 /* bytes of the option cb_ranks, NUL included */
 #define CORE_DETAIL_MAX 512
 
 /* Opaque slots for state hung on a context: the driver's own state (the
@@ -61,6 +62,17 @@ typedef struct core_options {
                                   microseconds a message between nodes
                                   costs its sender; 0 none */
     double sim_net_byte_ns;    /* and nanoseconds per byte of it */
+    /* aggregators of the extended two-phase method (collective/
+       etp_domain.c: coll_aggregators); the first set of cb_ranks,
+       cb_per_node, cb_nodes wins; none: all ranks on one node, one per
+       node otherwise */
+    int cb_nodes;           /* > 0: this many aggregators, spread over the
+                               nodes (node rank 0 of each node first) */
+    int cb_per_node;        /* > 0: the first this many ranks of each node */
+    char cb_ranks[CORE_CB_RANKS_MAX]; /* "r:r:...": these ranks ("" none) */
+    int64_t stripe_size;    /* file domains aligned to it (bytes); 0 = the
+                               file system's (Lustre stripe size, else
+                               st_blksize) */
     /* fault driver (tests only) */
     int64_t fault_fail_at;  /* fail the Nth I/O call (1-based), 0 never */
     int fault_errno;        /* errno of the failure; default EIO */
@@ -374,6 +386,9 @@ typedef struct core_driver_ops {
        cannot measure. */
     void (*measure)(core_fh *fh, int64_t lo, int64_t hi, char *buf,
                     int64_t big, double *lat, double *bw);
+    /* Optional: the file system's stripe (or block) size of the file in
+       bytes, > 0, or 0 unknown (then core_io_stripe stats the path). */
+    int64_t (*stripe)(core_fh *fh);
     /* The driver calls MPI: running it on the worker thread needs
        MPI_THREAD_MULTIPLE. */
     int needs_mpi_thread;
@@ -459,6 +474,12 @@ CORE_HIDDEN int core_io_read_batch(core_fh *fh, core_iov *v, int n);
    batching: a driver without io_uring, or the engine forced to thread). */
 CORE_HIDDEN int core_io_concurrency(const passion_ctx *ctx);
 CORE_HIDDEN int core_io_size(core_fh *fh, int64_t *bytes);
+/* The size to align a file's domains to: Lustre's stripe size
+   (LL_IOC_LOV_GETSTRIPE, when built with Lustre's header), else
+   st_blksize, else 4096; never fails, 1..2^30. */
+CORE_HIDDEN int64_t core_io_stripe(core_fh *fh);
+/* The same on a descriptor (drivers with one). */
+CORE_HIDDEN int64_t core_posix_stripe(int fd);
 CORE_HIDDEN int core_io_resize(core_fh *fh, int64_t bytes);
 CORE_HIDDEN int core_io_sync(core_fh *fh);
 CORE_HIDDEN int core_io_drop_cache(core_fh *fh);

@@ -22,8 +22,20 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* Lustre's user header, where the build has it (the stripe size) */
+#if defined(__has_include)
+#if __has_include(<linux/lustre/lustre_user.h>)
+#include <linux/lustre/lustre_user.h>
+#define POSIX_LUSTRE 1
+#elif __has_include(<lustre/lustre_user.h>)
+#include <lustre/lustre_user.h>
+#define POSIX_LUSTRE 1
+#endif
+#endif
 
 typedef struct posix_fh {
     core_fh base;
@@ -116,6 +128,36 @@ static int posix_size(core_fh *fh, int64_t *bytes)
         return -errno;
     *bytes = st.st_size;
     return 0;
+}
+
+int64_t core_posix_stripe(int fd)
+{
+#if defined(POSIX_LUSTRE) && defined(LL_IOC_LOV_GETSTRIPE) && \
+    defined(LOV_MAX_STRIPE_COUNT)
+    /* ROMIO's ad_lustre does the same: the layout of the file, whose
+       lmm_stripe_size is the stripe size (fails with ENOTTY elsewhere) */
+    size_t n = sizeof(struct lov_user_md) +
+               LOV_MAX_STRIPE_COUNT * sizeof(struct lov_user_ost_data);
+    struct lov_user_md *lum = calloc(1, n);
+    if (lum) {
+        lum->lmm_magic = LOV_USER_MAGIC;
+        int e = ioctl(fd, LL_IOC_LOV_GETSTRIPE, (void *)lum);
+        int64_t s = e == 0 ? (int64_t)lum->lmm_stripe_size : 0;
+        free(lum);
+        if (s > 0 && s <= (1LL << 30))
+            return s;
+    }
+#endif
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_blksize > 0 &&
+        st.st_blksize <= (1L << 30))
+        return (int64_t)st.st_blksize;
+    return 0;
+}
+
+static int64_t posix_stripe(core_fh *fh)
+{
+    return core_posix_stripe(((posix_fh *)fh)->fd);
 }
 
 static int posix_resize(core_fh *fh, int64_t bytes)
@@ -399,6 +441,7 @@ const core_driver_ops core_drv_posix = {
     .cached = posix_cached,
     .advise = posix_advise,
     .measure = posix_measure,
+    .stripe = posix_stripe,
     .rename = core_posix_rename,
     .unlink = core_posix_unlink,
     .sync_dir = core_posix_sync_dir,

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const core_driver_ops *const drivers[] = {
     [PASSION_DRIVER_POSIX] = &core_drv_posix,
@@ -116,6 +117,16 @@ static int io_check(core_fh *fh, int rc, const char *what)
 int core_io_size(core_fh *fh, int64_t *bytes)
 {
     return io_check(fh, fh->ops->size(fh, bytes), "size of");
+}
+
+int64_t core_io_stripe(core_fh *fh)
+{
+    int64_t s = fh->ops->stripe ? fh->ops->stripe(fh) : 0;
+    struct stat st;
+    if (s <= 0 && fh->path && stat(fh->path, &st) == 0 && st.st_blksize > 0 &&
+        st.st_blksize <= (1L << 30))
+        s = (int64_t)st.st_blksize;
+    return s > 0 ? s : 4096;
 }
 
 int core_io_resize(core_fh *fh, int64_t bytes)

@@ -18,8 +18,9 @@
 #include <strings.h>
 
 /* Value kinds: integer (range), size (K/M/G suffixes), real (>= 0),
-   enumeration (names[i] is the value i). */
-enum { K_INT, K_SIZE, K_REAL, K_ENUM };
+   enumeration (names[i] is the value i), rank list ("r:r:...", ranks in
+   lo..hi, stored as text in a char array of `width` bytes). */
+enum { K_INT, K_SIZE, K_REAL, K_ENUM, K_RANKS };
 
 static const char *const drivers[] = {"posix", "mpiio", "fault"};
 static const char *const xchgs[] = {"auto", "mpi", "pairwise", "a1",
@@ -58,6 +59,11 @@ static const key_def keys[] = {
     /* test and benchmark: the simulated network (net.c) */
     {"sim_net_latency_us", K_REAL, F(sim_net_latency_us), 0, 0, NULL},
     {"sim_net_byte_ns", K_REAL, F(sim_net_byte_ns), 0, 0, NULL},
+    /* aggregators and file domains of the extended two-phase method */
+    {"cb_nodes", K_INT, F(cb_nodes), 0, 1 << 30, NULL},
+    {"cb_per_node", K_INT, F(cb_per_node), 0, 1 << 30, NULL},
+    {"cb_ranks", K_RANKS, F(cb_ranks), 0, 1 << 30, NULL},
+    {"stripe_size", K_SIZE, F(stripe_size), 0, 1LL << 30, NULL},
     /* test only: the fault driver (fault_ranks serves both faults) */
     {"fault_fail_at", K_INT, F(fault_fail_at), 0, INT64_MAX, NULL},
     {"fault_errno", K_INT, F(fault_errno), 1, 4095, NULL},
@@ -132,6 +138,9 @@ static int set_int(core_options *o, const key_def *k, int64_t v,
 {
     if (k->kind == K_REAL)
         return fail(detail, dlen, "option %s takes a real number", k->key);
+    if (k->kind == K_RANKS)
+        return fail(detail, dlen, "option %s takes a list of ranks "
+                    "\"r:r:...\" as text", k->key);
     if (v < k->lo || v > k->hi)
         return fail(detail, dlen,
                     "option %s: %" PRId64 " outside %" PRId64 "..%" PRId64,
@@ -143,6 +152,9 @@ static int set_int(core_options *o, const key_def *k, int64_t v,
 static int set_real(core_options *o, const key_def *k, double v,
                     char *detail, size_t dlen)
 {
+    if (k->kind == K_RANKS)
+        return fail(detail, dlen, "option %s takes a list of ranks "
+                    "\"r:r:...\" as text", k->key);
     if (k->kind != K_REAL)
         return fail(detail, dlen, "option %s takes an integer%s", k->key,
                     k->kind == K_ENUM ? " or a name" : "");
@@ -190,6 +202,30 @@ static int set_text(core_options *o, const key_def *k, const char *v,
 {
     if (!v)
         return fail(detail, dlen, "option %s: NULL value", k->key);
+    if (k->kind == K_RANKS) {
+        /* "" or ranks separated by ':' (',' separates options) */
+        if (strlen(v) >= (size_t)k->width)
+            return fail(detail, dlen, "option %s: longer than %d bytes",
+                        k->key, k->width - 1);
+        for (const char *q = v; *q;) {
+            char *end;
+            errno = 0;
+            long long r = strtoll(q, &end, 10);
+            if (errno || end == q || (*end && *end != ':') || r < k->lo ||
+                r > k->hi || *q == '+' || *q == '-' || *q == ' ')
+                return fail(detail, dlen, "option %s: '%s' is not a list of "
+                            "ranks r:r:... (0 <= r <= %lld)", k->key, v,
+                            (long long)k->hi);
+            q = *end ? end + 1 : end;
+            if (*end && !*q)
+                return fail(detail, dlen, "option %s: '%s' ends in ':'",
+                            k->key, v);
+        }
+        char *dst = (char *)o + k->off;
+        memset(dst, 0, (size_t)k->width);
+        memcpy(dst, v, strlen(v));
+        return PASSION_OK;
+    }
     if (k->kind == K_REAL) {
         char *end;
         errno = 0;
@@ -254,7 +290,9 @@ int core_options_get(const core_options *o, const char *key, char *buf,
     if (!buf || len == 0)
         return fail(detail, dlen, "no buffer for option %s", key);
     int n;
-    if (k->kind == K_REAL) {
+    if (k->kind == K_RANKS) {
+        n = snprintf(buf, len, "%s", (const char *)o + k->off);
+    } else if (k->kind == K_REAL) {
         double v;
         memcpy(&v, (const char *)o + k->off, sizeof v);
         n = snprintf(buf, len, "%.17g", v);

@@ -4,12 +4,17 @@
  * errors agreed across ranks), the within / between node counters against
  * hand counts, and the simulated network (results unchanged, the sender
  * waits at least the charge: a lower bound only, a sleep never ends
- * early).
+ * early); the extended two-phase method's aggregators (cb_nodes,
+ * cb_per_node, cb_ranks, the default) chosen by hand on fake node splits,
+ * and, on real files, identical results for every aggregator setting,
+ * stripe alignment and node split against a naive model of the file,
+ * with file I/O only on the aggregators.
  */
-#include "../collective/exchange/exchange.h"
+#include "../collective/coll.h"
 #include "harness.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static int P, me;
 
@@ -58,6 +63,8 @@ static void check_virtual(passion_ctx *c, int k)
 static void test_virtual(void)
 {
     for (int k = 1; k <= P + 1; k++) {
+        if (P > 5 && k > 4 && k < P) /* oversubscribed: fewer splits */
+            continue;
         passion_ctx *c = NULL;
         int rc = th_init(&c, "virtual_node_ranks=%d", k);
         TH_CHECK(rc == 0, "init k=%d: %d", k, rc);
@@ -226,8 +233,12 @@ static void counts_for(int k, double lat_us)
 
 static void test_counts(void)
 {
+    /* every split up to 5 ranks; above (oversubscribed on a small machine:
+       slow) one node per rank, nodes of 2 and 4 (a short last node) and
+       one node */
     for (int k = 1; k <= P; k++)
-        counts_for(k, 0);
+        if (P <= 5 || k == 1 || k == 2 || k == 4 || k == P)
+            counts_for(k, 0);
 }
 
 static void test_simnet(void)
@@ -236,6 +247,294 @@ static void test_simnet(void)
     counts_for(2, 2000);
     if (P > 3)
         counts_for(3, 500);
+}
+
+/* ------------------------------------------------------ aggregators */
+
+/* coll_aggregators on a fake context of P ranks in nodes node_of[]:
+   the aggregators as a string "r r ..." */
+static void aggr_of(int Pf, const int *node_of, int nnodes, const char *opt,
+                    char *out, size_t len)
+{
+    passion_ctx c;
+    memset(&c, 0, sizeof c);
+    c.size = Pf;
+    c.nnodes = nnodes;
+    c.node_of = (int *)node_of;
+    passion_options *o = th_options("%s", opt);
+    c.opt = *(core_options *)(void *)o; /* the handle starts with them */
+    passion_options_free(o);
+    int64_t agg[64], tmp[64];
+    int n = coll_aggregators(&c, agg, tmp);
+    out[0] = '\0';
+    int got = 0;
+    for (int r = 0; r < Pf; r++)
+        if (agg[r]) {
+            snprintf(out + strlen(out), len - strlen(out), "%s%d",
+                     got ? " " : "", r);
+            got++;
+        }
+    TH_CHECK(got == n, "%s: count %d, flags %d", opt, n, got);
+}
+
+static void test_aggr_choice(void)
+{
+    if (me != 0)
+        return;
+    /* 9 ranks in virtual nodes of 4: {0-3} {4-7} {8} */
+    int v4[9] = {0, 0, 0, 0, 1, 1, 1, 1, 2};
+    /* real nodes need not be runs of ranks: {0,2,4} {1,3} */
+    int rr[5] = {0, 1, 0, 1, 0};
+    int one[6] = {0};
+    static const struct {
+        int which; /* 0 v4, 1 rr, 2 one node of 6 */
+        const char *opt, *want;
+    } cases[] = {
+        {0, "", "0 4 8"},                 /* default: one per node */
+        {0, "cb_per_node=1", "0 4 8"},
+        {0, "cb_per_node=2", "0 1 4 5 8"},
+        {0, "cb_per_node=9", "0 1 2 3 4 5 6 7 8"},
+        {0, "cb_nodes=1", "0"},
+        {0, "cb_nodes=2", "0 4"},
+        {0, "cb_nodes=4", "0 1 4 8"},
+        {0, "cb_nodes=6", "0 1 2 4 5 8"},
+        {0, "cb_nodes=99", "0 1 2 3 4 5 6 7 8"},
+        {0, "cb_ranks=8:3", "3 8"},
+        {0, "cb_ranks=5:5", "5"},
+        {0, "cb_ranks=2,cb_per_node=1,cb_nodes=1", "2"}, /* list first */
+        {0, "cb_per_node=2,cb_nodes=1", "0 1 4 5 8"},
+        {1, "", "0 1"},
+        {1, "cb_per_node=2", "0 1 2 3"},
+        {1, "cb_nodes=3", "0 1 2"},
+        {2, "", "0 1 2 3 4 5"},          /* default: all on one node */
+        {2, "cb_nodes=2", "0 1"},
+        {2, "cb_per_node=1", "0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char got[128];
+        int w = cases[i].which;
+        aggr_of(w == 0 ? 9 : w == 1 ? 5 : 6, w == 0 ? v4 : w == 1 ? rr : one,
+                w == 0 ? 3 : w == 1 ? 2 : 1, cases[i].opt, got, sizeof got);
+        TH_CHECK(!strcmp(got, cases[i].want), "%s (split %d): %s, want %s",
+                 cases[i].opt, w, got, cases[i].want);
+    }
+}
+
+static void test_aggr_options(void)
+{
+    passion_options *o = NULL;
+    passion_options_create(&o);
+    char buf[64];
+    TH_CHECK(passion_options_set(o, "cb_ranks", "3:0:12") == 0 &&
+                 passion_options_get(o, "cb_ranks", buf, sizeof buf) == 0 &&
+                 !strcmp(buf, "3:0:12"), "cb_ranks round trip: %s", buf);
+    static const char *bad[] = {"1,2", "a", "1:", ":1", "1::2", "-1", " 1",
+                                "1:+2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        TH_CHECK(passion_options_set(o, "cb_ranks", bad[i]) ==
+                     PASSION_EINVAL, "cb_ranks '%s' accepted", bad[i]);
+    TH_CHECK(passion_options_set_int(o, "cb_ranks", 1) == PASSION_EINVAL,
+             "cb_ranks as an integer");
+    TH_CHECK(passion_options_set(o, "stripe_size", "1M") == 0 &&
+                 passion_options_get(o, "stripe_size", buf, sizeof buf) ==
+                     0 && !strcmp(buf, "1048576"), "stripe_size: %s", buf);
+    TH_CHECK(passion_options_set(o, "stripe_size", "2G") == PASSION_EINVAL,
+             "stripe_size 2G");
+    passion_options_free(o);
+    /* a rank outside the communicator: every rank fails at init */
+    passion_ctx *c = NULL;
+    int rc = th_init(&c, "cb_ranks=0:%d", P);
+    TH_CHECK(rc == PASSION_EINVAL && c == NULL, "cb_ranks=0:%d: %d", P, rc);
+    if (P > 1) {
+        rc = th_init(&c, "cb_nodes=%d", me == 0 ? 1 : 2);
+        TH_CHECK(rc == PASSION_EMISMATCH && c == NULL, "cb_nodes differ: %d",
+                 rc);
+    }
+}
+
+/* the value of element (i, j) after a write with salt s */
+static int32_t val(int64_t i, int64_t j, int s)
+{
+    return (int32_t)(s * 100003 + i * 1009 + j);
+}
+
+enum { AR = 23, AC = 37 }; /* rows x columns of int32, row-major */
+
+/* One context: virtual nodes of k ranks, options opt; every rank writes
+   rows me::P (columns in a random stride) with method m, then reads a
+   random strided section; both checked against the model of the file;
+   ranks that are not aggregators make no file request. */
+static void aggr_case(int k, const char *opt, int m, int salt)
+{
+    th_case_seed = th_seed ^ (uint64_t)(salt * 7919 + k);
+    passion_ctx *c = NULL;
+    int rc = th_init(&c, "virtual_node_ranks=%d,msg_alpha=1e-5,"
+                     "msg_beta=1e-9,io_latency=1e-5,io_bandwidth=1e9%s%s",
+                     k, *opt ? "," : "", opt);
+    TH_CHECK(rc == 0, "init k=%d %s: %d", k, opt, rc);
+    if (rc)
+        return;
+    int64_t agg[64], tmp[64];
+    coll_aggregators(c, agg, tmp);
+    int64_t shape[2] = {AR, AC};
+    passion_array_spec spec;
+    passion_array_spec_init(&spec, 2, shape, 4);
+    spec.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    char path[512];
+    snprintf(path, sizeof path, "%s/aggr.raw", th_dir());
+    rc = passion_array_create(c, &spec, &a);
+    if (!rc)
+        rc = passion_file_open(a, path, PASSION_MODE_RDWR, &f);
+    TH_CHECK(rc == 0, "create: %d (%s)", rc, passion_ctx_errdetail(c));
+    uint64_t s = th_case_seed;
+    /* the write: rows me, me+P, ... whole (every element of the file is
+       written in every case) */
+    int64_t c0 = 0, cs = 1, cn = AC;
+    int64_t rn = me < AR ? (AR - me + P - 1) / P : 0;
+    passion_section ws;
+    int64_t wst[2] = {me < AR ? me : 0, c0}, wcn[2] = {rn, cn},
+            wsd[2] = {P, cs};
+    passion_section_set(&ws, 2, wst, wcn, wsd);
+    int32_t *wb = malloc((size_t)(rn * cn + 1) * 4);
+    for (int64_t i = 0; i < rn; i++)
+        for (int64_t j = 0; j < cn; j++)
+            wb[i * cn + j] = val(me + i * P, c0 + j * cs, salt);
+    passion_counters cnt;
+    if (!rc) {
+        passion_counters_reset(c);
+        rc = passion_file_write_all(f, &ws, wb, NULL, m);
+        TH_CHECK(rc == 0, "k=%d %s: write_all: %d (%s)", k, opt, rc,
+                 passion_ctx_errdetail(c));
+        passion_counters_get(c, &cnt);
+        TH_CHECK(agg[me] || (cnt.io_calls == 0 && cnt.bytes_written == 0),
+                 "k=%d %s: rank %d is no aggregator but made %llu file "
+                 "requests", k, opt, me,
+                 (unsigned long long)cnt.io_calls);
+    }
+    /* the read: a random strided section, which other ranks wrote */
+    int64_t st[2], cnt2[2], sd[2];
+    for (int d = 0; d < 2; d++) {
+        int64_t n = d ? AC : AR;
+        sd[d] = th_range(&s, 1, 3);
+        st[d] = th_range(&s, 0, n / 2);
+        if (d == 0) /* a different section on every rank */
+            st[0] = (st[0] + me) % (AR / 2);
+        cnt2[d] = th_range(&s, 1, (n - 1 - st[d]) / sd[d] + 1);
+    }
+    passion_section rs;
+    passion_section_set(&rs, 2, st, cnt2, sd);
+    int32_t *rb = malloc((size_t)(cnt2[0] * cnt2[1]) * 4);
+    if (!rc) {
+        passion_counters_reset(c);
+        rc = passion_file_read_all(f, &rs, rb, NULL, m);
+        TH_CHECK(rc == 0, "k=%d %s: read_all: %d (%s)", k, opt, rc,
+                 passion_ctx_errdetail(c));
+        passion_counters_get(c, &cnt);
+        TH_CHECK(agg[me] || (cnt.io_calls == 0 && cnt.bytes_read == 0),
+                 "k=%d %s: rank %d is no aggregator but read %llu bytes", k,
+                 opt, me, (unsigned long long)cnt.bytes_read);
+        int bad = 0;
+        for (int64_t i = 0; i < cnt2[0] && !rc; i++)
+            for (int64_t j = 0; j < cnt2[1]; j++) {
+                int64_t fi = st[0] + i * sd[0], fj = st[1] + j * sd[1];
+                int32_t want = fj >= c0 && (fj - c0) % cs == 0
+                                   ? val(fi, fj, salt)
+                                   : 0;
+                if (rb[i * cnt2[1] + j] != want && !bad++)
+                    TH_CHECK(0, "k=%d %s method %d: (%lld,%lld) = %d, want "
+                             "%d", k, opt, m, (long long)fi, (long long)fj,
+                             rb[i * cnt2[1] + j], want);
+            }
+    }
+    /* the whole file, read by one rank without the two-phase method */
+    if (!rc && me == 0) {
+        passion_section all;
+        passion_section_set(&all, 2, NULL, shape, NULL);
+        int32_t *fb = malloc((size_t)(AR * AC) * 4);
+        rc = passion_file_read(f, &all, fb, NULL, PASSION_METHOD_DIRECT);
+        int bad = 0;
+        for (int64_t i = 0; i < AR && !rc; i++)
+            for (int64_t j = 0; j < AC; j++) {
+                int32_t want = j >= c0 && (j - c0) % cs == 0
+                                   ? val(i, j, salt)
+                                   : 0;
+                if (fb[i * AC + j] != want && !bad++)
+                    TH_CHECK(0, "k=%d %s method %d: file (%lld,%lld) = %d, "
+                             "want %d", k, opt, m, (long long)i,
+                             (long long)j, fb[i * AC + j], want);
+            }
+        free(fb);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TH_CHECK(rc == 0, "k=%d %s: %d", k, opt, rc);
+    free(wb);
+    free(rb);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(c);
+}
+
+static void test_aggr_results(void)
+{
+    char last[32];
+    snprintf(last, sizeof last, "cb_ranks=%d:0", P - 1);
+    const char *opts[] = {"",
+                          "cb_nodes=1",
+                          "cb_nodes=2",
+                          "cb_per_node=1",
+                          "cb_per_node=2",
+                          last,
+                          "stripe_size=64,cb_per_node=1",
+                          "stripe_size=1M",
+                          "stripe_size=12,cb_nodes=3"};
+    const int nopts = (int)(sizeof opts / sizeof opts[0]);
+    /* the file, created once (creation syncs: slow on a loaded machine) */
+    char path[512];
+    snprintf(path, sizeof path, "%s/aggr.raw", th_dir());
+    {
+        passion_ctx *c = NULL;
+        passion_array *a = NULL;
+        passion_file *f = NULL;
+        int64_t shape[2] = {AR, AC};
+        passion_array_spec spec;
+        passion_array_spec_init(&spec, 2, shape, 4);
+        spec.placement = PASSION_PLACE_GLOBAL;
+        int rc = th_init(&c, NULL);
+        if (!rc)
+            rc = passion_array_create(c, &spec, &a);
+        if (!rc)
+            rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+        TH_CHECK(rc == 0, "create the file: %d", rc);
+        passion_file_close(f);
+        passion_array_free(a);
+        passion_finalize(c);
+    }
+    /* node splits: every rank its own node, 2 or 3 per node, one node */
+    int ks[4] = {1, 2, 3, P}, nk = 0, salt = 1;
+    for (int i = 0; i < 4; i++) {
+        int dup = ks[i] > P;
+        for (int j = 0; j < nk; j++)
+            dup |= ks[j] == ks[i];
+        if (!dup)
+            ks[nk++] = ks[i];
+    }
+    for (int i = 0; i < nk; i++)
+        for (int o = 0; o < nopts; o++, salt++) {
+            /* above 5 ranks (oversubscribed on a small machine: slow)
+               every setting once, on the splits in turn */
+            if (P > 5 && o % nk != i)
+                continue;
+            /* both methods at few ranks; one, alternating, above */
+            if (P <= 2 || salt % 2)
+                aggr_case(ks[i], opts[o], PASSION_METHOD_ETP_DYNAMIC, salt);
+            if (P <= 2 || !(salt % 2))
+                aggr_case(ks[i], opts[o], PASSION_METHOD_ETP_STATIC, salt);
+        }
+    if (me == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static CU_TestInfo nodes_tests[] = {
@@ -249,9 +548,16 @@ static CU_TestInfo net_tests[] = {
     {"simulated network", test_simnet},
     CU_TEST_INFO_NULL};
 
+static CU_TestInfo aggr_tests[] = {
+    {"aggregator choice by hand", test_aggr_choice},
+    {"aggregator and stripe options", test_aggr_options},
+    {"same results for every setting and split", test_aggr_results},
+    CU_TEST_INFO_NULL};
+
 static CU_SuiteInfo suites[] = {
     {"nodes", suite_init, NULL, NULL, NULL, nodes_tests},
     {"net", suite_init, NULL, NULL, NULL, net_tests},
+    {"aggregators", suite_init, NULL, NULL, NULL, aggr_tests},
     CU_SUITE_INFO_NULL};
 
 int main(int argc, char **argv)
