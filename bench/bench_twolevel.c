@@ -14,6 +14,7 @@
  * of the algorithms' start-up and byte counts, not a network simulator.
  *
  * usage: mpiexec -n P bench-twolevel [--reps N] [--model-only]
+ *                                    [--slow LATENCY_US,BYTE_NS]
  * Rows (CSV on stdout):
  *   run,P,nodes,net,block,alg,seconds,predicted,inter_msgs,inter_bytes,ran
  *     seconds: median over reps of the slowest rank's time (noisy on a
@@ -40,12 +41,14 @@ static const int algs[] = {PASSION_XCHG_A1, PASSION_XCHG_FOURSTAGE_NB,
                            PASSION_XCHG_TWOLEVEL, PASSION_XCHG_AUTO};
 #define NALG 4
 
+/* the simulated network's settings (--slow US,NS changes the slow one) */
+static struct {
+    const char *name;
+    double lat_us, byte_ns;
+} nets[] = {{"fast", 1.0, 0.08}, {"slow", 50.0, 1.0}};
+
 static void run_rows(int P, int me, int reps)
 {
-    struct {
-        const char *name;
-        double lat_us, byte_ns;
-    } nets[] = {{"fast", 1.0, 0.08}, {"slow", 50.0, 1.0}};
     int64_t blocks[] = {64, 4096};
     for (int k = P / 2; k >= 1 && k >= P / 8; k /= 2) {
         if (P % k || P / k < 2)
@@ -164,6 +167,14 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model-only"))
             model_only = 1;
+        else if (!strcmp(argv[i], "--slow") && i + 1 < argc &&
+                 sscanf(argv[++i], "%lf,%lf", &nets[1].lat_us,
+                        &nets[1].byte_ns) != 2) {
+            if (me == 0)
+                fprintf(stderr, "--slow LATENCY_US,BYTE_NS\n");
+            MPI_Finalize();
+            return 2;
+        }
     }
     if (reps < 1)
         reps = 1;
@@ -171,8 +182,9 @@ int main(int argc, char **argv)
         reps = 64;
     if (me == 0) {
         printf("# run,P,nodes,net,block,alg,seconds,predicted,inter_msgs,"
-               "inter_bytes,ran  (simulated network: fast = 1 us + 0.08 "
-               "ns/B, slow = 50 us + 1 ns/B)\n");
+               "inter_bytes,ran  (simulated network: fast = %g us + %g "
+               "ns/B, slow = %g us + %g ns/B)\n", nets[0].lat_us,
+               nets[0].byte_ns, nets[1].lat_us, nets[1].byte_ns);
         printf("# model,costs,P,nodes,block,alg,seconds,net_msgs_per_rank,"
                "auto  (fabric: 100 Gb/s InfiniBand HDR100, 1 us, 12.5 GB/s; "
                "on-node costs: here = calibrated on this machine, quiet = "

@@ -26,7 +26,8 @@ def main():
     # model-only rows (projections) have no time to plot; a calibration
     # row is not a case
     rows = [r for r in rows
-            if r["seconds"] and r.get("op") != "calibration"]
+            if r["seconds"] and r.get("op") != "calibration"
+            and r.get("kind") != "model"]
     if not rows:
         return 0
     methods = list(OrderedDict.fromkeys(r["method"] for r in rows))

@@ -61,6 +61,9 @@ def main():
     if suite == "patterns":
         open(md, "w").write("\n".join(patterns_tables(rows, path)) + "\n")
         return
+    if suite == "nodes":
+        open(md, "w").write("\n".join(nodes_tables(rows, path)) + "\n")
+        return
     parts = [f"# Benchmark `{suite}`\n", table(header, rows), ""]
     if suite in RATIOS and "method" in header:
         num, dens = RATIOS[suite]
@@ -442,6 +445,290 @@ def patterns_tables(rows, path):
     allc = [dict(c, procs=p, regime=rg, ratio=f"{c['ratio']:.3f}")
             for (p, rg), cs in per.items() for c in cs]
     out += ["## Every case\n", table(ch, allc), ""]
+    return out
+
+
+NODES_FIXED = ["direct", "a1/all", "a1/node", "twolevel/all",
+               "twolevel/node"]
+
+
+def gmean(v):
+    v = [x for x in v if x > 0]
+    if not v:
+        return float("nan")
+    p = 1.0
+    for x in v:
+        p *= x
+    return p ** (1.0 / len(v))
+
+
+def f3(x):
+    return "" if x != x else f"{x:.3f}"
+
+
+def sec(r):
+    try:
+        return float(r["seconds"])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def nodes_tables(rows, path):
+    """Suite nodes (issue 13): the thesis's patterns on virtual nodes with
+    the simulated network (bench-nodes), the all-to-all sweep
+    (bench-twolevel: DIR/nodes-a2a.csv) and the model rows."""
+    import os
+    runs = [r for r in rows if r["kind"] == "run"]
+    models = [r for r in rows if r["kind"] == "model"]
+    out = ["# Benchmark `nodes` (issue 13)\n",
+           "THE NETWORK IS SIMULATED: all ranks run on this machine; every "
+           "message passion sends between two virtual nodes costs its sender "
+           "a latency and a per-byte time (fast: 1 us + 0.08 ns/B, a "
+           "100 Gb/s HDR100 link; slow: as bench/run set it, by default "
+           "1 ms + 1 ns/B, a latency above this machine's own oversubscribed "
+           "message cost so that it dominates as a cluster's network does; "
+           "NODES_SLOW=US,NS changes it). P above the core "
+           "count is oversubscribed: every message also waits for a "
+           "descheduled receiver. ROMIO's messages are NOT charged by the "
+           "simulated network (MPICH binds ROMIO's MPI calls inside "
+           "libmpich): romio-nodes times are on the real transport only. "
+           "Times are medians of the slowest rank on a loaded shared "
+           "machine: noisy; counts are exact.\n"]
+    bad = [r for r in runs if r["check"] not in ("ok",) and
+           not r["check"].startswith("skipped")]
+    if bad:
+        out += [f"**{len(bad)} rows FAILED their check**: " +
+                ", ".join(f"{r['case']} {r['method']} P={r['procs']} "
+                          f"{r['regime']}" for r in bad[:10]), ""]
+    groups = OrderedDict()
+    for r in runs:
+        groups.setdefault((r["procs"], r["nodes"], r["net"], r["case"]),
+                          {})[r["method"]] = r
+    # per-case table
+    head = ["P", "nodes", "net", "case", "op", "auto s", "auto chose",
+            "best fixed", "auto/best"] + [m + " s" for m in NODES_FIXED] + \
+        ["romio-nodes s (not charged)", "inter msgs a1/all : twolevel/all",
+         "io clients all : node"]
+    tab = []
+    summ = OrderedDict()
+    for (P, nn, net, case), g in groups.items():
+        a = g.get("auto")
+        if not a or sec(a) is None:
+            continue
+        fixed = [(sec(g[m]), m) for m in NODES_FIXED
+                 if m in g and sec(g[m]) is not None]
+        if not fixed:
+            continue
+        bt, bm = min(fixed)
+        r = {"P": P, "nodes": nn, "net": net, "case": case, "op": a["op"],
+             "auto s": a["seconds"], "auto chose": a["chosen"],
+             "best fixed": bm, "auto/best": f3(sec(a) / bt)}
+        for m in NODES_FIXED:
+            if m in g:
+                r[m + " s"] = g[m]["seconds"] or g[m]["check"]
+        if "romio-nodes" in g:
+            r["romio-nodes s (not charged)"] = g["romio-nodes"]["seconds"]
+        if "a1/all" in g and "twolevel/all" in g:
+            r["inter msgs a1/all : twolevel/all"] = \
+                f"{g['a1/all']['inter_msgs']} : {g['twolevel/all']['inter_msgs']}"
+        if "a1/all" in g and "a1/node" in g:
+            r["io clients all : node"] = \
+                f"{g['a1/all']['io_clients']} : {g['a1/node']['io_clients']}"
+        tab.append(r)
+        sm = summ.setdefault((P, nn, net), {"auto/best": [], "tl/flat t": [],
+                                            "tl/flat msgs": [],
+                                            "node/all t": [],
+                                            "romio/auto": []})
+        sm["auto/best"].append(sec(a) / bt)
+        for ag in ("all", "node"):
+            f, t = g.get("a1/" + ag), g.get("twolevel/" + ag)
+            if f and t and sec(f) and sec(t):
+                sm["tl/flat t"].append(sec(t) / sec(f))
+                fm, tm = float(f["inter_msgs"]), float(t["inter_msgs"])
+                if fm > 0:
+                    sm["tl/flat msgs"].append(max(tm, 0.5) / fm)
+        for x in ("a1", "twolevel"):
+            al, nd = g.get(x + "/all"), g.get(x + "/node")
+            if al and nd and sec(al) and sec(nd):
+                sm["node/all t"].append(sec(nd) / sec(al))
+        ro = g.get("romio-nodes")
+        if ro and sec(ro):
+            sm["romio/auto"].append(sec(ro) / sec(a))
+    sh = ["P", "nodes", "net", "cases", "auto/best fixed (geomean)",
+          "auto/best (worst)", "cases auto within 1.1x",
+          "twolevel/flat time (geomean)",
+          "twolevel/flat inter-node msgs (geomean)",
+          "per-node/all aggregators time (geomean)",
+          "romio-nodes/auto (not charged)"]
+    st = []
+    for (P, nn, net), sm in summ.items():
+        ab = sm["auto/best"]
+        st.append({"P": P, "nodes": nn, "net": net, "cases": str(len(ab)),
+                   "auto/best fixed (geomean)": f3(gmean(ab)),
+                   "auto/best (worst)": f3(max(ab)),
+                   "cases auto within 1.1x":
+                       f"{sum(1 for x in ab if x <= 1.1)}/{len(ab)}",
+                   "twolevel/flat time (geomean)": f3(gmean(sm["tl/flat t"])),
+                   "twolevel/flat inter-node msgs (geomean)":
+                       f3(gmean(sm["tl/flat msgs"])),
+                   "per-node/all aggregators time (geomean)":
+                       f3(gmean(sm["node/all t"])),
+                   "romio-nodes/auto (not charged)":
+                       f3(gmean(sm["romio/auto"]))})
+    out += ["## Thesis patterns 6.1-6.6: summary per split and network\n",
+            "best fixed: the fastest of " + ", ".join(NODES_FIXED) +
+            " (etp-dynamic with exchange a1 = flat or twolevel, aggregators "
+            "all ranks or one per node); twolevel/flat pairs a1/x with "
+            "twolevel/x for the same aggregators; per-node/all pairs x/node "
+            "with x/all.\n", table(sh, st), "",
+            "## Thesis patterns: every case\n", table(head, tab), ""]
+    # model error (auto's prediction)
+    errs = [(sec(g["auto"]), float(g["auto"]["predicted"]))
+            for g in groups.values() if "auto" in g and sec(g["auto"])
+            and g["auto"].get("predicted") not in (None, "", "0")]
+    if errs:
+        rat = sorted(p / m for m, p in errs if m > 0 and p > 0)
+        if rat:
+            out += [f"auto's cost model (method choice) predicted/measured "
+                    f"over {len(rat)} cases: median {rat[len(rat) // 2]:.3f}, "
+                    f"range {rat[0]:.3g}-{rat[-1]:.3g}.\n"]
+    # the all-to-all sweep
+    a2a_path = os.path.join(os.path.dirname(path), "nodes-a2a.csv")
+    if os.path.exists(a2a_path):
+        with open(a2a_path) as f:
+            a2a = list(csv.DictReader(f))
+        g2 = OrderedDict()
+        for r in a2a:
+            g2.setdefault((r["procs"], r["nodes"], r["net"], r["block"]),
+                          {})[r["alg"]] = r
+        h2 = ["P", "nodes", "net", "block", "a1 s", "fourstage-nb s",
+              "twolevel s", "auto s", "auto ran", "twolevel/best flat time",
+              "inter msgs a1 : fourstage-nb : twolevel",
+              "twolevel/a1 inter msgs", "auto/best",
+              "predicted/measured a1 : 4s-nb : twolevel"]
+        t2 = []
+        perr = []
+        for (P, nn, net, b), g in g2.items():
+            def s_(a):
+                return float(g[a]["seconds"]) if a in g else float("nan")
+            flat = min(s_("a1"), s_("fourstage-nb"))
+            best = min(flat, s_("twolevel"))
+            r = {"P": P, "nodes": nn, "net": net, "block": b,
+                 "a1 s": g.get("a1", {}).get("seconds", ""),
+                 "fourstage-nb s": g.get("fourstage-nb", {}).get("seconds",
+                                                                 ""),
+                 "twolevel s": g.get("twolevel", {}).get("seconds", ""),
+                 "auto s": g.get("auto", {}).get("seconds", ""),
+                 "auto ran": g.get("auto", {}).get("ran", ""),
+                 "twolevel/best flat time": f3(s_("twolevel") / flat),
+                 "inter msgs a1 : fourstage-nb : twolevel": " : ".join(
+                     g.get(a, {}).get("inter_msgs", "")
+                     for a in ("a1", "fourstage-nb", "twolevel")),
+                 "auto/best": f3(s_("auto") / best)}
+            try:
+                r["twolevel/a1 inter msgs"] = f3(
+                    float(g["twolevel"]["inter_msgs"]) /
+                    float(g["a1"]["inter_msgs"]))
+            except (KeyError, ValueError, ZeroDivisionError):
+                pass
+            pm = []
+            for a in ("a1", "fourstage-nb", "twolevel"):
+                if a in g and float(g[a]["seconds"]) > 0 and \
+                        float(g[a]["predicted"]) > 0:
+                    q = float(g[a]["predicted"]) / float(g[a]["seconds"])
+                    pm.append(f"{q:.2f}")
+                    perr.append((a, net, q))
+                else:
+                    pm.append("")
+            r["predicted/measured a1 : 4s-nb : twolevel"] = " : ".join(pm)
+            t2.append(r)
+        out += ["## All-to-all sweep (bench-twolevel, passion_alltoall)\n",
+                "Regular all-to-all of `block` bytes per pair; inter msgs: "
+                "all ranks' messages between virtual nodes in one call; "
+                "predicted: the exchange's cost model (on-node costs "
+                "calibrated on this machine, plus the simulated network's "
+                "latency and per-byte time) for what ran.\n",
+                table(h2, t2), ""]
+        if perr:
+            eh = ["alg", "net", "n", "predicted/measured median",
+                  "min", "max"]
+            er = []
+            for a in ("a1", "fourstage-nb", "twolevel"):
+                for net in ("fast", "slow"):
+                    q = sorted(x for (aa, nt, x) in perr
+                               if aa == a and nt == net)
+                    if q:
+                        er.append({"alg": a, "net": net, "n": str(len(q)),
+                                   "predicted/measured median":
+                                       f"{q[len(q) // 2]:.3f}",
+                                   "min": f"{q[0]:.3f}",
+                                   "max": f"{q[-1]:.3f}"})
+            out += ["### Model against the simulated runs\n",
+                    table(eh, er), ""]
+    # projections
+    if models:
+        pv = OrderedDict()
+        for r in models:
+            pv.setdefault((r["case"], r["regime"], r["procs"], r["nodes"]),
+                          {})[r["method"]] = r
+        meths = list(OrderedDict.fromkeys(r["method"] for r in models))
+        hh = ["pattern", "costs", "P", "nodes"] + meths + ["best",
+                                                           "twolevel/a1 (all)"]
+        tt = []
+        for (case, reg, P, nn), g in pv.items():
+            r = {"pattern": case, "costs": reg, "P": P, "nodes": nn}
+            for m in meths:
+                if m in g:
+                    r[m] = g[m]["seconds"]
+            best = min(g, key=lambda m: float(g[m]["seconds"]))
+            r["best"] = best
+            try:
+                r["twolevel/a1 (all)"] = f3(float(g["twolevel/all"]["seconds"])
+                                            / float(g["a1/all"]["seconds"]))
+            except KeyError:
+                pass
+            tt.append(r)
+        out += ["## Projection: two-phase read, aggregator counts (model)\n",
+                "Interleaved pattern (every rank's bytes spread over the "
+                "file: every rank exchanges with every aggregator), 64 KiB "
+                "or 16 MiB per rank; seconds from the exchange's model plus "
+                "an I/O term. Fabric: 100 Gb/s InfiniBand HDR100, 1 us, "
+                "12.5 GB/s per link (NVIDIA ConnectX-6 figures); file "
+                "system ASSUMED: 100 GB/s aggregate, a client at most its "
+                "link, 0.5 ms per 4 MiB request. costs: here = on-node "
+                "costs calibrated on this (loaded) machine, quiet = an "
+                "assumed quiet node. Columns: exchange/aggregators "
+                "(all ranks, one, two or four per node).\n",
+                table(hh, tt), ""]
+    a2am = os.path.join(os.path.dirname(path), "nodes-a2a-model.csv")
+    if os.path.exists(a2am):
+        with open(a2am) as f:
+            mr = list(csv.DictReader(f))
+        pv = OrderedDict()
+        for r in mr:
+            pv.setdefault((r["costs"], r["procs"], r["nodes"], r["block"]),
+                          {})[r["alg"]] = r
+        algs = list(OrderedDict.fromkeys(r["alg"] for r in mr))
+        hh = ["costs", "P", "nodes", "block"] + [a + " s" for a in algs] + \
+            ["auto", "twolevel/best flat", "net msgs/rank flat : twolevel"]
+        tt = []
+        for (c, P, nn, b), g in pv.items():
+            r = {"costs": c, "P": P, "nodes": nn, "block": b}
+            for a in algs:
+                if a in g:
+                    r[a + " s"] = g[a]["seconds"]
+            r["auto"] = next(iter(g.values()))["auto"]
+            flat = [float(g[a]["seconds"]) for a in g if a != "twolevel"]
+            if "twolevel" in g and flat:
+                r["twolevel/best flat"] = f3(float(g["twolevel"]["seconds"])
+                                             / min(flat))
+                r["net msgs/rank flat : twolevel"] = \
+                    f"{g.get('a1', {}).get('net_msgs_per_rank', '')} : " \
+                    f"{g['twolevel']['net_msgs_per_rank']}"
+            tt.append(r)
+        out += ["## Projection: all-to-all exchange (model, bench-twolevel)"
+                "\n", "Fabric 100 Gb/s InfiniBand HDR100 (1 us, 12.5 GB/s); "
+                "costs as above.\n", table(hh, tt), ""]
     return out
 
 

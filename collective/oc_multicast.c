@@ -19,6 +19,7 @@
 #include <string.h>
 
 #define MC_MAXMSG (1LL << 30)
+#define CALL "passion_file_multicast_all" /* the name details give */
 
 /* Copy a packed box (count, storage order) into mem at offset / shape. */
 static void unpack_box(const passion_array *a, const int64_t *count,
@@ -69,7 +70,7 @@ static int file_multicast_all_body(passion_file *f, int root,
     for (int i = 0; group && i < ngroup; i++) {
         h = (h ^ (uint64_t)group[i]) * 1099511628211ULL;
         if (group[i] < 0 || group[i] >= ctx->size)
-            rc = core_err(ctx, PASSION_EINVAL, "multicast group rank %d",
+            rc = core_err(ctx, PASSION_EINVAL, CALL ": group rank %d",
                           group[i]);
         if (group[i] == ctx->rank)
             member = 1;
@@ -85,12 +86,11 @@ static int file_multicast_all_body(passion_file *f, int root,
     if (rc)
         ;
     else if (a->spec.placement != PASSION_PLACE_LOCAL)
-        rc = core_err(ctx, PASSION_EINVAL, "oc_multicast needs local "
-                      "placement");
+        rc = core_err(ctx, PASSION_EINVAL, CALL " needs local placement");
     else if (root < 0 || root >= ctx->size)
-        rc = core_err(ctx, PASSION_EINVAL, "multicast root %d", root);
+        rc = core_err(ctx, PASSION_EINVAL, CALL ": root %d", root);
     else if (!src || (group && ngroup < 0))
-        rc = core_err(ctx, PASSION_EINVAL, "multicast: no section or group");
+        rc = core_err(ctx, PASSION_EINVAL, CALL ": no section or group");
     else if (ctx->rank == root)
         rc = ocad_section_check(ctx, nd, src, f->lo, f->hi, &elems);
     if (!rc && member) {
@@ -99,18 +99,18 @@ static int file_multicast_all_body(passion_file *f, int root,
             rc = ocad_section_check(ctx, nd, dst, f->lo, f->hi, &de);
             for (int d = 0; d < nd && !rc; d++)
                 if (dst->count[d] != src->count[d])
-                    rc = core_err(ctx, PASSION_EINVAL, "multicast: dst "
+                    rc = core_err(ctx, PASSION_EINVAL, CALL ": dst "
                                       "counts differ from src counts");
             if (!rc && !f->writable)
-                rc = core_err(ctx, PASSION_EACCES, "multicast into %s, "
+                rc = core_err(ctx, PASSION_EACCES, CALL " into %s, "
                               "read-only", f->fh->path);
         } else {
             rc = ocad_memspec_check(ctx, nd, a->esize, src, mem);
             if (!rc && !buf && passion_section_elems(src, nd) > 0)
-                rc = core_err(ctx, PASSION_EINVAL, "multicast: NULL buffer");
+                rc = core_err(ctx, PASSION_EINVAL, CALL ": NULL buffer");
         }
     }
-    rc = core_same(ctx, rc, key, sizeof key, "multicast root, group or "
+    rc = core_same(ctx, rc, key, sizeof key, CALL ": root, group or "
                    "section");
     if (rc)
         return rc;
@@ -119,7 +119,7 @@ static int file_multicast_all_body(passion_file *f, int root,
     if (MPI_Comm_split(ctx->comm, in ? 0 : MPI_UNDEFINED, ctx->rank, &sub) !=
         MPI_SUCCESS)
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
-                                            "MPI_Comm_split in multicast"));
+                                            "MPI_Comm_split in " CALL));
     /* the piece buffer: per * k bytes and a status byte the root sets to
        1 when it read the piece, so that after a failed read nobody writes
        what the buffer happens to hold */
@@ -141,7 +141,7 @@ static int file_multicast_all_body(passion_file *f, int root,
             k = src->count[cd];
         pb = core_stage_alloc(ctx, per * k + 1);
         if (!pb)
-            rc = core_err(ctx, PASSION_ENOMEM, "multicast buffer");
+            rc = core_err(ctx, PASSION_ENOMEM, CALL ": buffer");
     }
     /* every member can take part in every broadcast, or nobody starts */
     if ((rc = core_agree(ctx, rc))) {
@@ -176,7 +176,7 @@ static int file_multicast_all_body(passion_file *f, int root,
                             &req) != MPI_SUCCESS ||
                  core_wait(&req)) &&
                 !rc)
-                rc = core_err(ctx, PASSION_EMPI, "MPI_Ibcast in multicast");
+                rc = core_err(ctx, PASSION_EMPI, "MPI_Ibcast in " CALL);
             ctx->cnt.t_comm += core_now() - t0;
             ctx->cnt.rounds++;
             if (ctx->rank == root) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #define SHIFT_MAXMSG (1LL << 30)
+#define CALL "passion_file_shift_all" /* the name details give */
 
 /* Rank of the neighbour at coordinate offset `step` along dim. */
 static int neighbour(const passion_array *a, int rank, int dim, int step,
@@ -109,7 +110,7 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
                                from, 77, ctx->comm, &st);
         ctx->cnt.t_comm += core_now() - t0;
         if (mrc != MPI_SUCCESS && !rc)
-            rc = core_err(ctx, PASSION_EMPI, "MPI_Sendrecv in oc_shift");
+            rc = core_err(ctx, PASSION_EMPI, "MPI_Sendrecv in " CALL);
         if (mrc == MPI_SUCCESS &&
             MPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS)
             got = -1;
@@ -139,28 +140,28 @@ static int file_shift_all_body(passion_file *f, int dim, int dir, int periodic,
     int64_t nl[PASSION_MAX_DIMS] = {0};
     int64_t w = 0;
     if (a->spec.placement != PASSION_PLACE_LOCAL)
-        rc = core_err(ctx, PASSION_EINVAL, "oc_shift needs local placement");
+        rc = core_err(ctx, PASSION_EINVAL, CALL " needs local placement");
     else if (dim < 0 || dim >= a->nd)
-        rc = core_err(ctx, PASSION_EINVAL, "oc_shift: dimension %d", dim);
+        rc = core_err(ctx, PASSION_EINVAL, CALL ": dimension %d", dim);
     else if (dir < -1 || dir > 1)
-        rc = core_err(ctx, PASSION_EINVAL, "oc_shift: direction %d", dir);
+        rc = core_err(ctx, PASSION_EINVAL, CALL ": direction %d", dir);
     else if (!f->writable)
-        rc = core_err(ctx, PASSION_EACCES, "oc_shift: %s is read-only",
+        rc = core_err(ctx, PASSION_EACCES, CALL ": %s is read-only",
                       f->fh->path);
     if (!rc) {
         w = width > 0 ? width : a->spec.ghost[dim];
         passion_array_local_shape(a, ctx->rank, nl);
         if (width < 0 || w > a->spec.ghost[dim])
             rc = core_err(ctx, PASSION_EINVAL,
-                          "oc_shift: width %lld, ghost width %lld",
+                          CALL ": width %lld, ghost width %lld",
                           (long long)width, (long long)a->spec.ghost[dim]);
         else if (w > nl[dim])
             rc = core_err(ctx, PASSION_EINVAL,
-                          "oc_shift: width %lld exceeds the local extent "
+                          CALL ": width %lld exceeds the local extent "
                           "%lld along dimension %d", (long long)w,
                           (long long)nl[dim], dim);
     }
-    rc = core_same(ctx, rc, args, sizeof args, "oc_shift arguments");
+    rc = core_same(ctx, rc, args, sizeof args, CALL " arguments");
     if (rc || w == 0)
         return rc;
     if (dir >= 0)

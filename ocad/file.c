@@ -775,7 +775,7 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     if (!f)
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
-    core_enter(ctx); /* the entry of passion_read/write_section(_begin) */
+    core_enter(ctx); /* the entry of passion_file_read/_write(_begin) */
     ctx->last_method = PASSION_METHOD_AUTO; /* set by the engine */
     ctx->last_predicted = 0;
     int64_t elems;

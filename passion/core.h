@@ -148,7 +148,7 @@ CORE_HIDDEN int core_err(passion_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /*
  * Entry of a public call on ctx (or on an object made from it): forget the
- * previous call's detail, so that passion_errdetail() is empty after a call
+ * previous call's detail, so that passion_ctx_errdetail() is empty after a call
  * that succeeded. Calls that hand back an earlier failure again (a sticky
  * iterator error) leave its detail alone.
  */

@@ -779,6 +779,114 @@ static void test_budget_steps(void)
     free(m);
 }
 
+/* Four-stage's staging bound for a largest per-rank volume l, as
+   xchg_fourstage.c states it: Theorem 1's two generations of 2 C^2 l / P
+   bytes, a byte per piece, 16-byte headers and 24-byte descriptors (at
+   most 2 P C + 4 C pieces a generation), C = ceil(sqrt P). */
+static int64_t fs_bound(int64_t p, int64_t l)
+{
+    int64_t c = 1;
+    while (c * c < p)
+        c++;
+    int64_t pieces = 2 * p * c + 4 * c;
+    return 2 * c * c * ((l + p - 1) / p) + 2 * pieces +
+           3 * (32 * c + 24 * pieces);
+}
+
+/* The smallest budget four-stage runs in: the bound over the step counts
+   the exchange tries (1, 2, 4, ..., lmax); in k steps every message moves
+   in slices of ceil(n / k) bytes, so a rank's share of a step is at most
+   ceil(lmax / k) + P. */
+static int64_t fs_least(int64_t p, int64_t lmax)
+{
+    int64_t least = fs_bound(p, lmax);
+    for (int64_t k = 2; k / 2 < lmax; k *= 2) {
+        int64_t kk = k < lmax ? k : lmax;
+        int64_t b = fs_bound(p, (lmax + kk - 1) / kk + p);
+        least = b < least ? b : least;
+    }
+    return least;
+}
+
+/* The four-stage exchange states the smallest budget it runs in: one byte
+   under it fails with ENOMEM on every rank, the detail naming it; at it
+   the exchange succeeds within it. Both through a budget passed (the
+   two-phase method's way) and through memory_budget (the detail then
+   names the memory_budget that would do). */
+static void test_budget_least(void)
+{
+    if (P < 2 || P > 9)
+        return; /* one rank stages nothing; more: slow here */
+    th_case_seed = th_seed + 97;
+    int64_t *m = matrix(th_case_seed, 16, 10);
+    int64_t lmax = 0;
+    for (int i = 0; i < P; i++) {
+        int64_t out = 0, in = 0;
+        for (int j = 0; j < P; j++) {
+            out += m[i * P + j];
+            in += m[j * P + i];
+        }
+        lmax = out > lmax ? out : lmax;
+        lmax = in > lmax ? in : lmax;
+    }
+    int64_t least = fs_least(P, lmax);
+    char want[96];
+    static const int algs[] = {PASSION_XCHG_FOURSTAGE,
+                               PASSION_XCHG_FOURSTAGE_NB};
+    passion_ctx *base = ctx;
+    for (int ai = 0; ai < 2; ai++)
+        for (int via_option = 0; via_option < 2; via_option++)
+            for (int64_t b = least - 1; b <= least; b++) {
+                passion_ctx *c2 = NULL;
+                if (via_option) {
+                    int irc = th_init(&c2, "memory_budget=%lld",
+                                      (long long)b);
+                    TH_CHECK(irc == 0, "memory_budget=%lld: %d",
+                             (long long)b, irc);
+                    if (irc)
+                        continue;
+                    ctx = c2;
+                }
+                coll_xchg_stats st;
+                memset(&st, 0, sizeof st);
+                int code = 0;
+                int ok = run_budget(m, algs[ai], via_option ? 0 : b, 0,
+                                    th_case_seed, &st, &code);
+                const char *d = passion_ctx_errdetail(ctx);
+                if (b < least) {
+                    TH_CHECK(th_all(code == PASSION_ENOMEM),
+                             "%s, budget %lld (least %lld, Lmax %lld): rc "
+                             "%d, %s", coll_xchg_name(algs[ai]),
+                             (long long)b, (long long)least,
+                             (long long)lmax, code, d);
+                    snprintf(want, sizeof want, "at least %lld bytes",
+                             (long long)least);
+                    TH_CHECK(strstr(d, want), "detail lacks '%s': %s", want,
+                             d);
+                    snprintf(want, sizeof want, "memory_budget=%lld would do",
+                             (long long)least);
+                    TH_CHECK(!via_option || strstr(d, want),
+                             "detail lacks '%s': %s", want, d);
+                } else {
+                    TH_CHECK(th_all(ok), "%s at its least budget %lld "
+                             "(Lmax %lld): rc %d, %s",
+                             coll_xchg_name(algs[ai]), (long long)b,
+                             (long long)lmax, code, d);
+                    TH_CHECK(st.peak_staging <= b,
+                             "%s: peak staging %lld over %lld",
+                             coll_xchg_name(algs[ai]),
+                             (long long)st.peak_staging, (long long)b);
+                }
+                ctx = base;
+                if (c2)
+                    passion_finalize(c2);
+            }
+    if (me == 0 && P == 3)
+        printf("\n  four-stage P=%d Lmax %lld: least budget %lld bytes\n", P,
+               (long long)lmax, (long long)least);
+    free(m);
+}
+
 static CU_TestInfo tests[] = {
     {"grid and row schedules", test_grid_schedule},
     {"index counts C1 C2", test_index_counts},
@@ -794,6 +902,7 @@ static CU_TestInfo tests[] = {
     {"failed allocation mid-exchange", test_fault},
     {"cost model choices", test_model_choices},
     {"staging within the budget given, in steps", test_budget_steps},
+    {"four-stage's least budget, stated and exact", test_budget_least},
     CU_TEST_INFO_NULL,
 };
 

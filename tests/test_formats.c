@@ -395,7 +395,7 @@ static void part_checks(passion_ctx *ctx, const char *name, const ttype *t,
         }
         rc = 0;
     }
-    TH_CHECK(rc == 0, "part_next %s: %s (%s)", name, passion_strerror(rc),
+    TH_CHECK(rc == 0, "part_next_all %s: %s (%s)", name, passion_strerror(rc),
              passion_ctx_errdetail(ctx));
     TH_CHECK(parts > 0 && bad == 0, "%s: %lld partitions, %lld wrong", name,
              (long long)parts, (long long)bad);

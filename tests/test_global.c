@@ -210,7 +210,7 @@ static int check_read(world *w, const passion_section *s,
     memset(buf, 0xEE, (size_t)(n * w->esize + 1));
     int rc = passion_file_read_all(w->f, s, buf, m, method);
     int bad = rc != 0;
-    TH_CHECK(rc == 0, "read_section_all (%d): %s: %s", method,
+    TH_CHECK(rc == 0, "file_read_all (%d): %s: %s", method,
              passion_strerror(rc), passion_ctx_errdetail(w->ctx));
     unsigned char *seen = calloc((size_t)n + 1, 1);
     if (!rc && sec_elems(w, s) > 0) {
@@ -269,7 +269,7 @@ static int check_write(world *w, const passion_section *secs,
         } while (next_index(w->nd, s, i));
     }
     int rc = passion_file_write_all(w->f, s, buf, m, method);
-    TH_CHECK(rc == 0, "write_section_all (%s): %s: %s", method_names[method],
+    TH_CHECK(rc == 0, "file_write_all (%s): %s: %s", method_names[method],
              passion_strerror(rc), passion_ctx_errdetail(w->ctx));
     /* the model: every rank's write, in increasing rank order */
     for (int r = 0; r < th_size; r++) {

@@ -351,14 +351,14 @@ static void run_lpm_case(uint64_t seed, int ops)
                 buf[i] = (unsigned char)th_next(&os);
             rc = passion_file_write(L.f, &sec, buf, use_mem ? &mem : NULL,
                                        method);
-            TH_CHECK(rc == 0, "write_section %d (method %d): %s", rc, method,
+            TH_CHECK(rc == 0, "file_write %d (method %d): %s", rc, method,
                      passion_ctx_errdetail(L.ctx));
             ref_copy(&L, &sec, &mem, buf, 0);
         } else {
             memset(buf, 0xA5, (size_t)mb);
             rc = passion_file_read(L.f, &sec, buf, use_mem ? &mem : NULL,
                                       method);
-            TH_CHECK(rc == 0, "read_section %d (method %d): %s", rc, method,
+            TH_CHECK(rc == 0, "file_read %d (method %d): %s", rc, method,
                      passion_ctx_errdetail(L.ctx));
             memset(want, 0xA5, (size_t)mb); /* untouched bytes stay so */
             ref_copy(&L, &sec, &mem, want, 1);

@@ -175,6 +175,16 @@ static void test_shift_errors(void)
              "ranks disagree: %d", rc);
     rc = passion_file_shift_all(f, 5, 0, 0, 0);
     TH_CHECK(rc == PASSION_EINVAL, "bad dim: %d", rc);
+    /* the detail names the public call, not a pre-1.0 name */
+    TH_CHECK(strstr(passion_ctx_errdetail(ctx), "passion_file_shift_all: "
+                                                "dimension 5"),
+             "bad dim detail: %s", passion_ctx_errdetail(ctx));
+    rc = passion_file_multicast_all(f, th_size, NULL, NULL, 0, NULL, NULL,
+                                    NULL);
+    TH_CHECK(rc == PASSION_EINVAL, "bad multicast root: %d", rc);
+    TH_CHECK(strstr(passion_ctx_errdetail(ctx),
+                    "passion_file_multicast_all: root"),
+             "bad root detail: %s", passion_ctx_errdetail(ctx));
     TH_CHECK(th_all(1), "all ranks reached the end");
     passion_file_close(f);
     passion_array_free(a);

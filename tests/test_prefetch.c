@@ -345,7 +345,7 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     o.method = reuse ? PASSION_METHOD_DIRECT : PASSION_METHOD_AUTO;
     passion_slab_iter *it = NULL;
     rc = passion_slab_open(fi, &o, &it);
-    TH_CHECK(rc == 0, "slab_begin %s: %s", tag, passion_ctx_errdetail(ctx));
+    TH_CHECK(rc == 0, "slab_open %s: %s", tag, passion_ctx_errdetail(ctx));
     int dim = dimsel < 0 ? ns->order[0] : dimsel;
     int64_t h = ghost, nslabs = 0, bad = 0;
     memcpy(want, model, fb);
@@ -413,7 +413,7 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     }
     TH_CHECK(rc == 0, "slab_next %s: %d %s", tag, rc, passion_ctx_errdetail(ctx));
     rc = passion_slab_close(it);
-    TH_CHECK(rc == 0, "slab_end %s: %s", tag, passion_ctx_errdetail(ctx));
+    TH_CHECK(rc == 0, "slab_close %s: %s", tag, passion_ctx_errdetail(ctx));
     passion_counters c;
     passion_counters_get(ctx, &c);
     TH_CHECK(bad == 0, "%s: %lld buffer cells differ from the file", tag,

@@ -199,14 +199,14 @@ static void test_slab_empty_rank(void)
         o.prefetch = pf;
         passion_slab_iter *it = NULL;
         rc = passion_slab_open(f, &o, &it);
-        TH_CHECK(rc == 0, "slab_begin (rank %d): %d %s", th_rank, rc,
+        TH_CHECK(rc == 0, "slab_open (rank %d): %d %s", th_rank, rc,
                  passion_ctx_errdetail(ctx));
         passion_slab sl;
         int64_t cells = 0;
         while (it && passion_slab_next(it, &sl) == 1)
             cells += sl.count;
         if (it)
-            TH_CHECK(passion_slab_close(it) == 0, "slab_end");
+            TH_CHECK(passion_slab_close(it) == 0, "slab_close");
         TH_CHECK(cells == (th_rank ? 8 : 8), "slabs cover %lld columns",
                  (long long)cells);
     }
@@ -389,7 +389,7 @@ static void test_part_grid(void)
     passion_file *f = mkfile(a, ctx, "part1.raw", 0.0);
     passion_part_iter *it = NULL;
     int rc = passion_part_open(f, NULL, &it);
-    TH_CHECK(same_everywhere(rc), "part_begin codes differ");
+    TH_CHECK(same_everywhere(rc), "part_open codes differ");
     if (th_size > 1) {
         TH_CHECK(rc == PASSION_EINVAL && !it &&
                      strstr(passion_ctx_errdetail(ctx), "grid"),
@@ -427,7 +427,7 @@ static void test_part_grid(void)
     po.width = 5;
     it = NULL;
     rc = passion_part_open(fg, &po, &it);
-    TH_CHECK(rc == 0, "part_begin with grid: %d %s", rc,
+    TH_CHECK(rc == 0, "part_open with grid: %d %s", rc,
              passion_ctx_errdetail(ctx));
     int64_t mine = 0, all = 0;
     passion_part part;
@@ -558,7 +558,7 @@ static void test_empty_huge(void)
     passion_finalize(ctx);
 }
 
-/* ---- 6d. passion_errdetail after a later successful call ----
+/* ---- 6d. passion_ctx_errdetail after a later successful call ----
  * Before the fix: the old detail stayed. */
 
 static void test_errdetail_cleared(void)

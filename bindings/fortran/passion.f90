@@ -6,8 +6,9 @@
 !  - every procedure is an INTEGER function returning the C code: 0
 !    (PASSION_OK) or a negative PASSION_E* code, except passion_slab_next
 !    (1: a slab, 0: the end, < 0: error), and the string functions
-!    passion_version, passion_strerror, passion_ctx_errdetail,
-!    passion_options_errdetail and passion_file_path;
+!    passion_version, passion_mpi_build, passion_strerror,
+!    passion_ctx_errdetail, passion_options_errdetail, passion_engine_name
+!    and passion_file_path;
 !  - handles (passion_options, passion_ctx, passion_array, passion_file,
 !    passion_request, passion_slab_iter) are derived types around a
 !    type(c_ptr); the _free/_close/_finalize/_wait calls reset them on
@@ -63,6 +64,13 @@ module passion
        PASSION_PLACE_GLOBAL = 1, PASSION_PLACE_PARTITIONED = 2
   integer, parameter, public :: PASSION_ROW_MAJOR = 0, &
        PASSION_COL_MAJOR = 1, PASSION_ORDER_CUSTOM = 2
+  integer, parameter, public :: PASSION_KIND_BYTES = 0, &
+       PASSION_KIND_INT = 1, PASSION_KIND_UINT = 2, PASSION_KIND_FLOAT = 3, &
+       PASSION_KIND_COMPLEX = 4, PASSION_KIND_BOOL = 5
+  integer, parameter, public :: PASSION_ENDIAN_NATIVE = 0, &
+       PASSION_ENDIAN_LITTLE = 1, PASSION_ENDIAN_BIG = 2
+  integer, parameter, public :: PASSION_ENGINE_AUTO = 0, &
+       PASSION_ENGINE_URING = 1, PASSION_ENGINE_THREAD = 2
   integer, parameter, public :: PASSION_MODE_RDONLY = 0, &
        PASSION_MODE_RDWR = 1, PASSION_MODE_CREATE = 2, &
        PASSION_MODE_CREATE_EXCL = 3
@@ -104,10 +112,18 @@ module passion
   ! fills the defaults: column-major, grid 1, BLOCK, no ghosts, local
   ! placement). order(:) is used with PASSION_ORDER_CUSTOM only: order(1)
   ! is the slowest-varying dimension in the file (dimension numbers 1..n).
+  ! kind (PASSION_KIND_*) with elem_size is the element type (the natural
+  ! kind for the size from passion_array_spec_init: 4 and 8 bytes FLOAT,
+  ! so an integer array sets kind = PASSION_KIND_INT); endian
+  ! (PASSION_ENDIAN_*) the file's byte order, memory being native. As a
+  ! layout for passion_open, ndims = 0 and elem_size = 0 (the defaults of
+  ! passion_array_spec()) take the file's shape and type.
   type, public :: passion_array_spec
      integer :: ndims = 0
      integer(int64) :: shape(PASSION_MAX_DIMS) = 0
      integer(int64) :: elem_size = 0
+     integer :: kind = PASSION_KIND_BYTES
+     integer :: endian = PASSION_ENDIAN_NATIVE
      integer :: storage = PASSION_COL_MAJOR
      integer :: order(PASSION_MAX_DIMS) = 0
      integer :: grid(PASSION_MAX_DIMS) = 0
@@ -141,6 +157,13 @@ module passion
           messages_inter_node = 0, bytes_inter_node = 0
      integer(c_int64_t) :: reserved(8) = 0
   end type passion_counters
+
+  ! What the cost model would do for a section (passion_section_plan).
+  type, public :: passion_plan_info
+     integer :: method = PASSION_METHOD_AUTO  ! DIRECT or SIEVE (or ETP)
+     integer(int64) :: requests = 0, bytes_file = 0, runs = 0
+     real(real64) :: seconds = 0
+  end type passion_plan_info
 
   ! Slab iteration options (the C defaults): dim 0 = the slowest in
   ! storage, else a dimension number 1..n; width 0 = as the budget allows;
@@ -218,6 +241,10 @@ module passion
        integer(c_int), value :: code
        type(c_ptr) :: c_strerror
      end function c_strerror
+     function c_mpi_build() bind(C, name='passion_mpi_build')
+       import :: c_ptr
+       type(c_ptr) :: c_mpi_build
+     end function c_mpi_build
      function c_strlen(s) bind(C, name='passion_f_strlen')
        import :: c_ptr, c_size_t
        type(c_ptr), value :: s
@@ -382,6 +409,76 @@ module passion
        type(c_ptr), intent(out) :: f
        integer(c_int) :: c_file_open
      end function c_file_open
+     function c_open(ctx, name, mode, layout, a, f) &
+          bind(C, name='passion_f_open')
+       import :: c_ptr, c_int, c_char, c_int64_t
+       type(c_ptr), value :: ctx, layout
+       character(kind=c_char), intent(in) :: name(*)
+       integer(c_int64_t), value :: mode
+       type(c_ptr), intent(out) :: a, f
+       integer(c_int) :: c_open
+     end function c_open
+     function c_array_spec_read(ctx, name, fs, nfiles, pat, len) &
+          bind(C, name='passion_f_array_spec_read')
+       import :: c_ptr, c_int, c_char, c_int64_t, c_size_t, c_fspec
+       type(c_ptr), value :: ctx
+       character(kind=c_char), intent(in) :: name(*)
+       type(c_fspec), intent(out) :: fs
+       integer(c_int64_t), intent(out) :: nfiles
+       character(kind=c_char), intent(out) :: pat(*)
+       integer(c_size_t), value :: len
+       integer(c_int) :: c_array_spec_read
+     end function c_array_spec_read
+     function c_array_owner(a, gidx, r, lidx) &
+          bind(C, name='passion_array_owner')
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: a
+       integer(c_int64_t), intent(in) :: gidx(*)
+       integer(c_int), intent(out) :: r
+       integer(c_int64_t), intent(out) :: lidx(*)
+       integer(c_int) :: c_array_owner
+     end function c_array_owner
+     function c_array_global_index(a, r, lidx, gidx) &
+          bind(C, name='passion_array_global_index')
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: a
+       integer(c_int), value :: r
+       integer(c_int64_t), intent(in) :: lidx(*)
+       integer(c_int64_t), intent(out) :: gidx(*)
+       integer(c_int) :: c_array_global_index
+     end function c_array_global_index
+     function c_file_rename(f, path) bind(C, name='passion_file_rename')
+       import :: c_ptr, c_int, c_char
+       type(c_ptr), value :: f
+       character(kind=c_char), intent(in) :: path(*)
+       integer(c_int) :: c_file_rename
+     end function c_file_rename
+     function c_file_drop_cache(f) bind(C, name='passion_file_drop_cache')
+       import :: c_ptr, c_int
+       type(c_ptr), value :: f
+       integer(c_int) :: c_file_drop_cache
+     end function c_file_drop_cache
+     function c_section_plan(f, s, op_write, method, out, seconds) &
+          bind(C, name='passion_f_section_plan')
+       import :: c_ptr, c_int, c_int64_t, c_double, c_section
+       type(c_ptr), value :: f
+       type(c_section), intent(in) :: s
+       integer(c_int64_t), value :: op_write, method
+       integer(c_int64_t), intent(out) :: out(4)
+       real(c_double), intent(out) :: seconds
+       integer(c_int) :: c_section_plan
+     end function c_section_plan
+     function c_engine_get(ctx, e) bind(C, name='passion_f_engine_get')
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: ctx
+       integer(c_int64_t), intent(out) :: e
+       integer(c_int) :: c_engine_get
+     end function c_engine_get
+     function c_engine_name(e) bind(C, name='passion_f_engine_name')
+       import :: c_ptr, c_int64_t
+       integer(c_int64_t), value :: e
+       type(c_ptr) :: c_engine_name
+     end function c_engine_name
      function c_file_close(f) bind(C, name='passion_file_close')
        import :: c_ptr, c_int
        type(c_ptr), value :: f
@@ -506,19 +603,21 @@ module passion
   end interface
 
   ! ------------------------------------------------ public procedures
-  public :: passion_version, passion_strerror
+  public :: passion_version, passion_mpi_build, passion_strerror
   public :: passion_options_create, passion_options_free, &
        passion_options_set, passion_options_parse, passion_options_get, &
        passion_options_errdetail
   public :: passion_init, passion_finalize, passion_ctx_comm, &
        passion_ctx_option_get, passion_ctx_errdetail, passion_counters_get, &
-       passion_counters_reset
+       passion_counters_reset, passion_engine_get, passion_engine_name
   public :: passion_array_spec_init, passion_array_create, &
        passion_array_free, passion_array_get_spec, &
        passion_array_local_shape, passion_array_local_bounds, &
-       passion_array_local_bytes
-  public :: passion_section_elems
-  public :: passion_file_open, passion_file_close, passion_file_sync, &
+       passion_array_local_bytes, passion_array_owner, &
+       passion_array_global_index, passion_array_spec_read
+  public :: passion_section_elems, passion_section_plan
+  public :: passion_open, passion_file_open, passion_file_close, &
+       passion_file_sync, passion_file_rename, passion_file_drop_cache, &
        passion_file_path, passion_file_read_local, passion_file_write_local, &
        passion_file_read, passion_file_write, passion_file_read_all, &
        passion_file_write_all, passion_file_read_begin, &
@@ -600,6 +699,13 @@ contains
     if (present(minor)) minor = mi
     if (present(patch)) patch = pa
   end function passion_version
+
+  ! The MPI passion was compiled against ("MPICH 4.0.2", "Open MPI 4.1.4");
+  ! the program must use the same MPI.
+  function passion_mpi_build() result(s)
+    character(len=:), allocatable :: s
+    s = c2f(c_mpi_build())
+  end function passion_mpi_build
 
   ! The message for an error code.
   function passion_strerror(code) result(s)
@@ -745,6 +851,24 @@ contains
     rc = c_counters_reset(ctx%p)
   end function passion_counters_reset
 
+  ! The asynchronous I/O engine of the context (PASSION_ENGINE_URING or
+  ! PASSION_ENGINE_THREAD; starts it if needed). Independent.
+  integer function passion_engine_get(ctx, engine) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    integer, intent(out) :: engine
+    integer(c_int64_t) :: e
+    e = 0
+    rc = c_engine_get(ctx%p, e)
+    engine = int(e)
+  end function passion_engine_get
+
+  ! "uring", "thread", "auto" ("unknown" for another value).
+  function passion_engine_name(engine) result(s)
+    integer, intent(in) :: engine
+    character(len=:), allocatable :: s
+    s = c2f(c_engine_name(int(engine, c_int64_t)))
+  end function passion_engine_name
+
   ! ------------------------------------------------------------ helpers
 
   ! v (Fortran order) in C order, or back: reversed over 1..nd if rev
@@ -815,6 +939,8 @@ contains
     spec%ndims = nd
     spec%shape = fs%shape
     spec%elem_size = fs%elem_size
+    spec%kind = int(fs%kind)
+    spec%endian = int(fs%endian)
     spec%storage = PASSION_COL_MAJOR
     spec%grid = int(fs%grid)
     spec%dist = int(fs%dist)
@@ -846,6 +972,8 @@ contains
     fs%ndims = spec%ndims
     fs%shape = perm(spec%shape, nd, rev)
     fs%elem_size = spec%elem_size
+    fs%kind = spec%kind
+    fs%endian = spec%endian
     fs%storage = spec%storage
     fs%grid = perm(int(spec%grid, int64), nd, rev)
     fs%dist = perm(int(spec%dist, int64), nd, rev)
@@ -869,6 +997,8 @@ contains
     spec%ndims = nd
     spec%shape = perm(fs%shape, nd, rev)
     spec%elem_size = fs%elem_size
+    spec%kind = int(fs%kind)
+    spec%endian = int(fs%endian)
     spec%storage = int(fs%storage)
     spec%grid = int(perm(fs%grid, nd, rev))
     spec%dist = int(perm(fs%dist, nd, rev))
@@ -971,6 +1101,76 @@ contains
     rc = c_array_local_bytes(a%p, int(r, c_int), b)
     bytes = b
   end function passion_array_local_bytes
+
+  ! The rank owning global index gidx(1:nd) (1-based) and its local index
+  ! there lidx(1:nd) (1-based: the interior is 1..n).
+  integer function passion_array_owner(a, gidx, rank, lidx) result(rc)
+    type(passion_array), intent(in) :: a
+    integer(int64), intent(in) :: gidx(:)
+    integer, intent(out) :: rank
+    integer(int64), intent(out) :: lidx(:)
+    integer(c_int64_t) :: g(PASSION_MAX_DIMS), l(PASSION_MAX_DIMS)
+    integer(c_int) :: r
+    integer(int64) :: w(PASSION_MAX_DIMS)
+    rank = -1
+    lidx = 0
+    if (size(gidx) /= a%nd .or. size(lidx) < a%nd) then
+       rc = PASSION_EINVAL
+       return
+    end if
+    g = perm(to_i8(gidx) - 1, a%nd, a%rev)
+    l = 0
+    r = -1
+    rc = c_array_owner(a%p, g, r, l)
+    if (rc /= 0) return
+    rank = r
+    w = perm(l, a%nd, a%rev) + 1
+    lidx(1:a%nd) = w(1:a%nd)
+  end function passion_array_owner
+
+  ! The global index (1-based) of rank r's local index lidx (1-based).
+  integer function passion_array_global_index(a, r, lidx, gidx) result(rc)
+    type(passion_array), intent(in) :: a
+    integer, intent(in) :: r
+    integer(int64), intent(in) :: lidx(:)
+    integer(int64), intent(out) :: gidx(:)
+    integer(c_int64_t) :: g(PASSION_MAX_DIMS), l(PASSION_MAX_DIMS)
+    integer(int64) :: w(PASSION_MAX_DIMS)
+    gidx = 0
+    if (size(lidx) /= a%nd .or. size(gidx) < a%nd) then
+       rc = PASSION_EINVAL
+       return
+    end if
+    l = perm(to_i8(lidx) - 1, a%nd, a%rev)
+    g = 0
+    rc = c_array_global_index(a%p, int(r, c_int), l, g)
+    if (rc /= 0) return
+    w = perm(g, a%nd, a%rev) + 1
+    gidx(1:a%nd) = w(1:a%nd)
+  end function passion_array_global_index
+
+  ! The description of a local array set without opening it: its spec
+  ! (Fortran view), the number of files and their pattern (resolved
+  ! against the description's directory; PASSION_ERANGE if it does not
+  ! fit in pattern). Collective.
+  integer function passion_array_spec_read(ctx, name, spec, nfiles, &
+       pattern) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    character(len=*), intent(in) :: name
+    type(passion_array_spec), intent(out) :: spec
+    integer, intent(out) :: nfiles
+    character(len=*), intent(out) :: pattern
+    type(c_fspec) :: fs
+    integer(c_int64_t) :: n
+    character(kind=c_char) :: buf(len(pattern) + 1)
+    buf = c_null_char
+    n = 0
+    rc = c_array_spec_read(ctx%p, f2c(name), fs, n, buf, &
+         int(size(buf), c_size_t))
+    nfiles = int(n)
+    call cbuf_to_f(buf, pattern)
+    if (rc == 0) call spec_from_c(fs, spec)
+  end function passion_array_spec_read
 
   ! ------------------------------------------------------------ sections
 
@@ -1112,6 +1312,41 @@ contains
     if (s%nd >= 1) n = product(c(1:s%nd))
   end function passion_section_elems
 
+  ! What method auto would use for section s of f (write: a write), and
+  ! the predicted requests, file bytes and contiguous runs, from the cost
+  ! model alone (no I/O). method: PASSION_METHOD_* (default auto).
+  ! Independent.
+  integer function passion_section_plan(f, s, write, info, method) &
+       result(rc)
+    type(passion_file), intent(in) :: f
+    type(passion_section), intent(in) :: s
+    logical, intent(in) :: write
+    type(passion_plan_info), intent(out) :: info
+    integer, intent(in), optional :: method
+    type(passion_section) :: sp
+    type(c_section) :: cs
+    type(c_memspec) :: cm
+    integer(c_int64_t) :: out(4), m
+    integer(int64) :: none(1)
+    real(c_double) :: sec
+    none = 0
+    sp = s
+    sp%has_at = .false.   ! no memory side
+    rc = prep(f%nd, f%rev, sp, 0, none, .true., cs, cm)
+    if (rc /= 0) return
+    m = PASSION_METHOD_AUTO
+    if (present(method)) m = method
+    out = 0
+    sec = 0
+    rc = c_section_plan(f%p, cs, merge(1_c_int64_t, 0_c_int64_t, write), &
+         m, out, sec)
+    info%method = int(out(1))
+    info%requests = out(2)
+    info%bytes_file = out(3)
+    info%runs = out(4)
+    info%seconds = sec
+  end function passion_section_plan
+
   ! The C section and memory spec of a transfer of s on a file of rank nd
   ! (reversed if rev) with a buffer of rank brank and shape bshape;
   ! usemem: whether the memory spec applies (s%has_at).
@@ -1159,6 +1394,69 @@ contains
 
   ! ------------------------------------------------------------ files
 
+  ! the Fortran view (rank, reversed) of a C array handle
+  subroutine view_of(p, nd, rev)
+    type(c_ptr), intent(in) :: p
+    integer, intent(out) :: nd
+    logical, intent(out) :: rev
+    type(c_fspec) :: fs
+    nd = 0
+    rev = .false.
+    if (c_array_get_spec(p, fs) /= 0) return
+    nd = int(fs%ndims)
+    rev = fs%storage == PASSION_ROW_MAJOR
+  end subroutine view_of
+
+  ! Open an existing file by its own header ("x.npy", "run.h5:/u",
+  ! "run.nc:v", a local set "data.%d.laf"): a and f are made from what the
+  ! file says (a C-order file is seen with its dimensions reversed). mode:
+  ! PASSION_MODE_RDONLY or _RDWR. layout (optional, Fortran view): grid,
+  ! dist, block, ghost and placement to use; ndims/shape and
+  ! elem_size/kind/endian, when nonzero, must equal the file's
+  ! (PASSION_EFORMAT). On success close f, then free a. Collective.
+  integer function passion_open(ctx, name, mode, a, f, layout) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: mode
+    type(passion_array), intent(out) :: a
+    type(passion_file), intent(out) :: f
+    type(passion_array_spec), intent(in), optional :: layout
+    type(passion_array_spec) :: lay
+    type(c_fspec), target :: fs
+    integer :: nd
+    logical :: rev
+    if (present(layout)) then
+       ! the layout is in Fortran order: which C dimension each entry
+       ! means depends on the file's rank and storage order, read first
+       ! (one more header read, collective like the open)
+       rc = c_open(ctx%p, f2c(name), int(mode, c_int64_t), c_null_ptr, a%p, &
+            f%p)
+       if (rc /= 0) return
+       call view_of(a%p, nd, rev)
+       rc = c_file_close(f%p)
+       if (rc == 0) rc = c_array_free(a%p)
+       a = passion_array()
+       f = passion_file()
+       if (rc /= 0) return
+       lay = layout
+       if (lay%ndims == 0) then
+          lay%ndims = nd
+          lay%storage = merge(PASSION_ROW_MAJOR, PASSION_COL_MAJOR, rev)
+       end if
+       call spec_to_c(lay, fs)
+       fs%ndims = layout%ndims
+       rc = c_open(ctx%p, f2c(name), int(mode, c_int64_t), c_loc(fs), a%p, &
+            f%p)
+    else
+       rc = c_open(ctx%p, f2c(name), int(mode, c_int64_t), c_null_ptr, a%p, &
+            f%p)
+    end if
+    if (rc /= 0) return
+    call view_of(a%p, a%nd, a%rev)
+    f%nd = a%nd
+    f%rev = a%rev
+  end function passion_open
+
   ! Open a's file(s): a local set's pattern ("data.%d.laf"), a global file
   ! (.npy: NumPy). Collective.
   integer function passion_file_open(a, path, mode, f) result(rc)
@@ -1184,6 +1482,21 @@ contains
     type(passion_file), intent(in) :: f
     rc = c_file_sync(f%p)
   end function passion_file_sync
+
+  ! Publish the file(s) under a new name (every rank's writes synced, then
+  ! renamed in one step; a local set's pattern as in passion_file_open);
+  ! f stays open under the new name. Collective.
+  integer function passion_file_rename(f, path) result(rc)
+    type(passion_file), intent(in) :: f
+    character(len=*), intent(in) :: path
+    rc = c_file_rename(f%p, f2c(path))
+  end function passion_file_rename
+
+  ! Drop the file's pages from the page cache (cold benchmarks).
+  integer function passion_file_drop_cache(f) result(rc)
+    type(passion_file), intent(in) :: f
+    rc = c_file_drop_cache(f%p)
+  end function passion_file_drop_cache
 
   function passion_file_path(f) result(s)
     type(passion_file), intent(in) :: f

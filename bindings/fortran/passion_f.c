@@ -56,6 +56,17 @@ int passion_f_slab_open(passion_file *f, int64_t dim, int64_t width,
                         int64_t reuse, int64_t writeback, passion_file *out,
                         int64_t method, passion_slab_iter **it);
 int passion_f_slab_next(passion_slab_iter *it, passion_f_slab *fs);
+int passion_f_open(passion_ctx *ctx, const char *name, int64_t mode,
+                   const passion_f_spec *layout, passion_array **a,
+                   passion_file **f);
+int passion_f_array_spec_read(passion_ctx *ctx, const char *name,
+                              passion_f_spec *fs, int64_t *nfiles,
+                              char *pattern, size_t len);
+int passion_f_section_plan(passion_file *f, const passion_section *s,
+                           int64_t op_write, int64_t method, int64_t *out,
+                           double *seconds);
+int passion_f_engine_get(passion_ctx *ctx, int64_t *engine);
+const char *passion_f_engine_name(int64_t engine);
 size_t passion_f_strlen(const char *s);
 size_t passion_f_counters_size(void);
 
@@ -75,8 +86,8 @@ static void spec_to_f(const passion_array_spec *s, passion_f_spec *fs)
     memset(fs, 0, sizeof *fs);
     fs->ndims = s->ndims;
     fs->elem_size = s->elem_size;
-    fs->kind = 0;
-    fs->endian = 0;
+    fs->kind = s->kind;
+    fs->endian = s->endian;
     fs->storage = s->storage;
     fs->placement = s->placement;
     fs->header_bytes = s->header_bytes;
@@ -90,21 +101,25 @@ static void spec_to_f(const passion_array_spec *s, passion_f_spec *fs)
     }
 }
 
-/* PASSION_EINVAL for an ndims or an enumeration value out of range (the
-   narrowing to int must not wrap into a valid value) */
-static int spec_from_f(const passion_f_spec *fs, passion_array_spec *s)
+/* The C spec of fs, field by field (passion_array_create and passion_open
+   validate the values). PASSION_EINVAL for an ndims (below min_dims) or
+   an enumeration value out of range: the narrowing to int or to an enum
+   must not wrap into a valid value. */
+static int spec_from_f(const passion_f_spec *fs, passion_array_spec *s,
+                       int min_dims)
 {
-    if (fs->ndims < 1 || fs->ndims > PASSION_MAX_DIMS)
+    memset(s, 0, sizeof *s);
+    if (fs->ndims < min_dims || fs->ndims > PASSION_MAX_DIMS ||
+        fs->kind < PASSION_KIND_BYTES || fs->kind > PASSION_KIND_BOOL ||
+        fs->endian < PASSION_ENDIAN_NATIVE ||
+        fs->endian > PASSION_ENDIAN_BIG || fs->storage < 0 ||
+        fs->storage > PASSION_ORDER_CUSTOM || fs->placement < 0 ||
+        fs->placement > PASSION_PLACE_PARTITIONED)
         return PASSION_EINVAL;
-    int64_t shape[PASSION_MAX_DIMS];
-    for (int d = 0; d < PASSION_MAX_DIMS; d++)
-        shape[d] = fs->shape[d];
-    int rc = passion_array_spec_init(s, (int)fs->ndims, shape, fs->elem_size);
-    if (rc)
-        return rc;
-    if (fs->storage < 0 || fs->storage > PASSION_ORDER_CUSTOM ||
-        fs->placement < 0 || fs->placement > PASSION_PLACE_PARTITIONED)
-        return PASSION_EINVAL;
+    s->ndims = (int)fs->ndims;
+    s->elem_size = fs->elem_size;
+    s->kind = (passion_kind)fs->kind;
+    s->endian = (passion_endian)fs->endian;
     s->storage = (passion_storage)fs->storage;
     s->placement = (passion_placement)fs->placement;
     s->header_bytes = fs->header_bytes;
@@ -113,6 +128,7 @@ static int spec_from_f(const passion_f_spec *fs, passion_array_spec *s)
             fs->order[d] < -1 || fs->order[d] > PASSION_MAX_DIMS ||
             fs->dist[d] < 0 || fs->dist[d] > PASSION_DIST_COLLAPSED)
             return PASSION_EINVAL;
+        s->shape[d] = fs->shape[d];
         s->order[d] = (int)fs->order[d];
         s->grid[d] = (int)fs->grid[d];
         s->dist[d] = (passion_dist)fs->dist[d];
@@ -139,7 +155,7 @@ int passion_f_array_create(passion_ctx *ctx, const passion_f_spec *fs,
                            passion_array **a)
 {
     passion_array_spec s;
-    int rc = spec_from_f(fs, &s);
+    int rc = spec_from_f(fs, &s, 1);
     if (rc) {
         /* still collective: every rank goes through the create, which
            fails on all ranks with a detail if this one is bad */
@@ -204,6 +220,75 @@ int passion_f_slab_next(passion_slab_iter *it, passion_f_slab *fs)
     fs->in = s.in;
     fs->out = s.out;
     return rc;
+}
+
+/* layout NULL or a Fortran spec in C order (ndims and elem_size may be 0:
+   the file's); a bad one still takes the collective path, with a layout
+   passion_open rejects on every rank */
+int passion_f_open(passion_ctx *ctx, const char *name, int64_t mode,
+                   const passion_f_spec *layout, passion_array **a,
+                   passion_file **f)
+{
+    passion_array_spec lay;
+    int rc = 0;
+    if (layout && (rc = spec_from_f(layout, &lay, 0))) {
+        memset(&lay, 0, sizeof lay);
+        lay.ndims = -1;
+    }
+    if (mode < PASSION_MODE_RDONLY || mode > PASSION_MODE_CREATE_EXCL)
+        mode = -1; /* passion_open says EINVAL, on every rank */
+    int rc2 = passion_open(ctx, name, (passion_mode)mode,
+                           layout ? &lay : NULL, a, f);
+    return rc2 ? rc2 : rc;
+}
+
+int passion_f_array_spec_read(passion_ctx *ctx, const char *name,
+                              passion_f_spec *fs, int64_t *nfiles,
+                              char *pattern, size_t len)
+{
+    passion_array_spec s;
+    int n = 0;
+    memset(&s, 0, sizeof s);
+    int rc = passion_array_spec_read(ctx, name, &s, &n, pattern, len);
+    spec_to_f(&s, fs);
+    *nfiles = n;
+    return rc;
+}
+
+/* out: method, requests, bytes_file, runs */
+int passion_f_section_plan(passion_file *f, const passion_section *s,
+                           int64_t op_write, int64_t method, int64_t *out,
+                           double *seconds)
+{
+    passion_plan_info info;
+    memset(&info, 0, sizeof info);
+    memset(out, 0, 4 * sizeof *out);
+    *seconds = 0;
+    if (method < PASSION_METHOD_AUTO || method > PASSION_METHOD_ETP_DYNAMIC)
+        return PASSION_EINVAL;
+    int rc = passion_section_plan(f, s, op_write != 0,
+                                  (passion_method)method, &info);
+    out[0] = info.method;
+    out[1] = info.requests;
+    out[2] = info.bytes_file;
+    out[3] = info.runs;
+    *seconds = info.seconds;
+    return rc;
+}
+
+int passion_f_engine_get(passion_ctx *ctx, int64_t *engine)
+{
+    passion_engine e = PASSION_ENGINE_AUTO;
+    int rc = passion_engine_get(ctx, &e);
+    *engine = e;
+    return rc;
+}
+
+const char *passion_f_engine_name(int64_t engine)
+{
+    if (engine < PASSION_ENGINE_AUTO || engine > PASSION_ENGINE_THREAD)
+        return "unknown";
+    return passion_engine_name((passion_engine)engine);
 }
 
 size_t passion_f_strlen(const char *s)

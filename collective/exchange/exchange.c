@@ -308,19 +308,60 @@ static int wants_auto(const xchg_call *c, int regular)
     return c->from_option && ops->regular_only && !regular;
 }
 
-/* The fewest steps (1, 2, 4, ...) in which alg's staging for s fits in
-   budget; 0 when no number does. */
+/* The fewest steps (1, 2, 4, ..., lmax) in which alg's staging for s fits
+   in budget; 0 when no number does. *least (not NULL): the smallest
+   staging over those step counts, the smallest budget that runs. The
+   smallest need not be in the most steps: a step's slices round up (up to
+   P bytes more per rank), so one step can need less than 1-byte slices
+   when lmax is of the order of P. */
 static int64_t steps_for(int alg, int radix, const coll_xchg_shape *s,
-                         int64_t budget)
+                         int64_t budget, int64_t *least)
 {
-    int64_t kmax = s->lmax > 1 ? s->lmax : 1;
+    int64_t kmax = s->lmax > 1 ? s->lmax : 1, found = 0;
     for (int64_t k = 1;; k = k > kmax / 2 ? kmax : 2 * k) {
         coll_xchg_shape t = coll_shape_step(s, k);
-        if (coll_xchg_staging(alg, radix, &t) <= budget)
-            return k;
+        int64_t need = coll_xchg_staging(alg, radix, &t);
+        if (least && (k == 1 || need < *least))
+            *least = need;
+        if (need <= budget && !found) {
+            found = k;
+            if (!least)
+                return k;
+        }
         if (k >= kmax)
-            return 0;
+            return found;
     }
+}
+
+/* The smallest budget the run fits in (steps_for). */
+static int64_t least_budget(const xchg_call *c)
+{
+    int64_t least = 0;
+    steps_for(c->run, c->run_radix, &c->shape, -1, &least);
+    return least;
+}
+
+/* ENOMEM for a budget below the smallest the run fits in: the detail
+   states that smallest budget and, when the budget was what the call
+   found left of memory_budget, the memory_budget that gives it. */
+static int budget_enomem(xchg_call *c)
+{
+    int64_t least = least_budget(c);
+    const char *name = coll_xchg_name(c->run);
+    if (c->a->budget > 0)
+        return core_err(c->ctx, PASSION_ENOMEM,
+                        "exchange %s needs a budget of at least %lld bytes "
+                        "of staging, %lld left of the memory budget",
+                        name, (long long)least, (long long)c->abudget);
+    /* every rank passed what it had left: memory_budget less the most
+       that any rank held */
+    int64_t held = c->ctx->opt.memory_budget - c->abudget;
+    return core_err(c->ctx, PASSION_ENOMEM,
+                    "exchange %s needs a budget of at least %lld bytes of "
+                    "staging, %lld left of the memory budget "
+                    "(memory_budget=%lld would do)",
+                    name, (long long)least, (long long)c->abudget,
+                    (long long)(least + held));
 }
 
 static coll_xchg_choice choose_auto(xchg_call *c, const coll_xchg_shape *s,
@@ -503,7 +544,7 @@ static int call_guess(xchg_call *c, int rc)
             c->guess_radix = c->pl.P;
         if (c->guess >= 0)
             c->guess_steps =
-                steps_for(c->guess, c->guess_radix, &s, c->budget);
+                steps_for(c->guess, c->guess_radix, &s, c->budget, NULL);
     } else if (c->ready) {
         coll_xchg_choice ch = choose_auto(c, &s, c->budget);
         c->guess = ch.alg;
@@ -664,17 +705,9 @@ static int call_choose(xchg_call *c)
         c->run_radix = c->pl.P;
     if (!ops->has_radix)
         c->run_radix = 0;
-    c->steps = steps_for(c->run, c->run_radix, s, c->abudget);
-    if (c->steps == 0) {
-        coll_xchg_shape t = coll_shape_step(s, s->lmax > 1 ? s->lmax : 1);
-        return core_err(c->ctx, PASSION_ENOMEM,
-                        "exchange %s needs at least %lld staging bytes "
-                        "(1-byte steps), %lld left of the memory budget",
-                        ops->name,
-                        (long long)coll_xchg_staging(c->run, c->run_radix,
-                                                     &t),
-                        (long long)c->abudget);
-    }
+    c->steps = steps_for(c->run, c->run_radix, s, c->abudget, NULL);
+    if (c->steps == 0)
+        return budget_enomem(c);
     return PASSION_OK;
 }
 
@@ -758,9 +791,10 @@ static int agree_outcome(xchg_call *c, int rc, int *retry)
     if (rc && f[1] == 0)
         rc = core_err(c->ctx, PASSION_ENOMEM,
                       "exchange %s: staging over the %lld bytes left of "
-                      "the memory budget, even in %lld steps",
+                      "the memory budget, even in %lld steps (its bound "
+                      "says at least %lld bytes; this run needed more)",
                       coll_xchg_name(c->run), (long long)c->abudget,
-                      (long long)c->steps);
+                      (long long)c->steps, (long long)least_budget(c));
     return core_agree(c->ctx, rc);
 }
 

@@ -39,8 +39,9 @@
  *    (coll_xchg_args.budget; by default what is left of the context's
  *    memory_budget): auto chooses among the algorithms that fit; a fixed
  *    algorithm that does not fit runs in steps (every message cut in k
- *    slices, slice t of every message in step t) that do; when even the
- *    smallest step does not fit, every rank returns PASSION_ENOMEM. The
+ *    slices, slice t of every message in step t) that do; when no number
+ *    of steps fits, every rank returns PASSION_ENOMEM with the smallest
+ *    budget that runs in the detail. The
  *    dispatcher's allocations for an algorithm are refused beyond the
  *    budget (pl->limit), so the bound holds even where an algorithm's
  *    staging() estimate is short: the call is then re-run in more steps.

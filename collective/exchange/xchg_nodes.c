@@ -12,7 +12,7 @@
  * Invariant: the table is a pure function of ctx->node_of, identical on
  * every rank.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <string.h>
 

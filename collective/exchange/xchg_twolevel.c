@@ -46,7 +46,7 @@
  * before it is posted (sender: its counts; leader: the headers; rank: its
  * receive counts), and both split it at the same chunk boundaries.
  */
-#include "exchange.h"
+#include "xchg.h"
 
 #include <math.h>
 #include <string.h>

@@ -23,6 +23,7 @@ Invariants:
 import atexit
 import ctypes
 import operator
+import sys
 
 import numpy as np
 
@@ -151,32 +152,46 @@ def _at_exit():
             h.MPI_Finalize()
 
 
-def _comm_handle(comm):
-    """The C MPI_Comm for comm: None (MPI_COMM_WORLD), an mpi4py
-    communicator (same MPI library only), or an int Fortran handle."""
-    abi = L.abi
+def _check_mpi4py(comm):
+    """True if comm is an mpi4py communicator; PASSION_ENOTSUP unless
+    mpi4py's MPI module is linked with the MPI library libpassion uses (a
+    handle of another MPI means nothing to ours: Open MPI's are pointers,
+    MPICH's integers). Makes no MPI call: safe before MPI_Init."""
+    if not type(comm).__module__.startswith("mpi4py") or \
+            not hasattr(comm, "py2f"):
+        return False
+    mpi = sys.modules.get("mpi4py.MPI")
+    same, theirs, ours = L.module_mpi(mpi.__file__) if mpi else (None,) * 3
+    if same:
+        return True
+    raise Error(PASSION_ENOTSUP,
+                "mpi4py is built against another MPI library than passion "
+                "(mpi4py: %s; passion: %s, %s): pass comm=None (the world "
+                "communicator) or use an mpi4py built against passion's MPI"
+                % (theirs or "unknown", ours or "unknown",
+                   " ".join(mpi_library_version().split("\n")[0].split())))
+
+
+def _comm_kind(comm):
+    """How comm is given: "world" (None), "mpi4py" (an mpi4py
+    communicator of passion's MPI) or "fortran" (an int Fortran handle);
+    TypeError or PASSION_ENOTSUP otherwise. Checked before MPI starts."""
     if comm is None:
-        return abi.world
-    if hasattr(comm, "py2f"):
-        try:
-            from mpi4py import MPI
-            theirs = MPI.Get_library_version().strip()
-        except Exception as e:  # pragma: no cover - mpi4py half-installed
-            raise Error(PASSION_ENOTSUP, "cannot ask mpi4py for its MPI: "
-                        "%s" % e)
-        ours = mpi_library_version()
-        if theirs.splitlines()[0] != ours.splitlines()[0]:
-            raise Error(PASSION_ENOTSUP,
-                        "mpi4py is built against another MPI library "
-                        "(mpi4py: %r, passion: %r): pass comm=None (the "
-                        "world communicator) or use an mpi4py built "
-                        "against passion's MPI" % (
-                            theirs.splitlines()[0], ours.splitlines()[0]))
-        return abi.comm_from_fortran(comm.py2f())
-    if isinstance(comm, int):
-        return abi.comm_from_fortran(comm)
+        return "world"
+    if _check_mpi4py(comm):
+        return "mpi4py"
+    if isinstance(comm, int) and not isinstance(comm, bool):
+        return "fortran"
     raise TypeError("comm must be None, an mpi4py communicator or an int "
                     "Fortran handle, not %s" % type(comm).__name__)
+
+
+def _comm_handle(comm, kind):
+    """The C MPI_Comm for comm of _comm_kind kind (MPI initialised)."""
+    if kind == "world":
+        return L.abi.world
+    return L.abi.comm_from_fortran(comm.py2f() if kind == "mpi4py"
+                                   else comm)
 
 
 # ---------------------------------------------------------------- options
@@ -217,8 +232,11 @@ class Context:
     def __init__(self, options=None, comm=None):
         self._h = None
         h = L.lib()
+        # an mpi4py communicator of another MPI is refused before MPI
+        # starts (_ensure_mpi would only see two MPI libraries loaded)
+        kind = _comm_kind(comm)
         _ensure_mpi()
-        c = _comm_handle(comm)
+        c = _comm_handle(comm, kind)
         o = ctypes.c_void_p()
         _check(h.passion_options_create(ctypes.byref(o)))
         try:

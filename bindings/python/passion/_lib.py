@@ -302,6 +302,45 @@ def mpi_library_version(h):
     return buf.value.decode(errors="replace").strip()
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", c_char_p), ("dli_fbase", c_void_p),
+                ("dli_sname", c_char_p), ("dli_saddr", c_void_p)]
+
+
+def _object_of(fn):
+    """The path of the shared object that holds function fn (dladdr), or
+    None when the C library cannot tell."""
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except AttributeError:
+        return None
+    dladdr.restype, dladdr.argtypes = c_int, [c_void_p,
+                                              ctypes.POINTER(_DlInfo)]
+    info = _DlInfo()
+    if not dladdr(ctypes.cast(fn, c_void_p), ctypes.byref(info)) or \
+            not info.dli_fname:
+        return None
+    return os.path.realpath(info.dli_fname.decode(errors="replace"))
+
+
+def module_mpi(path):
+    """(same, theirs, ours): whether the extension module at path (already
+    loaded, e.g. mpi4py's MPI module) is linked with the MPI library
+    libpassion uses, and the paths of both libraries. The symbol is looked
+    up in the module's own dependency tree (dlsym on its handle), not in
+    the process's global scope, where libpassion's MPI, loaded first and
+    RTLD_GLOBAL, would shadow another MPI of the same symbol names."""
+    h = lib()
+    try:
+        mod = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        theirs = mod.MPI_Get_library_version
+    except (OSError, AttributeError):
+        return None, None, _object_of(h.MPI_Get_library_version)
+    a = ctypes.cast(theirs, c_void_p).value
+    b = ctypes.cast(h.MPI_Get_library_version, c_void_p).value
+    return a == b, _object_of(theirs), _object_of(h.MPI_Get_library_version)
+
+
 def check_one_mpi(h):
     """None if libpassion's MPI calls and ours reach the same libmpi, else
     why not: the symbol libpassion's own calls bind to (the global scope,
