@@ -83,6 +83,8 @@ CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
    system call and a copy from memory). */
 #define COLL_WARM_LATENCY 2e-6
 #define COLL_WARM_BANDWIDTH 4e9
+/* bytes per second of a copy in memory (the cost model's) */
+#define COLL_COPY_BW 4e9
 
 /* Words per rank in the FAD allgather, before the section. FILE is a hash
    of the file's path (the name every rank agreed on at open), LAYOUT a hash
@@ -96,6 +98,34 @@ enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_STRIPE, COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
+
+/*
+ * What a rank did before the FAD (coll_read_early), carried in its
+ * COLL_FAD_CACHED word: the page-cache probe (per mille, -1 = none), a
+ * flag "this rank's part of an independent read is done" (its outcome is
+ * the word COLL_FAD_RC) and the seconds it predicted for that read
+ * (float). Independent reads change nothing but the caller's buffer, so
+ * a rank may read before it knows the others' sections: when every rank
+ * has, the call is complete at the FAD, one collective round in all.
+ */
+typedef struct coll_early {
+    int cached;    /* per mille of this rank's extent cached, -1: none */
+    int done;      /* this rank's independent read is done (or empty) */
+    double pred;   /* its predicted seconds (0 when not predicted) */
+} coll_early;
+
+/*
+ * Before the FAD of a read (op_write 0; writes only probe the cache):
+ * probe the cache and, for an independent method (direct, sieve) or for
+ * auto when this rank's predicted independent time is at most the cost of
+ * the collective round it saves, read this rank's section now. rc is the
+ * rank's outcome so far (a failing rank reads nothing); returns it, or
+ * the read's code.
+ */
+CORE_HIDDEN int coll_read_early(passion_file *f, const passion_section *s,
+                                const passion_memspec *m, void *buf,
+                                int method, int op_write, int64_t elems,
+                                int rc, coll_early *out);
 
 typedef struct coll_plan {
     passion_ctx *ctx;
@@ -141,7 +171,11 @@ typedef struct coll_plan {
 CORE_HIDDEN int coll_plan_init(coll_plan *p, passion_file *f,
                                const passion_section *s,
                                const passion_memspec *m, int method,
-                               int op_write, int rc);
+                               int op_write, int rc,
+                               const coll_early *early);
+/* Is rank r's part done before the FAD, and what did it predict? */
+CORE_HIDDEN int coll_early_done(const coll_plan *p, int r);
+CORE_HIDDEN double coll_early_pred(const coll_plan *p, int r);
 CORE_HIDDEN void coll_plan_free(coll_plan *p);
 /* Staging bytes of the descriptors of a collective call on P ranks and
    nd dimensions (the FAD, the plans, the rounds' tables): part of the

@@ -49,7 +49,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define COPY_BW 4e9
+#define COPY_BW COLL_COPY_BW
 
 /* A small write costs more than a read of the cache: page locking and
    dirty-page accounting (measured here: 15-80 us per request for 64-byte

@@ -228,8 +228,128 @@ static void plan_caps(coll_plan *p, int64_t M)
     p->cap_stage = 2 * lo;
 }
 
+/* the file costs of a call: options, else measured, else the defaults;
+   memory-like when the data is cached (warm) */
+static ocad_env call_env(passion_ctx *ctx, int warm)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    ocad_env env = ocad_env_ctx(ctx);
+    if (ctx->opt.io_latency <= 0 && e && e->file_lat > 0)
+        env.lat = e->file_lat;
+    if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
+        env.bw = e->file_bw;
+    if (warm) {
+        env.lat = COLL_WARM_LATENCY;
+        env.bw = COLL_WARM_BANDWIDTH;
+    }
+    return env;
+}
+
+/* the seconds of one collective round of a few bytes: what reading
+   before the FAD saves (the agreement after the reads) */
+static double round_cost(passion_ctx *ctx)
+{
+    coll_xchg_costs mc;
+    if (!coll_xchg_costs_ready(ctx, &mc))
+        mc = coll_xchg_costs_default();
+    return coll_xchg_alpha(&mc);
+}
+
+int coll_read_early(passion_file *f, const passion_section *s,
+                    const passion_memspec *m, void *buf, int method,
+                    int op_write, int64_t elems, int rc, coll_early *out)
+{
+    passion_ctx *ctx = f->ctx;
+    out->cached = -1;
+    out->done = 0;
+    out->pred = 0;
+    if (rc)
+        return rc;
+    ocad_xfer x;
+    int have_x = 0;
+    if (method != PASSION_METHOD_DIRECT && method != PASSION_METHOD_SIEVE &&
+        ctx->opt.io_latency <= 0 && ctx->opt.io_bandwidth <= 0 &&
+        elems > 0) {
+        ocad_xfer_build(&f->fv, s, m, &x);
+        have_x = 1;
+        if (x.nblocks > 0)
+            out->cached = core_io_cached(f->fh, x.foff0, x.fend);
+    }
+    if (op_write || method == PASSION_METHOD_ETP_STATIC ||
+        method == PASSION_METHOD_ETP_DYNAMIC)
+        return PASSION_OK;
+    if (elems == 0) { /* nothing to read: done */
+        out->done = 1;
+        return PASSION_OK;
+    }
+    if (!have_x)
+        ocad_xfer_build(&f->fv, s, m, &x);
+    ocad_env env = call_env(ctx, out->cached >= 950);
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    env.budget = left > 0 ? left : 1;
+    if (method == PASSION_METHOD_AUTO) {
+        /* not while the file's costs may still be measured on this
+           uncached extent (file_calibrate, after the FAD) */
+        coll_ext *e = ctx->ext[CORE_EXT_COLL];
+        if (out->cached >= 0 && out->cached < 950 &&
+            (!e || (e->file_lat == 0 && e->file_tries < 3)))
+            return PASSION_OK;
+        /* worth it when this rank's reads cost at most the round they
+           save: if the ranks then choose the two-phase method, at most
+           that is lost */
+        passion_plan_info pi;
+        ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 0, &pi, &env);
+        double t = pi.seconds;
+        if (pi.method == PASSION_METHOD_SIEVE)
+            t += (double)(elems * f->a->esize) / COLL_COPY_BW;
+        if (t > round_cost(ctx))
+            return PASSION_OK;
+        out->pred = t > 0 ? t : 1e-9;
+    }
+    out->done = 1;
+    return ocad_xfer_read(ctx, f->fh, &x, buf, method, &env);
+}
+
+/* the COLL_FAD_CACHED word: probe + 1 in bits 0-15, done in bit 16, the
+   prediction as a float in bits 32-63 */
+static int64_t early_word(const coll_early *e)
+{
+    float pf = (float)e->pred;
+    uint32_t pb;
+    memcpy(&pb, &pf, sizeof pb);
+    uint64_t w = (uint64_t)(e->cached + 1) & 0xffff;
+    w |= (uint64_t)(e->done != 0) << 16;
+    w |= (uint64_t)pb << 32;
+    return (int64_t)w;
+}
+
+static int64_t early_word_of(const coll_plan *p, int r)
+{
+    const int W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
+    return p->fad[(int64_t)r * W + COLL_FAD_CACHED];
+}
+
+static int early_cached(const coll_plan *p, int r)
+{
+    return (int)((uint64_t)early_word_of(p, r) & 0xffff) - 1;
+}
+
+int coll_early_done(const coll_plan *p, int r)
+{
+    return (int)(((uint64_t)early_word_of(p, r) >> 16) & 1);
+}
+
+double coll_early_pred(const coll_plan *p, int r)
+{
+    uint32_t pb = (uint32_t)((uint64_t)early_word_of(p, r) >> 32);
+    float pf;
+    memcpy(&pf, &pb, sizeof pf);
+    return (double)pf;
+}
+
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
-                   const passion_memspec *m, int method, int op_write, int rc)
+                   const passion_memspec *m, int method, int op_write, int rc,
+                   const coll_early *early)
 {
     passion_ctx *ctx = f->ctx;
     memset(p, 0, sizeof *p);
@@ -293,17 +413,10 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_BETA] = dbits(ctx->opt.msg_beta);
     mine[COLL_FAD_FILE] = f->ident[0];
     mine[COLL_FAD_LAYOUT] = f->ident[1];
-    mine[COLL_FAD_CACHED] = -1;
+    coll_early none = {-1, 0, 0};
+    mine[COLL_FAD_CACHED] = early_word(rc ? &none : early);
     mine[COLL_FAD_STRIPE] = ctx->opt.stripe_size > 0 ? ctx->opt.stripe_size
                                                       : core_io_stripe(f->fh);
-    if (!rc && method != PASSION_METHOD_DIRECT &&
-        method != PASSION_METHOD_SIEVE && ctx->opt.io_latency <= 0 &&
-        ctx->opt.io_bandwidth <= 0) {
-        ocad_xfer x;
-        ocad_xfer_build(&f->fv, s, NULL, &x);
-        if (x.nblocks > 0)
-            mine[COLL_FAD_CACHED] = core_io_cached(f->fh, x.foff0, x.fend);
-    }
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -424,7 +537,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
        (nearly) all their data in the page cache, else the disk defaults */
     int64_t cached = 0, probed = 0;
     for (int r = 0; r < P; r++) {
-        int64_t c = p->fad[(int64_t)r * W + COLL_FAD_CACHED];
+        int64_t c = early_cached(p, r);
         if (c >= 0) {
             cached += c;
             probed++;
@@ -444,15 +557,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     }
     /* the file costs of this call: options, else memory-like when the
        data is cached, else measured, else the defaults */
-    p->env = ocad_env_ctx(ctx);
-    if (ctx->opt.io_latency <= 0 && e && e->file_lat > 0)
-        p->env.lat = e->file_lat;
-    if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
-        p->env.bw = e->file_bw;
-    if (p->warm) {
-        p->env.lat = COLL_WARM_LATENCY;
-        p->env.bw = COLL_WARM_BANDWIDTH;
-    }
+    p->env = call_env(ctx, p->warm);
     p->io_lat = p->env.lat;
     p->io_bw = p->env.bw;
     double h = p->io_lat * p->io_bw;

@@ -74,25 +74,45 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
              !(rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)) &&
              elems > 0 && !buf)
         rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
+    /* a read may be done before the FAD (coll_read_early): its outcome
+       travels in the FAD, so that when every rank's part is done the
+       call ends there, one collective round in all */
+    coll_early early;
+    rc = coll_read_early(f, s, m, buf, method, op_write, elems, rc, &early);
     coll_plan p;
-    rc = coll_plan_init(&p, f, s, m, method, op_write, rc);
+    rc = coll_plan_init(&p, f, s, m, method, op_write, rc, &early);
     if (rc) {
         coll_plan_free(&p);
+        ctx->last_method = PASSION_METHOD_AUTO; /* the early read's */
         return rc;
+    }
+    int all_done = !op_write && method != PASSION_METHOD_ETP_STATIC &&
+                   method != PASSION_METHOD_ETP_DYNAMIC;
+    double predicted = 0;
+    for (int r = 0; r < p.P && all_done; r++) {
+        all_done = coll_early_done(&p, r);
+        double t = coll_early_pred(&p, r);
+        predicted = t > predicted ? t : predicted;
+    }
+    if (all_done) { /* every rank read its part; none failed (the FAD) */
+        coll_plan_free(&p);
+        ctx->last_predicted = method == PASSION_METHOD_AUTO ? predicted : 0;
+        return PASSION_OK;
     }
     /* this call's costs travel in the plan (p.env), passed as arguments
        to the independent engine: nothing in the context is rewritten */
     int chosen = method;
-    double predicted = 0;
+    predicted = 0;
     if (method == PASSION_METHOD_AUTO)
         chosen = coll_method_choose(&p, &predicted);
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
-        ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
+        if (!early.done) /* else counted by the early read */
+            ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
         rc = coll_etp_run(&p, buf);
         ctx->last_method = chosen;
-    } else {
+    } else if (!early.done) {
         /* the independent engine counts bytes_useful itself and sets
            last_method where this rank moves data */
         rc = independent(&p, buf, chosen);
