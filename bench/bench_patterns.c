@@ -53,9 +53,12 @@
  * budget limit/8).
  *
  * CSV: one row per case and mode; `chosen` is what auto did
- * (passion_ctx_last_method: direct, sieve, etp-static or etp-dynamic; per
- * rank, joined with + when ranks or repetitions differ) and `predicted`
- * the seconds its cost model predicted (the first repetition's).
+ * (passion_ctx_last_method after each call: direct, sieve, etp-static or
+ * etp-dynamic; per rank and tile call, joined with + when ranks, tiles or
+ * repetitions differ; a call in which a rank moved no data independently
+ * adds nothing) and `predicted` the seconds its cost model predicted (the
+ * first repetition's, summed over a case's tile calls; empty when no call
+ * made a prediction).
  * bench/table.py gives the distribution of passion / best peer.
  */
 #include "bench_hdf5.h"
@@ -602,9 +605,23 @@ typedef struct mres {
     passion_counters cnt;
 } mres;
 
-/* one timed call of a mode: every tile of this rank */
+/* auto's method on this rank (passion_ctx_last_method): 1 direct,
+   2 sieve, 4 etp-static, 8 etp-dynamic, 0 none (no data moved) */
+static int chosen_bits(const passion_ctx *ctx, double *predicted)
+{
+    passion_method m = PASSION_METHOD_AUTO;
+    passion_ctx_last_method(ctx, &m, predicted);
+    return m >= PASSION_METHOD_DIRECT && m <= PASSION_METHOD_ETP_DYNAMIC
+               ? 1 << (m - 1)
+               : 0;
+}
+
+/* one timed call of a mode: every tile of this rank; for auto, what it
+   chose in any of the calls (*bits, or-ed: a tile call that moved no
+   data on this rank records nothing) and the sum of its predictions */
 static int call_mode(run *R, int m, const pcase *c, uint8_t *buf,
-                     const int64_t *toff, int op_write)
+                     const int64_t *toff, int op_write, int *bits,
+                     double *pred)
 {
     int err = 0;
     const passion_section *t = &c->sec[R->ba->rank * c->ntiles];
@@ -620,6 +637,11 @@ static int call_mode(run *R, int m, const pcase *c, uint8_t *buf,
         else
             e = passion_file_read_all(R->f, &t[i], b, NULL, mids[m]);
         err |= e != 0;
+        if (m == M_AUTO && bits) {
+            double p = 0;
+            *bits |= chosen_bits(R->ctx, &p);
+            *pred += p;
+        }
     }
     return err;
 }
@@ -668,17 +690,6 @@ static int check_restore(run *R, const pcase *c, int64_t lo, int64_t hi,
     }
     free(w.m), free(got), free(want);
     return bad;
-}
-
-/* auto's method on this rank (passion_ctx_last_method): 1 direct,
-   2 sieve, 4 etp-static, 8 etp-dynamic, 0 none (no data moved) */
-static int chosen_bits(const passion_ctx *ctx, double *predicted)
-{
-    passion_method m = PASSION_METHOD_AUTO;
-    passion_ctx_last_method(ctx, &m, predicted);
-    return m >= PASSION_METHOD_DIRECT && m <= PASSION_METHOD_ETP_DYNAMIC
-               ? 1 << (m - 1)
-               : 0;
 }
 
 static void fill_file(run *R)
@@ -835,7 +846,9 @@ static void timed_call(run *R, cio *io, int m, int r, mres *res)
     long b0 = bench_rss_peak_kib();
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    int e = call_mode(R, m, io->c, io->buf, io->toff, op_write);
+    int bits = 0;
+    double pred = 0;
+    int e = call_mode(R, m, io->c, io->buf, io->toff, op_write, &bits, &pred);
     if (op_write && ba->cold) {
         MPI_Barrier(MPI_COMM_WORLD);
         int fd = ba->rank == 0 ? open(R->path, O_RDONLY) : -1;
@@ -854,8 +867,7 @@ static void timed_call(run *R, cio *io, int m, int r, mres *res)
         if (r == 0)
             res->cnt = k;
         if (m == M_AUTO) {
-            double pred = 0;
-            io->bits |= chosen_bits(R->ctx, &pred);
+            io->bits |= bits;
             if (r == 0)
                 io->predicted = pred;
         }
@@ -976,7 +988,7 @@ static void write_rows(run *R, cio *io, mres *res)
                     allerr[m] ? "FAIL" : "ok");
         else {
             char pred[32] = "";
-            if (m == M_AUTO)
+            if (m == M_AUTO && io->predicted > 0) /* 0: none made */
                 snprintf(pred, sizeof pred, "%.3g", io->predicted);
             fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,%s,",
                     sum4[m][0], sum4[m][1], sum4[m][2], sum4[m][3],

@@ -83,6 +83,8 @@ CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
    system call and a copy from memory). */
 #define COLL_WARM_LATENCY 2e-6
 #define COLL_WARM_BANDWIDTH 4e9
+/* bytes per second of a copy in memory (the cost model's) */
+#define COLL_COPY_BW 4e9
 
 /* Words per rank in the FAD allgather, before the section. FILE is a hash
    of the file's path (the name every rank agreed on at open), LAYOUT a hash
@@ -93,9 +95,59 @@ CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
        COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,
-       COLL_FAD_STRIPE, COLL_FAD_HEAD };
+       COLL_FAD_STRIPE, COLL_FAD_SYNC, COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
+
+/*
+ * What a rank did before the FAD (coll_read_early), carried in its
+ * COLL_FAD_CACHED word: the page-cache probe (per mille, -1 = none), a
+ * flag "this rank's part of an independent read is done" (its outcome is
+ * the word COLL_FAD_RC) and the seconds it predicted for that read
+ * (float). Independent reads change nothing but the caller's buffer, so
+ * a rank may read before it knows the others' sections: when every rank
+ * has, the call is complete at the FAD, one collective round in all.
+ */
+typedef struct coll_early {
+    int cached;    /* per mille of this rank's extent cached, -1: none */
+    int done;      /* this rank's independent read is done (or empty) */
+    double pred;   /* its predicted seconds (0 when not predicted) */
+} coll_early;
+
+/*
+ * Before the FAD: probe the cache and, for an independent method (reads:
+ * direct or sieve; writes: direct) or for auto when this rank's predicted
+ * time of that access is at most the cost of the collective round it
+ * saves (coll_sync_cost), move this rank's section now. A direct write
+ * changes only the section's own bytes, so it is right whatever the ranks
+ * then choose, except where sections share elements: the caller then
+ * writes them again in rank order (the highest rank's value stays). rc
+ * is the rank's outcome so far (a failing rank moves nothing); returns
+ * it, or the access's code.
+ */
+CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
+                              const passion_memspec *m, void *buf,
+                              int method, int op_write, int64_t elems,
+                              int rc, coll_early *out);
+/*
+ * The seconds one collective round adds to a call, learned from the
+ * FAD's allgather of every collective call (COLL_FAD_SYNC: each rank's
+ * arrival and wait at the previous one; with the ranks' clocks, the time
+ * from the last arrival to the last completion, kept within the ranks'
+ * shortest and longest waits): the mean of the last COLL_SYNC_KEEP
+ * samples, identical on every rank (computed from the FAD); before any,
+ * the message calibration's alpha if known, else its default.
+ */
+#define COLL_SYNC_KEEP 16
+CORE_HIDDEN double coll_sync_cost(passion_ctx *ctx);
+/* The pages a direct write of bytes in requests touches over an extent
+   of ext bytes (an estimate: each request its own pages, at most the
+   extent's): the kernel's first-dirty cost is per page. */
+CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
+                                     int64_t ext);
+/* seconds of first dirtying a cached page (page locking and dirty
+   accounting; a rewrite of a dirty page costs about a request) */
+#define COLL_PAGE_DIRTY 20e-6
 
 typedef struct coll_plan {
     passion_ctx *ctx;
@@ -141,7 +193,11 @@ typedef struct coll_plan {
 CORE_HIDDEN int coll_plan_init(coll_plan *p, passion_file *f,
                                const passion_section *s,
                                const passion_memspec *m, int method,
-                               int op_write, int rc);
+                               int op_write, int rc,
+                               const coll_early *early);
+/* Is rank r's part done before the FAD, and what did it predict? */
+CORE_HIDDEN int coll_early_done(const coll_plan *p, int r);
+CORE_HIDDEN double coll_early_pred(const coll_plan *p, int r);
 CORE_HIDDEN void coll_plan_free(coll_plan *p);
 /* Staging bytes of the descriptors of a collective call on P ranks and
    nd dimensions (the FAD, the plans, the rounds' tables): part of the

@@ -53,6 +53,11 @@ static int64_t dbits(double v)
 typedef struct coll_ext {
     void *reserve;
     int64_t bytes;
+    /* the FAD's round: this rank's last arrival (ns, mod 2^32) and wait
+       (ns; 0 = none yet), and the samples learned (coll_sync_cost) */
+    uint32_t sync_at, sync_wait;
+    double sync[COLL_SYNC_KEEP];
+    int sync_n, sync_i;
     int file_tries;
     double file_lat, file_bw;
 } coll_ext;
@@ -228,8 +233,202 @@ static void plan_caps(coll_plan *p, int64_t M)
     p->cap_stage = 2 * lo;
 }
 
+/* the file costs of a call: options, else measured, else the defaults;
+   memory-like when the data is cached (warm) */
+static ocad_env call_env(passion_ctx *ctx, int warm)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    ocad_env env = ocad_env_ctx(ctx);
+    if (ctx->opt.io_latency <= 0 && e && e->file_lat > 0)
+        env.lat = e->file_lat;
+    if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
+        env.bw = e->file_bw;
+    if (warm) {
+        env.lat = COLL_WARM_LATENCY;
+        env.bw = COLL_WARM_BANDWIDTH;
+    }
+    return env;
+}
+
+double coll_sync_cost(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    if (e && e->sync_n > 0) {
+        double t = 0;
+        for (int i = 0; i < e->sync_n; i++)
+            t += e->sync[i];
+        return t / e->sync_n;
+    }
+    coll_xchg_costs mc;
+    if (!coll_xchg_costs_ready(ctx, &mc))
+        mc = coll_xchg_costs_default();
+    return coll_xchg_alpha(&mc);
+}
+
+int64_t coll_write_pages(int64_t requests, int64_t bytes, int64_t ext)
+{
+    int64_t pg = requests + bytes / 4096, most = ext / 4096 + 1;
+    return pg < most ? pg : most;
+}
+
+/* this rank's FAD word of the previous round (0: none) */
+static int64_t sync_word(const coll_ext *e)
+{
+    if (!e || !e->sync_wait)
+        return 0;
+    return (int64_t)(((uint64_t)e->sync_at << 32) | e->sync_wait);
+}
+
+/* After the FAD: learn the sample of the previous round from every
+   rank's word (all or none: a rank without one sent 0), then keep this
+   round's arrival t0 and wait for the next. */
+static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
+                       double t0, double t1)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    const int P = ctx->size;
+    int all = 1;
+    int64_t amax = INT64_MIN, cmax = INT64_MIN, wmin = INT64_MAX, wmax = 0;
+    uint32_t a0 = (uint32_t)((uint64_t)fad[COLL_FAD_SYNC] >> 32);
+    for (int r = 0; r < P && all; r++) {
+        uint64_t u = (uint64_t)fad[(int64_t)r * W + COLL_FAD_SYNC];
+        int64_t w = (int64_t)(u & 0xffffffffu);
+        all = w > 0;
+        /* arrivals relative to rank 0's (one host's clock; elsewhere the
+           clamp below keeps the sample within the waits) */
+        int64_t a = (int32_t)((uint32_t)(u >> 32) - a0);
+        amax = a > amax ? a : amax;
+        cmax = a + w > cmax ? a + w : cmax;
+        wmin = w < wmin ? w : wmin;
+        wmax = w > wmax ? w : wmax;
+    }
+    if (e && all && P > 1) {
+        int64_t v = cmax - amax;
+        v = v < wmin ? wmin : v > wmax ? wmax : v;
+        e->sync[e->sync_i] = (double)v * 1e-9;
+        e->sync_i = (e->sync_i + 1) % COLL_SYNC_KEEP;
+        if (e->sync_n < COLL_SYNC_KEEP)
+            e->sync_n++;
+    }
+    if (e) {
+        double w = (t1 - t0) * 1e9;
+        e->sync_at = (uint32_t)(uint64_t)(t0 * 1e9);
+        e->sync_wait = w < 1 ? 1 : w > 4e9 ? 0xffffffffu : (uint32_t)w;
+    }
+}
+
+int coll_io_early(passion_file *f, const passion_section *s,
+                  const passion_memspec *m, void *buf, int method,
+                  int op_write, int64_t elems, int rc, coll_early *out)
+{
+    passion_ctx *ctx = f->ctx;
+    out->cached = -1;
+    out->done = 0;
+    out->pred = 0;
+    if (rc)
+        return rc;
+    ocad_xfer x;
+    int have_x = 0;
+    if (method != PASSION_METHOD_DIRECT && method != PASSION_METHOD_SIEVE &&
+        ctx->opt.io_latency <= 0 && ctx->opt.io_bandwidth <= 0 &&
+        elems > 0) {
+        ocad_xfer_build(&f->fv, s, m, &x);
+        have_x = 1;
+        if (x.nblocks > 0)
+            out->cached = core_io_cached(f->fh, x.foff0, x.fend);
+    }
+    if (method == PASSION_METHOD_ETP_STATIC ||
+        method == PASSION_METHOD_ETP_DYNAMIC ||
+        (op_write && method == PASSION_METHOD_SIEVE))
+        return PASSION_OK; /* sieved writes rewrite others' bytes */
+    if (elems == 0) { /* nothing to read: done */
+        out->done = 1;
+        return PASSION_OK;
+    }
+    if (!have_x)
+        ocad_xfer_build(&f->fv, s, m, &x);
+    ocad_env env = call_env(ctx, out->cached >= 950);
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    env.budget = left > 0 ? left : 1;
+    if (method == PASSION_METHOD_AUTO) {
+        /* not while the file's costs may still be measured on this
+           uncached extent (file_calibrate, after the FAD) */
+        coll_ext *e = ctx->ext[CORE_EXT_COLL];
+        if (out->cached >= 0 && out->cached < 950 &&
+            (!e || (e->file_lat == 0 && e->file_tries < 3)))
+            return PASSION_OK;
+        /* worth it when this rank's access costs at most the round it
+           saves: if the ranks then choose the two-phase method, at most
+           that is lost. Writes: direct only, requests plus the first
+           dirtying of each page */
+        double S = coll_sync_cost(ctx);
+        double t;
+        if (op_write) {
+            if ((double)x.nblocks * env.lat > S)
+                return PASSION_OK;
+            int64_t bytes = x.nblocks * x.blen;
+            t = (double)x.nblocks * env.lat + (double)bytes / env.bw +
+                (double)coll_write_pages(x.nblocks, bytes,
+                                         x.fend - x.foff0) *
+                    COLL_PAGE_DIRTY;
+        } else {
+            passion_plan_info pi;
+            ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 0, &pi, &env);
+            t = pi.seconds;
+            if (pi.method == PASSION_METHOD_SIEVE)
+                t += (double)(elems * f->a->esize) / COLL_COPY_BW;
+        }
+        if (t > S)
+            return PASSION_OK;
+        out->pred = t > 0 ? t : 1e-9;
+    }
+    out->done = 1;
+    if (op_write)
+        return ocad_xfer_write(ctx, f->fh, &x, buf, PASSION_METHOD_DIRECT,
+                               &env);
+    return ocad_xfer_read(ctx, f->fh, &x, buf, method, &env);
+}
+
+/* the COLL_FAD_CACHED word: probe + 1 in bits 0-15, done in bit 16, the
+   prediction as a float in bits 32-63 */
+static int64_t early_word(const coll_early *e)
+{
+    float pf = (float)e->pred;
+    uint32_t pb;
+    memcpy(&pb, &pf, sizeof pb);
+    uint64_t w = (uint64_t)(e->cached + 1) & 0xffff;
+    w |= (uint64_t)(e->done != 0) << 16;
+    w |= (uint64_t)pb << 32;
+    return (int64_t)w;
+}
+
+static int64_t early_word_of(const coll_plan *p, int r)
+{
+    const int W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
+    return p->fad[(int64_t)r * W + COLL_FAD_CACHED];
+}
+
+static int early_cached(const coll_plan *p, int r)
+{
+    return (int)((uint64_t)early_word_of(p, r) & 0xffff) - 1;
+}
+
+int coll_early_done(const coll_plan *p, int r)
+{
+    return (int)(((uint64_t)early_word_of(p, r) >> 16) & 1);
+}
+
+double coll_early_pred(const coll_plan *p, int r)
+{
+    uint32_t pb = (uint32_t)((uint64_t)early_word_of(p, r) >> 32);
+    float pf;
+    memcpy(&pf, &pb, sizeof pf);
+    return (double)pf;
+}
+
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
-                   const passion_memspec *m, int method, int op_write, int rc)
+                   const passion_memspec *m, int method, int op_write, int rc,
+                   const coll_early *early)
 {
     passion_ctx *ctx = f->ctx;
     memset(p, 0, sizeof *p);
@@ -293,17 +492,13 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_BETA] = dbits(ctx->opt.msg_beta);
     mine[COLL_FAD_FILE] = f->ident[0];
     mine[COLL_FAD_LAYOUT] = f->ident[1];
-    mine[COLL_FAD_CACHED] = -1;
+    coll_early none = {-1, 0, 0};
+    mine[COLL_FAD_CACHED] = early_word(rc ? &none : early);
     mine[COLL_FAD_STRIPE] = ctx->opt.stripe_size > 0 ? ctx->opt.stripe_size
                                                       : core_io_stripe(f->fh);
-    if (!rc && method != PASSION_METHOD_DIRECT &&
-        method != PASSION_METHOD_SIEVE && ctx->opt.io_latency <= 0 &&
-        ctx->opt.io_bandwidth <= 0) {
-        ocad_xfer x;
-        ocad_xfer_build(&f->fv, s, NULL, &x);
-        if (x.nblocks > 0)
-            mine[COLL_FAD_CACHED] = core_io_cached(f->fh, x.foff0, x.fend);
-    }
+    /* the last round's timing (the state is made here: a rank without it
+       sends 0, and no rank learns from this round) */
+    mine[COLL_FAD_SYNC] = sync_word(ext_get(ctx));
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -336,11 +531,13 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, fad, W, MPI_INT64_T,
                              ctx->comm, &req) != MPI_SUCCESS ||
               coll_waitall(1, &req);
-    ctx->cnt.t_comm += core_now() - t0;
+    double t1 = core_now();
+    ctx->cnt.t_comm += t1 - t0;
     ctx->cnt.rounds++;
     if (mrc)
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Iallgather of the FAD"));
+    sync_learn(ctx, fad, W, t0, t1);
     if (!mem)
         return core_agree(ctx, rc);
     int anybad = 0;
@@ -424,7 +621,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
        (nearly) all their data in the page cache, else the disk defaults */
     int64_t cached = 0, probed = 0;
     for (int r = 0; r < P; r++) {
-        int64_t c = p->fad[(int64_t)r * W + COLL_FAD_CACHED];
+        int64_t c = early_cached(p, r);
         if (c >= 0) {
             cached += c;
             probed++;
@@ -444,15 +641,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     }
     /* the file costs of this call: options, else memory-like when the
        data is cached, else measured, else the defaults */
-    p->env = ocad_env_ctx(ctx);
-    if (ctx->opt.io_latency <= 0 && e && e->file_lat > 0)
-        p->env.lat = e->file_lat;
-    if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
-        p->env.bw = e->file_bw;
-    if (p->warm) {
-        p->env.lat = COLL_WARM_LATENCY;
-        p->env.bw = COLL_WARM_BANDWIDTH;
-    }
+    p->env = call_env(ctx, p->warm);
     p->io_lat = p->env.lat;
     p->io_bw = p->env.bw;
     double h = p->io_lat * p->io_bw;

@@ -8,6 +8,15 @@
  *     given, with no prediction; auto resolved, its prediction positive
  *     and identical on every rank, an ETP choice the same on every rank;
  *     independent calls; AUTO after a failed call; NULL arguments.
+ *  2. collective rounds, counted by wrapping MPI's collectives and sends
+ *     (the profiling interface, PMPI_*): an independent read (direct,
+ *     sieve, and auto on a small cached section, also with a rank that
+ *     reads nothing) takes one collective call, the FAD, whose words
+ *     carry the reads' outcomes; the values are right; a rank's failure
+ *     still reaches every rank and the next call works; a direct write
+ *     of disjoint sections takes one collective call too; one of shared
+ *     elements is written again in rank order (the last rank's values
+ *     stay); the two-phase method keeps its agreement after the I/O.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -89,6 +98,93 @@ static int same_double(double v)
     return r[0] == -r[1];
 }
 
+/* ---- MPI calls made between count_begin and count_end ---- */
+
+static int counting;
+static long n_coll, n_send;
+
+#define COUNT_COLL() (n_coll += counting)
+#define COUNT_SEND() (n_send += counting)
+
+int MPI_Iallgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rcn,
+                   MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    COUNT_COLL();
+    return PMPI_Iallgather(sb, sc, st, rb, rcn, rt, comm, req);
+}
+
+int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rcn,
+                  MPI_Datatype rt, MPI_Comm comm)
+{
+    COUNT_COLL();
+    return PMPI_Allgather(sb, sc, st, rb, rcn, rt, comm);
+}
+
+int MPI_Iallreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    COUNT_COLL();
+    return PMPI_Iallreduce(sb, rb, n, t, op, comm, req);
+}
+
+int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
+                  MPI_Comm comm)
+{
+    COUNT_COLL();
+    return PMPI_Allreduce(sb, rb, n, t, op, comm);
+}
+
+int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm,
+               MPI_Request *req)
+{
+    COUNT_COLL();
+    return PMPI_Ibcast(b, n, t, root, comm, req);
+}
+
+int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
+{
+    COUNT_COLL();
+    return PMPI_Bcast(b, n, t, root, comm);
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    COUNT_COLL();
+    return PMPI_Barrier(comm);
+}
+
+int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rcn,
+                 MPI_Datatype rt, MPI_Comm comm)
+{
+    COUNT_COLL();
+    return PMPI_Alltoall(sb, sc, st, rb, rcn, rt, comm);
+}
+
+int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag,
+             MPI_Comm comm)
+{
+    COUNT_SEND();
+    return PMPI_Send(b, n, t, dest, tag, comm);
+}
+
+int MPI_Isend(const void *b, int n, MPI_Datatype t, int dest, int tag,
+              MPI_Comm comm, MPI_Request *req)
+{
+    COUNT_SEND();
+    return PMPI_Isend(b, n, t, dest, tag, comm, req);
+}
+
+static void count_begin(void)
+{
+    n_coll = n_send = 0;
+    counting = 1;
+}
+
+static void count_end(void)
+{
+    counting = 0;
+}
+
 static void test_last_method(void)
 {
     th_case_seed = th_seed;
@@ -163,10 +259,110 @@ static void test_last_method(void)
     passion_finalize(ctx);
 }
 
+/* one collective read or write, its MPI calls counted; the values read
+   checked */
+static int counted(passion_file *f, const passion_section *s, double *b,
+                   int op_write, passion_method m)
+{
+    count_begin();
+    int rc = op_write ? passion_file_write_all(f, s, b, NULL, m)
+                      : passion_file_read_all(f, s, b, NULL, m);
+    count_end();
+    if (!rc && !op_write && s->count[0] > 0 && !check_values(b, s))
+        rc = -1000;
+    return rc;
+}
+
+static void test_rounds(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = mkctx("");
+    passion_array *a = NULL;
+    passion_file *f = ctx ? mkfile(ctx, &a, "rounds.raw") : NULL;
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s, none;
+    cyclic(&s, 64); /* 64 elements, stride P: small and cached */
+    int64_t z[1] = {0};
+    passion_section_set(&none, 1, NULL, z, NULL);
+    static const passion_method ind[3] = {
+        PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE, PASSION_METHOD_AUTO};
+    for (int k = 0; k < 3; k++)
+        for (int empty = 0; empty < 2; empty++) {
+            /* with `empty`, rank 0 reads nothing */
+            const passion_section *mine =
+                empty && th_rank == 0 ? &none : &s;
+            int rc = counted(f, mine, b, 0, ind[k]);
+            TH_CHECK(rc == 0 && n_coll == 1 && n_send == 0,
+                     "read, method %d, rank 0 %s: rc %d, %ld collective "
+                     "calls (want 1: the FAD), %ld sends", (int)ind[k],
+                     empty ? "empty" : "reading", rc, n_coll, n_send);
+            if (ind[k] == PASSION_METHOD_AUTO && !(empty && th_size == 1)) {
+                passion_method m;
+                double pred = -1;
+                passion_ctx_last_method(ctx, &m, &pred);
+                TH_CHECK(pred > 0 && same_double(pred),
+                         "auto read predicted %g, the same everywhere",
+                         pred);
+            }
+        }
+    /* a rank that fails (out of bounds on the last rank) after the others
+       read: every rank gets its code; the next call works */
+    passion_section oob = s;
+    if (th_rank == th_size - 1)
+        oob.start[0] = N;
+    int rc = counted(f, &oob, b, 0, PASSION_METHOD_SIEVE);
+    TH_CHECK(rc == PASSION_ERANGE, "failing rank: %d", rc);
+    rc = counted(f, &s, b, 0, PASSION_METHOD_SIEVE);
+    TH_CHECK(rc == 0 && n_coll == 1, "after the failure: %d, %ld", rc,
+             n_coll);
+    /* the two-phase method agrees after its I/O */
+    rc = counted(f, &s, b, 0, PASSION_METHOD_ETP_STATIC);
+    TH_CHECK(rc == 0 && n_coll >= 2, "two-phase read: %d, %ld collective "
+             "calls", rc, n_coll);
+    /* direct writes of disjoint sections: done before the FAD, one
+       round */
+    for (int64_t k = 0; k < s.count[0]; k++)
+        b[k] = (double)(s.start[0] + k * s.stride[0]);
+    rc = counted(f, &s, b, 1, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && n_coll == 1 && n_send == 0,
+             "direct write: %d, %ld collective calls (want 1: the FAD), "
+             "%ld sends", rc, n_coll, n_send);
+    rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == 0, "read after the write: %d", rc);
+    /* shared elements: every rank writes elements 0..63 with its own
+       values; written again in rank order after the FAD (the token's P-1
+       sends, then the agreement), so the last rank's values stay */
+    passion_section sh;
+    int64_t c64[1] = {64};
+    passion_section_set(&sh, 1, NULL, c64, NULL);
+    for (int k = 0; k < 64; k++)
+        b[k] = 1000.0 * (th_rank + 1) + k;
+    rc = counted(f, &sh, b, 1, PASSION_METHOD_DIRECT);
+    long want = th_size > 1 ? 2 : 1;
+    TH_CHECK(rc == 0 && n_coll == want,
+             "shared direct write: %d, %ld collective calls (want %ld)", rc,
+             n_coll, want);
+    TH_CHECK(th_size == 1 || n_send == (th_rank < th_size - 1),
+             "shared direct write: %ld sends (the ordering token)", n_send);
+    static double back[64];
+    rc = passion_file_read_all(f, &sh, back, NULL, PASSION_METHOD_SIEVE);
+    int bad = rc != 0;
+    for (int k = 0; k < 64 && !bad; k++)
+        bad = back[k] != 1000.0 * th_size + k;
+    TH_CHECK(!bad, "shared direct write: the last rank's values expected "
+             "(rc %d, first %g)", rc, back[0]);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
         {"1: passion_ctx_last_method", test_last_method},
+        {"2: collective rounds of independent reads", test_rounds},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
