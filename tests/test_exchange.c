@@ -14,6 +14,7 @@
  */
 #include "../collective/exchange/exchange.h"
 #include "harness.h"
+#include "xchg_case.h"
 
 #include <math.h>
 
@@ -45,21 +46,6 @@ static int suite_clean(void)
     return passion_finalize(ctx) ? -1 : 0;
 }
 
-static unsigned char pattern(int src, int dst, int64_t k, uint64_t seed)
-{
-    return (unsigned char)(src * 131 + dst * 31 + k * 7 + (int64_t)seed);
-}
-
-/* bytes from i to j: the same matrix on every rank */
-static int64_t *matrix(uint64_t seed, int64_t maxb, int zero_pct)
-{
-    int64_t *m = malloc((size_t)P * (size_t)P * sizeof *m);
-    uint64_t s = seed;
-    for (int i = 0; i < P * P; i++)
-        m[i] = th_range(&s, 0, 99) < zero_pct ? 0 : th_range(&s, 0, maxb);
-    return m;
-}
-
 /*
  * Exchange matrix m (bytes) with algorithm alg through passion_alltoallv
  * (elements of esize bytes: m must hold multiples of esize) and through
@@ -69,49 +55,21 @@ static int64_t *matrix(uint64_t seed, int64_t maxb, int zero_pct)
 static int run_v(const int64_t *m, int alg, int radix, MPI_Datatype type,
                  uint64_t seed, coll_xchg_stats *stats)
 {
-    int esize;
-    MPI_Type_size(type, &esize);
-    int64_t sc[64], sd[64], rc[64], rd[64];
-    int isc[64], isd[64], irc[64], ird[64];
-    int64_t spos = 0, rpos = 0;
-    uint64_t s = seed ^ (uint64_t)me * 977;
-    for (int j = 0; j < P; j++) {
-        sc[j] = m[me * P + j] / esize;
-        rc[j] = m[j * P + me] / esize;
-        sd[j] = spos + th_range(&s, 0, 2);
-        rd[j] = rpos + th_range(&s, 0, 2);
-        spos = sd[j] + sc[j];
-        rpos = rd[j] + rc[j];
-        isc[j] = (int)sc[j];
-        isd[j] = (int)sd[j];
-        irc[j] = (int)rc[j];
-        ird[j] = (int)rd[j];
-    }
-    size_t sbytes = (size_t)(spos * esize) + 1, rbytes = (size_t)(rpos * esize) + 1;
-    unsigned char *sb = malloc(sbytes), *rb = malloc(rbytes),
-                  *ref = malloc(rbytes);
-    memset(sb, 0x5a, sbytes);
-    for (int j = 0; j < P; j++)
-        for (int64_t k = 0; k < sc[j] * esize; k++)
-            sb[sd[j] * esize + k] = pattern(me, j, k, seed);
-    memset(rb, 0xab, rbytes);
-    memset(ref, 0xab, rbytes);
-    MPI_Alltoallv(sb, isc, isd, type, ref, irc, ird, type, MPI_COMM_WORLD);
+    th_xcase x;
+    th_xcase_make(&x, m, type, seed, 1);
     passion_counters_reset(ctx);
-    int rcode = passion_alltoallv(ctx, sb, sc, sd, rb, rc, rd, type, alg,
-                                  radix);
+    int rcode = passion_alltoallv(ctx, x.sb, x.sc, x.sd, x.rb, x.rc, x.rd,
+                                  type, alg, radix);
     if (stats)
         coll_xchg_last(ctx, stats);
-    int ok = rcode == 0 && memcmp(rb, ref, rbytes) == 0;
+    int ok = rcode == 0 && th_xcase_equal(&x);
     if (!ok && !quiet)
         fprintf(stderr, "[rank %d] alltoallv alg %s radix %d: rc %d (%s), "
                         "data %s\n",
                 me, coll_xchg_name(alg), radix, rcode,
                 passion_ctx_errdetail(ctx),
-                memcmp(rb, ref, rbytes) ? "differs" : "equal");
-    free(sb);
-    free(rb);
-    free(ref);
+                th_xcase_equal(&x) ? "equal" : "differs");
+    th_xcase_free(&x);
     return ok;
 }
 
@@ -125,7 +83,7 @@ static int run_regular(int64_t count, MPI_Datatype type, int alg, int radix,
     unsigned char *sb = malloc(n), *rb = malloc(n), *ref = malloc(n);
     for (int j = 0; j < P; j++)
         for (size_t k = 0; k < b; k++)
-            sb[j * b + k] = pattern(me, j, (int64_t)k, seed);
+            sb[j * b + k] = th_xchg_pattern(me, j, (int64_t)k, seed);
     memset(rb, 0xab, n);
     memset(ref, 0xab, n);
     MPI_Alltoall(sb, (int)count, type, ref, (int)count, type,
@@ -284,7 +242,7 @@ static void test_index_every_radix(void)
         }
     }
     /* uniform counts through alltoallv (arbitrary displacements) */
-    int64_t *m = matrix(th_case_seed, 0, 0);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 0, 0);
     for (int i = 0; i < P * P; i++)
         m[i] = 24;
     TH_CHECK(th_all(run_v(m, PASSION_XCHG_INDEX, 2, MPI_BYTE, th_case_seed,
@@ -299,7 +257,7 @@ static void test_irregular_random(void)
     int64_t maxb = small_run() ? 40 : 600;
     for (int t = 0; t < trials; t++) {
         th_case_seed = th_seed + 100 + (uint64_t)t;
-        int64_t *m = matrix(th_case_seed, maxb, 30);
+        int64_t *m = th_xchg_matrix(P, th_case_seed, maxb, 30);
         for (int a = 0; a < NALGS; a++)
             TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_BYTE,
                                   th_case_seed, NULL)),
@@ -309,7 +267,7 @@ static void test_irregular_random(void)
     }
     /* elements larger than a byte */
     th_case_seed = th_seed + 150;
-    int64_t *m = matrix(th_case_seed, 10, 20);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 10, 20);
     for (int i = 0; i < P * P; i++)
         m[i] *= 8;
     for (int a = 0; a < NALGS; a++)
@@ -322,7 +280,7 @@ static void test_irregular_random(void)
 static void test_huge_among_tiny(void)
 {
     th_case_seed = th_seed + 200;
-    int64_t *m = matrix(th_case_seed, 3, 10);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 3, 10);
     int64_t huge = small_run() ? 50000 : 1 << 20;
     m[(P - 1) * P + 0] = huge; /* last rank to rank 0 */
     for (int a = 0; a < NALGS; a++)
@@ -335,7 +293,7 @@ static void test_huge_among_tiny(void)
 static void test_all_zero(void)
 {
     th_case_seed = th_seed + 300;
-    int64_t *m = matrix(th_case_seed, 0, 100);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 0, 100);
     for (int a = 0; a < NALGS; a++) {
         coll_xchg_stats st;
         TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_BYTE, th_case_seed,
@@ -357,7 +315,7 @@ static void test_fourstage_bounds(void)
     /* sizes multiple of P: the even splits are exact, so Theorem 1 holds
        to the byte */
     th_case_seed = th_seed + 400;
-    int64_t *m = matrix(th_case_seed, small_run() ? 6 : 40, 25);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, small_run() ? 6 : 40, 25);
     int64_t lmax = 0;
     for (int i = 0; i < P * P; i++)
         m[i] *= P;
@@ -487,7 +445,7 @@ static void test_chunked(void)
     /* long messages split at a small chunk limit */
     coll_xchg_set_chunk(100);
     th_case_seed = th_seed + 500;
-    int64_t *m = matrix(th_case_seed, small_run() ? 300 : 2000, 20);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, small_run() ? 300 : 2000, 20);
     for (int a = 0; a < NALGS; a++)
         TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_BYTE, th_case_seed,
                               NULL)),
@@ -506,7 +464,7 @@ static void test_large_counts(void)
 {
     coll_xchg_mpi_set_int_limit(64);
     th_case_seed = th_seed + 550;
-    int64_t *m = matrix(th_case_seed, small_run() ? 300 : 2000, 20);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, small_run() ? 300 : 2000, 20);
     TH_CHECK(th_all(run_v(m, PASSION_XCHG_MPI, 0, MPI_BYTE, th_case_seed,
                           NULL)),
              "alltoallv past the int limit, seed %llu",
@@ -543,7 +501,7 @@ static void test_fault(void)
     if (P < 2)
         return;
     th_case_seed = th_seed + 600;
-    int64_t *m = matrix(th_case_seed, 50, 0);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 50, 0);
     for (int nb = 0; nb < 2; nb++) {
         int mid = 0, fired = 1;
         for (int64_t nth = 1; fired && nth <= 200; nth++) {
@@ -679,46 +637,23 @@ static int run_budget(const int64_t *m, int alg, int64_t budget,
                       int regular, uint64_t seed, coll_xchg_stats *st,
                       int *code)
 {
-    int64_t sc[64], sd[64], rc[64], rd[64], spos = 0, rpos = 0;
-    int isc[64], isd[64], irc[64], ird[64];
-    for (int j = 0; j < P; j++) {
-        sc[j] = m[me * P + j];
-        rc[j] = m[j * P + me];
-        sd[j] = spos;
-        rd[j] = rpos;
-        spos += sc[j];
-        rpos += rc[j];
-        isc[j] = (int)sc[j];
-        isd[j] = (int)sd[j];
-        irc[j] = (int)rc[j];
-        ird[j] = (int)rd[j];
-    }
-    unsigned char *sb = malloc((size_t)spos + 1), *rb = malloc((size_t)rpos + 1),
-                  *ref = malloc((size_t)rpos + 1);
-    for (int j = 0; j < P; j++)
-        for (int64_t k = 0; k < sc[j]; k++)
-            sb[sd[j] + k] = pattern(me, j, k, seed);
-    memset(rb, 0xab, (size_t)rpos + 1);
-    memset(ref, 0xab, (size_t)rpos + 1);
-    MPI_Alltoallv(sb, isc, isd, MPI_BYTE, ref, irc, ird, MPI_BYTE,
-                  MPI_COMM_WORLD);
+    th_xcase x;
+    th_xcase_make(&x, m, MPI_BYTE, seed, 0);
     coll_xchg_args a;
     memset(&a, 0, sizeof a);
-    a.sendbuf = sb;
-    a.recvbuf = rb;
+    a.sendbuf = x.sb;
+    a.recvbuf = x.rb;
     a.block = regular ? m[0] : -1;
-    a.sendcounts = sc;
-    a.sdispls = sd;
-    a.recvcounts = rc;
-    a.rdispls = rd;
+    a.sendcounts = x.sc;
+    a.sdispls = x.sd;
+    a.recvcounts = x.rc;
+    a.rdispls = x.rd;
     a.alg = alg;
     a.budget = budget;
     a.stats = st;
     *code = coll_exchange(ctx, &a);
-    int ok = *code == 0 && memcmp(rb, ref, (size_t)rpos + 1) == 0;
-    free(sb);
-    free(rb);
-    free(ref);
+    int ok = *code == 0 && th_xcase_equal(&x);
+    th_xcase_free(&x);
     return ok;
 }
 
@@ -728,7 +663,7 @@ static int run_budget(const int64_t *m, int alg, int64_t budget,
 static void test_budget_steps(void)
 {
     th_case_seed = th_seed + 91;
-    int64_t *m = matrix(th_case_seed, small_run() ? 600 : 3000, 10);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, small_run() ? 600 : 3000, 10);
     int64_t *reg = malloc((size_t)P * (size_t)P * sizeof *reg);
     for (int i = 0; i < P * P; i++)
         reg[i] = 1500;
@@ -818,7 +753,7 @@ static void test_budget_least(void)
     if (P < 2 || P > 9)
         return; /* one rank stages nothing; more: slow here */
     th_case_seed = th_seed + 97;
-    int64_t *m = matrix(th_case_seed, 16, 10);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 16, 10);
     int64_t lmax = 0;
     for (int i = 0; i < P; i++) {
         int64_t out = 0, in = 0;

@@ -12,13 +12,9 @@
  */
 #include "../collective/exchange/exchange.h"
 #include "harness.h"
+#include "xchg_case.h"
 
 static int P, me;
-
-static unsigned char pattern(int src, int dst, int64_t k, uint64_t seed)
-{
-    return (unsigned char)(src * 131 + dst * 31 + k * 7 + (int64_t)seed);
-}
 
 static int suite_init(void)
 {
@@ -51,59 +47,22 @@ static void ctx_done(passion_ctx *c)
         passion_finalize(c);
 }
 
-/* bytes from i to j, the same on every rank */
-static int64_t *matrix(uint64_t seed, int64_t maxb, int zero_pct)
-{
-    int64_t *m = malloc((size_t)P * (size_t)P * sizeof *m);
-    uint64_t s = seed;
-    for (int i = 0; i < P * P; i++)
-        m[i] = th_range(&s, 0, 99) < zero_pct ? 0 : th_range(&s, 0, maxb);
-    return m;
-}
-
 /* Exchange m with alg through coll_exchange (budget 0: the context's) and
    through MPI_Alltoallv, gaps included; 1 when equal and rc 0. */
 static int run_m(passion_ctx *c, const int64_t *m, int alg, int64_t budget,
                  uint64_t seed, coll_xchg_stats *st, int *code, int quiet)
 {
-    int64_t *sc = calloc(4 * (size_t)P, sizeof *sc), *sd = sc + P,
-            *rc = sd + P, *rd = rc + P;
-    int *isc = calloc(4 * (size_t)P, sizeof *isc), *isd = isc + P,
-        *irc = isd + P, *ird = irc + P;
-    int64_t spos = 0, rpos = 0;
-    uint64_t s = seed ^ (uint64_t)me * 977;
-    for (int j = 0; j < P; j++) {
-        sc[j] = m[me * P + j];
-        rc[j] = m[j * P + me];
-        sd[j] = spos + th_range(&s, 0, 2);
-        rd[j] = rpos + th_range(&s, 0, 2);
-        spos = sd[j] + sc[j];
-        rpos = rd[j] + rc[j];
-        isc[j] = (int)sc[j];
-        isd[j] = (int)sd[j];
-        irc[j] = (int)rc[j];
-        ird[j] = (int)rd[j];
-    }
-    unsigned char *sb = malloc((size_t)spos + 1),
-                  *rb = malloc((size_t)rpos + 1),
-                  *ref = malloc((size_t)rpos + 1);
-    memset(sb, 0x5a, (size_t)spos + 1);
-    for (int j = 0; j < P; j++)
-        for (int64_t k = 0; k < sc[j]; k++)
-            sb[sd[j] + k] = pattern(me, j, k, seed);
-    memset(rb, 0xab, (size_t)rpos + 1);
-    memset(ref, 0xab, (size_t)rpos + 1);
-    MPI_Alltoallv(sb, isc, isd, MPI_BYTE, ref, irc, ird, MPI_BYTE,
-                  MPI_COMM_WORLD);
+    th_xcase x;
+    th_xcase_make(&x, m, MPI_BYTE, seed, 1);
     coll_xchg_args a;
     memset(&a, 0, sizeof a);
-    a.sendbuf = sb;
-    a.recvbuf = rb;
+    a.sendbuf = x.sb;
+    a.recvbuf = x.rb;
     a.block = -1;
-    a.sendcounts = sc;
-    a.sdispls = sd;
-    a.recvcounts = rc;
-    a.rdispls = rd;
+    a.sendcounts = x.sc;
+    a.sdispls = x.sd;
+    a.recvcounts = x.rc;
+    a.rdispls = x.rd;
     a.alg = alg;
     a.budget = budget;
     a.stats = st;
@@ -111,16 +70,12 @@ static int run_m(passion_ctx *c, const int64_t *m, int alg, int64_t budget,
     int r = coll_exchange(c, &a);
     if (code)
         *code = r;
-    int ok = r == 0 && memcmp(rb, ref, (size_t)rpos + 1) == 0;
+    int ok = r == 0 && th_xcase_equal(&x);
     if (!ok && !quiet)
         fprintf(stderr, "[rank %d] %s: rc %d (%s), data %s\n", me,
                 coll_xchg_name(alg), r, passion_ctx_errdetail(c),
-                memcmp(rb, ref, (size_t)rpos + 1) ? "differs" : "equal");
-    free(sb);
-    free(rb);
-    free(ref);
-    free(sc);
-    free(isc);
+                th_xcase_equal(&x) ? "equal" : "differs");
+    th_xcase_free(&x);
     return ok;
 }
 
@@ -177,7 +132,7 @@ static void test_random_patterns(void)
                  T ? T->lrank : -1);
         for (int t = 0; t < 3; t++) {
             th_case_seed = th_seed + 1000 * (uint64_t)ks[si] + (uint64_t)t;
-            int64_t *m = matrix(th_case_seed, t == 2 ? 3 : 300,
+            int64_t *m = th_xchg_matrix(P, th_case_seed, t == 2 ? 3 : 300,
                                 t == 1 ? 60 : 20);
             if (t == 2)
                 m[(P - 1) * P] = 70000; /* one large among tiny */
@@ -239,7 +194,7 @@ static void test_chunked(void)
         if (!c)
             continue;
         th_case_seed = th_seed + 5000 + (uint64_t)ks[si];
-        int64_t *m = matrix(th_case_seed, 500, 10);
+        int64_t *m = th_xchg_matrix(P, th_case_seed, 500, 10);
         TH_CHECK(th_all(run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed,
                               NULL, NULL, 0)),
                  "twolevel, chunks of 64, nodes of %d", ks[si]);
@@ -258,7 +213,7 @@ static void test_budget(void)
     if (!c)
         return;
     th_case_seed = th_seed + 7000;
-    int64_t *m = matrix(th_case_seed, 20000 / P, 0);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 20000 / P, 0);
     /* a budget the leaders' blocks do not fit at once: steps */
     coll_xchg_stats st;
     memset(&st, 0, sizeof st);
@@ -299,7 +254,7 @@ static void test_fault(void)
     if (!c)
         return;
     th_case_seed = th_seed + 8000;
-    int64_t *m = matrix(th_case_seed, 60, 0);
+    int64_t *m = th_xchg_matrix(P, th_case_seed, 60, 0);
     int fired = 1;
     for (int64_t nth = 1; fired && nth <= 100; nth++) {
         core_fault_arm(c, nth, 0, 0);

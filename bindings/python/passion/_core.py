@@ -304,6 +304,20 @@ class Context:
         return dict(zip(("node_id", "nnodes", "node_rank", "node_size"),
                         (x.value for x in v)))
 
+    def last_method(self):
+        """What the last section access on this context did on this rank
+        (passion_ctx_last_method): (method, predicted), method "direct",
+        "sieve", "etp-static" or "etp-dynamic" ("auto" before the first
+        access, after a failed one, or when this rank moved no data
+        independently), predicted the seconds the collective cost model
+        predicted for its choice when the call was a collective one with
+        method "auto" (the same on every rank), else 0.0."""
+        m, p = ctypes.c_int(), ctypes.c_double()
+        _check(L.lib().passion_ctx_last_method(self._live(), ctypes.byref(m),
+                                               ctypes.byref(p)), self)
+        inv = {v: n for n, v in METHODS.items()}
+        return inv.get(m.value, str(m.value)), p.value
+
     def reset_counters(self):
         _check(L.lib().passion_counters_reset(self._live()), self)
 
@@ -936,22 +950,20 @@ class Slab:
         self._it._dirty()
 
 
-class SlabIter:
-    def __init__(self, f, dim, width, budget, halo, prefetch, reuse,
-                 writeback, out, method):
-        h = L.lib()
+class _Iter:
+    """What the slab and partition iterators share: open with an options
+    struct, register with the files (closing them is then ESTATE), yield
+    items until the C iterator returns 0, close once."""
+
+    _open = _next = _close = None  # names of the C calls
+    _item = None                   # the C struct of one item
+
+    def _start(self, f, o, out):
         self.f = f
-        o = L.SlabOpts()
-        _check(h.passion_slab_opts_init(ctypes.byref(o)))
-        o.dim, o.width, o.budget, o.halo = dim, width, budget, halo
-        o.prefetch, o.reuse, o.writeback = int(prefetch), int(reuse), \
-            int(writeback)
-        o.out = out._live() if out is not None else None
-        o.method = METHODS[method]
         self._out = out
         it = ctypes.c_void_p()
-        _check(h.passion_slab_open(f._live(), ctypes.byref(o),
-                                   ctypes.byref(it)), f.ctx)
+        _check(getattr(L.lib(), self._open)(f._live(), ctypes.byref(o),
+                                            ctypes.byref(it)), f.ctx)
         self._h = it
         f._iters.append(self)
         if out is not None:
@@ -963,8 +975,8 @@ class SlabIter:
     def __next__(self):
         if not self._h:
             raise StopIteration
-        s = L.Slab()
-        rc = L.lib().passion_slab_next(self._h, ctypes.byref(s))
+        c = self._item()
+        rc = getattr(L.lib(), self._next)(self._h, ctypes.byref(c))
         if rc < 0:
             detail = self.f.ctx.errdetail()
             self.close(check=False)
@@ -972,19 +984,14 @@ class SlabIter:
         if rc == 0:
             self.close()
             raise StopIteration
-        return Slab(self, s, self.f)
-
-    def _dirty(self):
-        if not self._h:
-            raise Error(PASSION_ESTATE, "the slab iterator is closed")
-        _check(L.lib().passion_slab_dirty(self._h), self.f.ctx)
+        return self._wrap(c)
 
     def close(self, check=True):
-        """Finish pending write-backs and free the iterator; raises the
+        """Finish the pending writes and free the iterator; raises the
         iteration's first error."""
         if not self._h:
             return
-        rc = L.lib().passion_slab_close(self._h)
+        rc = getattr(L.lib(), self._close)(self._h)
         self._h = None
         for f in (self.f, self._out):
             if f is not None and self in f._iters:
@@ -998,6 +1005,31 @@ class SlabIter:
     def __exit__(self, *exc):
         self.close(check=exc[0] is None)
         return False
+
+
+class SlabIter(_Iter):
+    _open, _next, _close = ("passion_slab_open", "passion_slab_next",
+                            "passion_slab_close")
+    _item = L.Slab
+
+    def __init__(self, f, dim, width, budget, halo, prefetch, reuse,
+                 writeback, out, method):
+        o = L.SlabOpts()
+        _check(L.lib().passion_slab_opts_init(ctypes.byref(o)))
+        o.dim, o.width, o.budget, o.halo = dim, width, budget, halo
+        o.prefetch, o.reuse, o.writeback = int(prefetch), int(reuse), \
+            int(writeback)
+        o.out = out._live() if out is not None else None
+        o.method = METHODS[method]
+        self._start(f, o, out)
+
+    def _wrap(self, s):
+        return Slab(self, s, self.f)
+
+    def _dirty(self):
+        if not self._h:
+            raise Error(PASSION_ESTATE, "the slab iterator is closed")
+        _check(L.lib().passion_slab_dirty(self._h), self.f.ctx)
 
 
 class Part:
@@ -1021,57 +1053,20 @@ class Part:
             self.out = self.out_data[box]
 
 
-class PartIter:
+class PartIter(_Iter):
+    """Partitions (collective: every step is a collective call)."""
+    _open, _next, _close = ("passion_part_open", "passion_part_next_all",
+                            "passion_part_close_all")
+    _item = L.Part
+
     def __init__(self, f, dim, width, budget, halo, prefetch, out, method):
-        h = L.lib()
-        self.f = f
         o = L.PartOpts()
-        _check(h.passion_part_opts_init(ctypes.byref(o)))
+        _check(L.lib().passion_part_opts_init(ctypes.byref(o)))
         o.dim, o.width, o.budget, o.halo = dim, width, budget, halo
         o.prefetch = int(prefetch)
         o.out = out._live() if out is not None else None
         o.method = METHODS[method]
-        self._out = out
-        it = ctypes.c_void_p()
-        _check(h.passion_part_open(f._live(), ctypes.byref(o),
-                                   ctypes.byref(it)), f.ctx)
-        self._h = it
-        f._iters.append(self)
-        if out is not None:
-            out._iters.append(self)
+        self._start(f, o, out)
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if not self._h:
-            raise StopIteration
-        p = L.Part()
-        rc = L.lib().passion_part_next_all(self._h, ctypes.byref(p))
-        if rc < 0:
-            detail = self.f.ctx.errdetail()
-            self.close(check=False)
-            raise Error(rc, detail)
-        if rc == 0:
-            self.close()
-            raise StopIteration
+    def _wrap(self, p):
         return Part(p, self.f)
-
-    def close(self, check=True):
-        """Write the last output and free the iterator (collective)."""
-        if not self._h:
-            return
-        rc = L.lib().passion_part_close_all(self._h)
-        self._h = None
-        for f in (self.f, self._out):
-            if f is not None and self in f._iters:
-                f._iters.remove(self)
-        if check:
-            _check(rc, self.f.ctx)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close(check=exc[0] is None)
-        return False
