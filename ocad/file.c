@@ -733,38 +733,26 @@ static int whole_local(passion_file *f, void *buf, int op_write)
     return rc;
 }
 
-static int file_read_local_body(passion_file *f, void *buf)
+/* whole_local inside the thread contract's guard (core_call_begin) */
+static int whole_local_guarded(passion_file *f, void *buf, int op_write)
 {
-    return whole_local(f, buf, 0);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = whole_local(f, buf, op_write);
+    core_call_end(gctx);
+    return rc;
 }
 
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_read_local(passion_file *f, void *buf)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_read_local_body(f, buf);
-    core_call_end(gctx);
-    return rc;
+    return whole_local_guarded(f, buf, 0);
 }
 
-static int file_write_local_body(passion_file *f, const void *buf)
-{
-    return whole_local(f, (void *)buf, 1);
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_local(passion_file *f, const void *buf)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_write_local_body(f, buf);
-    core_call_end(gctx);
-    return rc;
+    return whole_local_guarded(f, (void *)buf, 1);
 }
 
 /* Validate an independent section request and build its plan. */
