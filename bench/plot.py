@@ -19,6 +19,8 @@ def main():
         rows = list(csv.DictReader(f))
     if suite == "patterns":
         return patterns_plot(rows, png)
+    if suite == "convert":
+        return convert_plot(rows, png)
     if not rows or not {"case", "method", "seconds"} <= set(rows[0]):
         return 0
     # model-only rows (projections) have no time to plot; a calibration
@@ -66,6 +68,39 @@ def main():
                  for j in range(len(present))]
         cmds.append("plot " + ", ".join(plots))
     cmds.append("unset multiplot")
+    subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
+    return 0
+
+
+def convert_plot(rows, png):
+    """Suite convert: fraction of the device's rate (dd on the same bytes)
+    per case, one bar per method."""
+    rows = [r for r in rows if r.get("fraction_of_device")]
+    if not rows:
+        return 0
+    methods = list(OrderedDict.fromkeys(r["method"] for r in rows))
+    cases = OrderedDict()
+    for r in rows:
+        cases.setdefault(r["case"], {})[r["method"]] = r["fraction_of_device"]
+    tmp = tempfile.mkdtemp()
+    dat = os.path.join(tmp, "c.dat")
+    with open(dat, "w") as f:
+        f.write("case " + " ".join(methods) + "\n")
+        for c, ms in cases.items():
+            f.write(c + " " + " ".join(ms.get(m, "NaN") for m in methods)
+                    + "\n")
+    r0 = rows[0]
+    mb = int(r0["size_bytes"]) >> 20
+    cmds = ["set terminal pngcairo size 900,420 font ',9'",
+            f"set output '{png}'",
+            f"set title 'passion bench convert: {mb} MiB, P={r0['procs']}, "
+            f"{r0['regime']}, load {r0['load']}: fraction of dd rate on the "
+            "same bytes'",
+            "set style data histogram", "set style histogram clustered",
+            "set style fill solid border -1", "set key outside right",
+            "set grid ytics", "set yrange [0:*]",
+            "plot " + ", ".join(f"'{dat}' using {j + 2}:xtic(1) title "
+                                "columnhead" for j in range(len(methods)))]
     subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
     return 0
 

@@ -88,6 +88,8 @@ def main():
                 rr.append(r)
             parts += [f"## Time ratios ({num} / other; below 1 means {num} "
                       "is faster)\n", table(rh, rr), ""]
+    if suite == "convert":
+        parts += convert_table(rows)
     if suite in ("index", "irregular") and "method" in header:
         parts += exchange_tables(rows)
     if suite in GOALS and "method" in header:
@@ -97,6 +99,24 @@ def main():
     if path.endswith(".csv"):
         parts += cgroup_table(path[:-4] + ".cgroup.csv")
     open(md, "w").write("\n".join(parts) + "\n")
+
+
+def convert_table(rows):
+    """Suite convert: each method as a fraction of the device's rate (dd
+    moving the same bytes in the same rounds), with the peer beside it."""
+    head = ["case", "method", "procs", "regime", "seconds", "device_seconds",
+            "fraction_of_device", "fraction_less_launch", "MB_per_s",
+            "check"]
+    got = [r for r in rows if r.get("fraction_of_device")]
+    if not got:
+        return []
+    out = [{k: r.get(k, "") for k in head} for r in got]
+    loads = sorted({r.get("load", "") for r in rows})
+    return ["## Fraction of the device's rate (dd seconds for the same bytes"
+            " / method seconds, medians of interleaved rounds; 1 = dd's "
+            "rate)\n",
+            f"Load (1-min average) during the run: {', '.join(loads)}.\n",
+            table(head, out), ""]
 
 
 def overlap_table(rows):

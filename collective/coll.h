@@ -95,7 +95,7 @@ CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
        COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,
-       COLL_FAD_STRIPE, COLL_FAD_HEAD };
+       COLL_FAD_STRIPE, COLL_FAD_SYNC, COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
 
@@ -115,17 +115,39 @@ typedef struct coll_early {
 } coll_early;
 
 /*
- * Before the FAD of a read (op_write 0; writes only probe the cache):
- * probe the cache and, for an independent method (direct, sieve) or for
- * auto when this rank's predicted independent time is at most the cost of
- * the collective round it saves, read this rank's section now. rc is the
- * rank's outcome so far (a failing rank reads nothing); returns it, or
- * the read's code.
+ * Before the FAD: probe the cache and, for an independent method (reads:
+ * direct or sieve; writes: direct) or for auto when this rank's predicted
+ * time of that access is at most the cost of the collective round it
+ * saves (coll_sync_cost), move this rank's section now. A direct write
+ * changes only the section's own bytes, so it is right whatever the ranks
+ * then choose, except where sections share elements: the caller then
+ * writes them again in rank order (the highest rank's value stays). rc
+ * is the rank's outcome so far (a failing rank moves nothing); returns
+ * it, or the access's code.
  */
-CORE_HIDDEN int coll_read_early(passion_file *f, const passion_section *s,
-                                const passion_memspec *m, void *buf,
-                                int method, int op_write, int64_t elems,
-                                int rc, coll_early *out);
+CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
+                              const passion_memspec *m, void *buf,
+                              int method, int op_write, int64_t elems,
+                              int rc, coll_early *out);
+/*
+ * The seconds one collective round adds to a call, learned from the
+ * FAD's allgather of every collective call (COLL_FAD_SYNC: each rank's
+ * arrival and wait at the previous one; with the ranks' clocks, the time
+ * from the last arrival to the last completion, kept within the ranks'
+ * shortest and longest waits): the mean of the last COLL_SYNC_KEEP
+ * samples, identical on every rank (computed from the FAD); before any,
+ * the message calibration's alpha if known, else its default.
+ */
+#define COLL_SYNC_KEEP 16
+CORE_HIDDEN double coll_sync_cost(passion_ctx *ctx);
+/* The pages a direct write of bytes in requests touches over an extent
+   of ext bytes (an estimate: each request its own pages, at most the
+   extent's): the kernel's first-dirty cost is per page. */
+CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
+                                     int64_t ext);
+/* seconds of first dirtying a cached page (page locking and dirty
+   accounting; a rewrite of a dirty page costs about a request) */
+#define COLL_PAGE_DIRTY 20e-6
 
 typedef struct coll_plan {
     passion_ctx *ctx;

@@ -22,15 +22,18 @@
  *    engine (direct or hole-limited sieving, sieve.c's own choice), its
  *    read requests C = core_io_concurrency at a time:
  *      max_r(requests_r) L / C + sum_r bytes_r / B + max_r useful_r / COPY_BW
- *    writes cost at least WRITE_LATENCY_MIN per request; writes into
- *    interleaved extents add up over ranks (page contention, or ordering:
- *    plus P message latencies); small writes into an uncached file count
- *    twice (the kernel reads the page first);
+ *    writes cost at least WRITE_LATENCY_MIN per request, small ones
+ *    (under a page) L per request plus COLL_PAGE_DIRTY per page they
+ *    touch; writes into interleaved extents add up over ranks (page
+ *    contention, or ordering: plus P-1 token hops of a learned round,
+ *    coll_sync_cost); small writes into an uncached file count twice (the
+ *    kernel reads the page first);
  *  - etp-dynamic / etp-static: aggregator i reads the span of requested
  *    data in its domain in chunks of the stage size (fewer bytes where the
  *    independent reads show that holes are skipped):
  *      max_i(requests_i) L + min(sum_i span_i, sum_r bytes_r) / B
- *      + rounds (round + (P-1) msg) + beta max_r(exchanged_r)
+ *      + rounds max(round + (P-1) msg, learned round)
+ *      + beta max_r(exchanged_r)
  *      + 2 max_r useful_r / COPY_BW
  *    where skipped holes add the union's windows (interleaved sections
  *    share them) spread over the aggregators; writes with holes read
@@ -72,7 +75,7 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
 /* Predicted seconds of the extended two-phase method on p's domains. */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
                        int64_t ind_req_sum, int64_t ind_req_max,
-                       const coll_xchg_costs *mc)
+                       const coll_xchg_costs *mc, double S)
 {
     const int P = p->P;
     const int64_t es = p->esize;
@@ -133,9 +136,11 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     rounds = xr > rounds ? xr : rounds;
     double t = (double)max_req * L + (double)bytes / B +
                2.0 * (double)max_useful / COPY_BW;
-    if (P > 1 && max_x > 0)
-        t += (double)rounds * (mc->round + (double)(P - 1) * mc->msg) +
-             mc->byte * (double)max_x;
+    if (P > 1 && max_x > 0) {
+        /* a round costs at least what the FAD's rounds were seen to */
+        double r = mc->round + (double)(P - 1) * mc->msg;
+        t += (double)rounds * (r > S ? r : S) + mc->byte * (double)max_x;
+    }
     return t;
 }
 
@@ -152,7 +157,10 @@ int coll_method_choose(coll_plan *p, double *seconds)
         mc = coll_xchg_costs_default();
     int64_t *ind_bytes = p->scratch;
     int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
+    int64_t pages_max = 0, pages_sum = 0;
     int small_writes = 0;
+    /* a collective round: learned from the FAD's rounds */
+    const double S = coll_sync_cost(ctx);
     for (int r = 0; r < P; r++) {
         ind_bytes[r] = 0;
         if (!p->elems[r])
@@ -167,8 +175,14 @@ int coll_method_choose(coll_plan *p, double *seconds)
         int64_t u = pi.method == PASSION_METHOD_SIEVE ? p->elems[r] * p->esize
                                                       : 0;
         useful_max = u > useful_max ? u : useful_max;
-        if (pi.requests > 0 && pi.bytes_file / pi.requests < 4096)
+        if (pi.requests > 0 && pi.bytes_file / pi.requests < 4096) {
             small_writes = 1;
+            /* small writes: the first dirtying of each page they touch */
+            int64_t pg = coll_write_pages(pi.requests, pi.bytes_file,
+                                          p->x[r].fend - p->x[r].foff0);
+            pages_sum += pg;
+            pages_max = pg > pages_max ? pg : pages_max;
+        }
     }
     /* independent: ranks' requests overlap in time, except writes into
        interleaved extents (they contend for the same pages) and ordered
@@ -176,14 +190,19 @@ int coll_method_choose(coll_plan *p, double *seconds)
        kernel read the page first */
     double t_ind;
     if (p->op_write) {
-        double Lw = write_latency(p);
         int64_t req = p->ext_overlap ? req_sum : req_max;
+        int64_t pages = p->ext_overlap ? pages_sum : pages_max;
         if (!p->warm && small_writes)
             req *= 2;
-        t_ind = (double)req * Lw + (double)bytes_sum / B +
+        /* requests, plus the first dirtying of each page small writes
+           touch (not per request: rewriting a dirty page costs about a
+           request) */
+        t_ind = (double)req * (small_writes ? L : write_latency(p)) +
+                (double)pages * COLL_PAGE_DIRTY + (double)bytes_sum / B +
                 (double)useful_max / COPY_BW;
+        /* ordered writes: the token's P-1 hops, each a round */
         if (coll_write_ordered(p, PASSION_METHOD_AUTO))
-            t_ind += (double)P * coll_xchg_alpha(&mc);
+            t_ind += (double)(P - 1) * S;
     } else {
         /* independent reads keep core_io_concurrency requests in flight */
         t_ind = (double)req_max * L / core_io_concurrency(ctx) +
@@ -192,10 +211,10 @@ int coll_method_choose(coll_plan *p, double *seconds)
     if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
         fprintf(stderr, "passion: auto: independent %.3g s (requests max "
                 "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
-                "%.3g; round %.3g msg %.3g)\n", t_ind, (long long)req_max,
-                (long long)req_sum, (long long)bytes_sum,
+                "%.3g; round %.3g msg %.3g, learned round %.3g)\n", t_ind,
+                (long long)req_max, (long long)req_sum, (long long)bytes_sum,
                 p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
-                p->warm, L, B, mc.round, mc.msg);
+                p->warm, L, B, mc.round, mc.msg, S);
     int best = PASSION_METHOD_AUTO; /* = independent */
     double tbest = t_ind;
     static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
@@ -206,7 +225,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
     for (int k = 0; k < 2 && etp_ok; k++) {
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-        double t = etp_time(p, ind_bytes, req_sum, req_max, &mc);
+        double t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
             fprintf(stderr, "passion: auto: %s %.3g s\n",
                     k ? "etp-static" : "etp-dynamic", t);

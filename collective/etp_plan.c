@@ -53,6 +53,11 @@ static int64_t dbits(double v)
 typedef struct coll_ext {
     void *reserve;
     int64_t bytes;
+    /* the FAD's round: this rank's last arrival (ns, mod 2^32) and wait
+       (ns; 0 = none yet), and the samples learned (coll_sync_cost) */
+    uint32_t sync_at, sync_wait;
+    double sync[COLL_SYNC_KEEP];
+    int sync_n, sync_i;
     int file_tries;
     double file_lat, file_bw;
 } coll_ext;
@@ -245,19 +250,76 @@ static ocad_env call_env(passion_ctx *ctx, int warm)
     return env;
 }
 
-/* the seconds of one collective round of a few bytes: what reading
-   before the FAD saves (the agreement after the reads) */
-static double round_cost(passion_ctx *ctx)
+double coll_sync_cost(passion_ctx *ctx)
 {
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    if (e && e->sync_n > 0) {
+        double t = 0;
+        for (int i = 0; i < e->sync_n; i++)
+            t += e->sync[i];
+        return t / e->sync_n;
+    }
     coll_xchg_costs mc;
     if (!coll_xchg_costs_ready(ctx, &mc))
         mc = coll_xchg_costs_default();
     return coll_xchg_alpha(&mc);
 }
 
-int coll_read_early(passion_file *f, const passion_section *s,
-                    const passion_memspec *m, void *buf, int method,
-                    int op_write, int64_t elems, int rc, coll_early *out)
+int64_t coll_write_pages(int64_t requests, int64_t bytes, int64_t ext)
+{
+    int64_t pg = requests + bytes / 4096, most = ext / 4096 + 1;
+    return pg < most ? pg : most;
+}
+
+/* this rank's FAD word of the previous round (0: none) */
+static int64_t sync_word(const coll_ext *e)
+{
+    if (!e || !e->sync_wait)
+        return 0;
+    return (int64_t)(((uint64_t)e->sync_at << 32) | e->sync_wait);
+}
+
+/* After the FAD: learn the sample of the previous round from every
+   rank's word (all or none: a rank without one sent 0), then keep this
+   round's arrival t0 and wait for the next. */
+static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
+                       double t0, double t1)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    const int P = ctx->size;
+    int all = 1;
+    int64_t amax = INT64_MIN, cmax = INT64_MIN, wmin = INT64_MAX, wmax = 0;
+    uint32_t a0 = (uint32_t)((uint64_t)fad[COLL_FAD_SYNC] >> 32);
+    for (int r = 0; r < P && all; r++) {
+        uint64_t u = (uint64_t)fad[(int64_t)r * W + COLL_FAD_SYNC];
+        int64_t w = (int64_t)(u & 0xffffffffu);
+        all = w > 0;
+        /* arrivals relative to rank 0's (one host's clock; elsewhere the
+           clamp below keeps the sample within the waits) */
+        int64_t a = (int32_t)((uint32_t)(u >> 32) - a0);
+        amax = a > amax ? a : amax;
+        cmax = a + w > cmax ? a + w : cmax;
+        wmin = w < wmin ? w : wmin;
+        wmax = w > wmax ? w : wmax;
+    }
+    if (e && all && P > 1) {
+        int64_t v = cmax - amax;
+        v = v < wmin ? wmin : v > wmax ? wmax : v;
+        e->sync[e->sync_i] = (double)v * 1e-9;
+        e->sync_i = (e->sync_i + 1) % COLL_SYNC_KEEP;
+        if (e->sync_n < COLL_SYNC_KEEP)
+            e->sync_n++;
+    }
+    if (e) {
+        double w = (t1 - t0) * 1e9;
+        e->sync_at = (uint32_t)(uint64_t)(t0 * 1e9);
+        e->sync_wait = w < 1 ? 1 : w > 4e9 ? 0xffffffffu : (uint32_t)w;
+    }
+}
+
+int coll_io_early(passion_file *f, const passion_section *s,
+                  const passion_memspec *m, void *buf, int method,
+                  int op_write, int64_t elems, int rc, coll_early *out)
 {
     passion_ctx *ctx = f->ctx;
     out->cached = -1;
@@ -275,9 +337,10 @@ int coll_read_early(passion_file *f, const passion_section *s,
         if (x.nblocks > 0)
             out->cached = core_io_cached(f->fh, x.foff0, x.fend);
     }
-    if (op_write || method == PASSION_METHOD_ETP_STATIC ||
-        method == PASSION_METHOD_ETP_DYNAMIC)
-        return PASSION_OK;
+    if (method == PASSION_METHOD_ETP_STATIC ||
+        method == PASSION_METHOD_ETP_DYNAMIC ||
+        (op_write && method == PASSION_METHOD_SIEVE))
+        return PASSION_OK; /* sieved writes rewrite others' bytes */
     if (elems == 0) { /* nothing to read: done */
         out->done = 1;
         return PASSION_OK;
@@ -294,19 +357,35 @@ int coll_read_early(passion_file *f, const passion_section *s,
         if (out->cached >= 0 && out->cached < 950 &&
             (!e || (e->file_lat == 0 && e->file_tries < 3)))
             return PASSION_OK;
-        /* worth it when this rank's reads cost at most the round they
-           save: if the ranks then choose the two-phase method, at most
-           that is lost */
-        passion_plan_info pi;
-        ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 0, &pi, &env);
-        double t = pi.seconds;
-        if (pi.method == PASSION_METHOD_SIEVE)
-            t += (double)(elems * f->a->esize) / COLL_COPY_BW;
-        if (t > round_cost(ctx))
+        /* worth it when this rank's access costs at most the round it
+           saves: if the ranks then choose the two-phase method, at most
+           that is lost. Writes: direct only, requests plus the first
+           dirtying of each page */
+        double S = coll_sync_cost(ctx);
+        double t;
+        if (op_write) {
+            if ((double)x.nblocks * env.lat > S)
+                return PASSION_OK;
+            int64_t bytes = x.nblocks * x.blen;
+            t = (double)x.nblocks * env.lat + (double)bytes / env.bw +
+                (double)coll_write_pages(x.nblocks, bytes,
+                                         x.fend - x.foff0) *
+                    COLL_PAGE_DIRTY;
+        } else {
+            passion_plan_info pi;
+            ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 0, &pi, &env);
+            t = pi.seconds;
+            if (pi.method == PASSION_METHOD_SIEVE)
+                t += (double)(elems * f->a->esize) / COLL_COPY_BW;
+        }
+        if (t > S)
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
     }
     out->done = 1;
+    if (op_write)
+        return ocad_xfer_write(ctx, f->fh, &x, buf, PASSION_METHOD_DIRECT,
+                               &env);
     return ocad_xfer_read(ctx, f->fh, &x, buf, method, &env);
 }
 
@@ -417,6 +496,9 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_CACHED] = early_word(rc ? &none : early);
     mine[COLL_FAD_STRIPE] = ctx->opt.stripe_size > 0 ? ctx->opt.stripe_size
                                                       : core_io_stripe(f->fh);
+    /* the last round's timing (the state is made here: a rank without it
+       sends 0, and no rank learns from this round) */
+    mine[COLL_FAD_SYNC] = sync_word(ext_get(ctx));
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -449,11 +531,13 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, fad, W, MPI_INT64_T,
                              ctx->comm, &req) != MPI_SUCCESS ||
               coll_waitall(1, &req);
-    ctx->cnt.t_comm += core_now() - t0;
+    double t1 = core_now();
+    ctx->cnt.t_comm += t1 - t0;
     ctx->cnt.rounds++;
     if (mrc)
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Iallgather of the FAD"));
+    sync_learn(ctx, fad, W, t0, t1);
     if (!mem)
         return core_agree(ctx, rc);
     int anybad = 0;

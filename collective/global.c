@@ -20,8 +20,10 @@
 
 #include <string.h>
 
-/* Independent access; writes ordered by rank when they could collide. */
-static int independent(coll_plan *p, char *buf, int method)
+/* Independent access; writes ordered by rank when they could collide.
+   skip: this rank's part is done (coll_io_early): it only passes the
+   ordering token on. */
+static int independent(coll_plan *p, char *buf, int method, int skip)
 {
     passion_ctx *ctx = p->ctx;
     int ordered = p->op_write && coll_write_ordered(p, method);
@@ -36,7 +38,7 @@ static int independent(coll_plan *p, char *buf, int method)
     ocad_env env = p->env;
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
     env.budget = left > 0 ? left : 1;
-    if (!rc && p->elems[p->me] > 0)
+    if (!rc && p->elems[p->me] > 0 && !skip)
         rc = p->op_write
                  ? ocad_xfer_write(ctx, p->f->fh, &p->xme, buf, method, &env)
                  : ocad_xfer_read(ctx, p->f->fh, &p->xme, buf, method, &env);
@@ -74,11 +76,12 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
              !(rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)) &&
              elems > 0 && !buf)
         rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
-    /* a read may be done before the FAD (coll_read_early): its outcome
-       travels in the FAD, so that when every rank's part is done the
-       call ends there, one collective round in all */
+    /* a read or a direct write may be done before the FAD
+       (coll_io_early): its outcome travels in the FAD, so that when every
+       rank's part is done the call ends there, one collective round in
+       all */
     coll_early early;
-    rc = coll_read_early(f, s, m, buf, method, op_write, elems, rc, &early);
+    rc = coll_io_early(f, s, m, buf, method, op_write, elems, rc, &early);
     coll_plan p;
     rc = coll_plan_init(&p, f, s, m, method, op_write, rc, &early);
     if (rc) {
@@ -86,7 +89,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         ctx->last_method = PASSION_METHOD_AUTO; /* the early read's */
         return rc;
     }
-    int all_done = !op_write && method != PASSION_METHOD_ETP_STATIC &&
+    int all_done = method != PASSION_METHOD_ETP_STATIC &&
                    method != PASSION_METHOD_ETP_DYNAMIC;
     double predicted = 0;
     for (int r = 0; r < p.P && all_done; r++) {
@@ -94,7 +97,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         double t = coll_early_pred(&p, r);
         predicted = t > predicted ? t : predicted;
     }
-    if (all_done) { /* every rank read its part; none failed (the FAD) */
+    /* early writes of shared elements: written again in rank order */
+    int redo = op_write && p.overlap;
+    if (all_done && !redo) { /* every rank's part is done, none failed */
         coll_plan_free(&p);
         ctx->last_predicted = method == PASSION_METHOD_AUTO ? predicted : 0;
         return PASSION_OK;
@@ -102,20 +107,27 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     /* this call's costs travel in the plan (p.env), passed as arguments
        to the independent engine: nothing in the context is rewritten */
     int chosen = method;
-    predicted = 0;
-    if (method == PASSION_METHOD_AUTO)
-        chosen = coll_method_choose(&p, &predicted);
+    if (!all_done) {
+        predicted = 0;
+        if (method == PASSION_METHOD_AUTO)
+            chosen = coll_method_choose(&p, &predicted);
+    } else {
+        chosen = PASSION_METHOD_DIRECT; /* the early writes, in order */
+    }
+    uint64_t useful = ctx->cnt.bytes_useful;
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
-        if (!early.done) /* else counted by the early read */
+        if (!early.done) /* else counted by the early access */
             ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
         rc = coll_etp_run(&p, buf);
         ctx->last_method = chosen;
-    } else if (!early.done) {
+    } else {
         /* the independent engine counts bytes_useful itself and sets
            last_method where this rank moves data */
-        rc = independent(&p, buf, chosen);
+        rc = independent(&p, buf, chosen, early.done && !redo);
+        if (early.done) /* counted once, by the early access */
+            ctx->cnt.bytes_useful = useful;
     }
     coll_plan_free(&p);
     rc = core_agree(ctx, rc);

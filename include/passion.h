@@ -660,6 +660,50 @@ PASSION_API int passion_array_spec_read(passion_ctx *ctx, const char *name,
                                         char *pattern /* out */, size_t len);
 
 /*
+ * One array a file holds, as passion_array_list describes it (plain data).
+ */
+#define PASSION_NAME_MAX 1024
+typedef struct passion_array_entry {
+    char name[PASSION_NAME_MAX]; /* the object: an HDF5 dataset's path
+                                    ("/fields/u"), a netCDF variable ("u");
+                                    "" for a file of one array (.npy, a
+                                    local set); "PATH:name" opens it */
+    passion_array_spec spec;     /* shape, kind, elem_size, endian (the
+                                    file's), storage; a local set's whole
+                                    spec; elem_size 0 when the type is one
+                                    passion cannot take */
+    char layout[16];             /* "contiguous", "chunked", "compact",
+                                    "virtual", "external", "unallocated",
+                                    "record" (netCDF), "local" (a set) */
+    int64_t data_offset;         /* byte offset of element 0; -1 if the
+                                    elements are not one run of the file */
+    int64_t data_bytes;          /* elements x elem_size (0 if unknown) */
+    int status;                  /* 0: passion_open takes it; else the
+                                    PASSION_E* code passion_open gives */
+    char why[512];               /* status != 0: passion_open's reason */
+    int64_t reserved[4];         /* zero */
+} passion_array_entry;
+
+/*
+ * List the arrays of a file (what `passion ls FILE` prints, like
+ * `h5ls -r` / `ncdump -h`): every dataset of an HDF5 file, recursively,
+ * in name order (hard links; a dataset reached by two paths is listed
+ * under both); every variable of a netCDF classic file in header order;
+ * the one array of a .npy file or of a local set (by its pattern or its
+ * description). name may also be "PATH:OBJECT" (split as passion_open
+ * does): an HDF5 group lists the datasets below it, a dataset or variable
+ * only itself. Arrays passion_open refuses are listed too, with status
+ * and why. Fills entries[0 .. min(max, *count) - 1] and sets *count to the
+ * number of arrays (call with max 0 and entries NULL to learn it). A raw
+ * file (no header) is PASSION_EFORMAT, a missing file PASSION_ENOENT, an
+ * OBJECT that is not there PASSION_EINVAL. Collective (rank 0 reads the
+ * file and broadcasts); every rank passes the same name and max.
+ */
+PASSION_API int passion_array_list(passion_ctx *ctx, const char *name,
+                                   passion_array_entry *entries /* out */,
+                                   int max, int *count /* out */);
+
+/*
  * Read / write this rank's whole local array file, ghosts included, to or
  * from a packed buffer in storage order (thesis PASSION_read/_write).
  * Independent; local placement only.

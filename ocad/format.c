@@ -41,10 +41,11 @@ static const ocad_format formats[OCAD_FMT_COUNT] = {
                       .create = ocad_npy_create},
     [OCAD_FMT_HDF5] = {.name = "hdf5", .exts = ".h5 .hdf5", .objects = 1,
                        .magic = hdf5_magic, .read_meta = core_h5_meta,
-                       .create = core_h5_create},
+                       .create = core_h5_create, .list = core_h5_list},
     [OCAD_FMT_NETCDF] = {.name = "netcdf", .exts = ".nc", .objects = 1,
                          .magic = cdf_magic, .read_meta = ocad_nc_meta,
-                         .create = ocad_nc_create, .endian = PASSION_ENDIAN_BIG},
+                         .create = ocad_nc_create, .list = ocad_nc_list,
+                         .endian = PASSION_ENDIAN_BIG},
     [OCAD_FMT_LOCAL] = {.name = "local", .exts = "",
                         .local_probe = ocad_lset_probe,
                         .local_spec = ocad_lset_spec0},
@@ -232,6 +233,140 @@ int ocad_fmt_resolve(passion_ctx *ctx, const char *name, int create,
                           name);
         rc = core_agree(ctx, rc);
     }
+    return rc;
+}
+
+/* Rank 0's part of ocad_fmt_list. */
+static int list0(passion_ctx *ctx, const char *name, passion_array_entry *e,
+                 int max, int *count)
+{
+    *count = 0;
+    if (!e)
+        max = 0;
+    /* a local set, by its pattern or description: its one array */
+    const ocad_format *lf = &formats[OCAD_FMT_LOCAL];
+    int rc = lf->local_probe ? lf->local_probe(ctx, name) : 0;
+    if (rc < 0)
+        return rc;
+    if (rc > 0) {
+        passion_array_spec sp;
+        if (!lf->local_spec)
+            return core_err(ctx, PASSION_ENOTSUP,
+                            "%s: local set descriptions are not readable "
+                            "in this build", name);
+        if ((rc = lf->local_spec(ctx, name, &sp)))
+            return rc;
+        if (max > 0) {
+            memset(e, 0, sizeof *e);
+            e->spec = sp;
+            snprintf(e->layout, sizeof e->layout, "local");
+            e->data_offset = -1;
+            e->data_bytes = sp.elem_size;
+            for (int d = 0; d < sp.ndims; d++)
+                if (!core_mul(e->data_bytes, sp.shape[d], &e->data_bytes))
+                    e->data_bytes = 0;
+        }
+        *count = 1;
+        return PASSION_OK;
+    }
+    /* PATH or PATH:OBJECT, as passion_open splits it */
+    ocad_fmt_info info;
+    memset(&info, 0, sizeof info);
+    info.split = -1;
+    const char *colon = strrchr(name, ':');
+    if ((rc = exists(ctx, name)) < 0)
+        return rc;
+    if (!rc && colon && colon != name) {
+        char *pre = core_malloc(ctx, (size_t)(colon - name) + 1);
+        if (!pre)
+            return core_err(ctx, PASSION_ENOMEM, "file name");
+        memcpy(pre, name, (size_t)(colon - name));
+        pre[colon - name] = '\0';
+        rc = exists(ctx, pre);
+        core_free(ctx, pre);
+        if (rc < 0)
+            return rc;
+        if (rc == 1)
+            info.split = (int)(colon - name);
+    }
+    char *path, *obj;
+    if ((rc = ocad_fmt_split(ctx, name, &info, &path, &obj)))
+        return rc;
+    unsigned char head[OCAD_FMT_HEAD];
+    int64_t n;
+    rc = read_head(ctx, path, head, &n);
+    int fmt = OCAD_FMT_RAW;
+    for (int i = 0; !rc && i < OCAD_FMT_COUNT; i++)
+        if (formats[i].magic && formats[i].magic(head, n)) {
+            fmt = i;
+            break;
+        }
+    const ocad_format *F = &formats[fmt];
+    if (rc) {
+        /* read_head's code and detail */
+    } else if (fmt == OCAD_FMT_RAW) {
+        rc = core_err(ctx, PASSION_EFORMAT,
+                      "%s: not a file that describes itself (.npy, HDF5, "
+                      "netCDF, a local set): a raw file's array is what its "
+                      "reader says (passion ls --shape --type)", path);
+    } else if (*obj && !F->objects) {
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "%s: a %s file holds one array: nothing to name after "
+                      "':' ('%s')", path, F->name, obj);
+    } else if (F->list) {
+        rc = F->list(ctx, path, obj, e, max, count);
+    } else if (!F->read_meta) {
+        rc = core_err(ctx, PASSION_ENOTSUP,
+                      "%s: %s files are not supported by this build", path,
+                      F->name);
+    } else if (!(rc = F->read_meta(ctx, path, "", &info.m))) {
+        const core_fmt_meta *m = &info.m;
+        if (max > 0) {
+            memset(e, 0, sizeof *e);
+            passion_array_spec *sp = &e->spec;
+            passion_array_spec_init(sp, m->ndims, m->shape, m->elem_size);
+            sp->kind = m->kind;
+            sp->endian = m->endian;
+            sp->storage = m->storage;
+            for (int k = 0; k < m->ndims; k++)
+                sp->order[k] = m->storage == PASSION_COL_MAJOR
+                                   ? m->ndims - 1 - k
+                                   : k;
+            sp->placement = PASSION_PLACE_GLOBAL;
+            snprintf(e->layout, sizeof e->layout, "contiguous");
+            e->data_offset = m->data_offset;
+            e->data_bytes = m->data_bytes;
+        }
+        *count = 1;
+    }
+    core_free(ctx, path);
+    core_free(ctx, obj);
+    return rc;
+}
+
+int ocad_fmt_list(passion_ctx *ctx, const char *name, passion_array_entry *e,
+                  int max, int *count)
+{
+    int rc = 0, n = 0;
+    if (ctx->rank == 0)
+        rc = list0(ctx, name, e, max, &n);
+    rc = core_agree(ctx, rc);
+    if (!rc && ctx->size > 1) {
+        double t0 = core_now();
+        int err = MPI_Bcast(&n, 1, MPI_INT, 0, ctx->comm);
+        int k = e ? (n < max ? n : max) : 0;
+        /* in pieces of at most 2^16 entries (MPI counts are int) */
+        for (int i = 0; err == MPI_SUCCESS && i < k; i += 1 << 16) {
+            int m = k - i < (1 << 16) ? k - i : 1 << 16;
+            err = MPI_Bcast(e + i, (int)(m * sizeof *e), MPI_BYTE, 0,
+                            ctx->comm);
+        }
+        ctx->cnt.t_comm += core_now() - t0;
+        if (err != MPI_SUCCESS)
+            rc = core_err(ctx, PASSION_EMPI, "MPI_Bcast of %s's list", name);
+        rc = core_agree(ctx, rc);
+    }
+    *count = rc ? 0 : n;
     return rc;
 }
 

@@ -340,6 +340,10 @@ typedef struct ocad_format {
        starts */
     int (*create)(passion_ctx *ctx, const char *path, const char *obj,
                   const core_fmt_meta *m, int64_t *data_offset);
+    /* the arrays of path (obj "": all; passion_array_list's rules);
+       NULL: the file's one array, from read_meta */
+    int (*list)(passion_ctx *ctx, const char *path, const char *obj,
+                passion_array_entry *e, int max, int *count);
     /* local sets only (helper hooks): 1 if name (a pattern) names a set
        that describes itself; the set's whole spec; write the description
        of a set just created (rank 0, after every rank's file exists) */
@@ -377,6 +381,10 @@ typedef struct ocad_fmt_info {
 CORE_HIDDEN int ocad_fmt_resolve(passion_ctx *ctx, const char *name,
                                  int create, int by_magic,
                                  ocad_fmt_info *info);
+/* passion_array_list's work: rank 0 lists, the entries are broadcast
+   (max equal on every rank, checked by the caller). Collective. */
+CORE_HIDDEN int ocad_fmt_list(passion_ctx *ctx, const char *name,
+                              passion_array_entry *e, int max, int *count);
 /* The name's PATH and OBJECT parts as info splits them (malloc'ed via the
    context; *obj "" when none). */
 CORE_HIDDEN int ocad_fmt_split(passion_ctx *ctx, const char *name,
@@ -449,6 +457,11 @@ CORE_HIDDEN int ocad_nc_name_ok(const char *s);
    the file's only variable); errors recorded with the path. */
 CORE_HIDDEN int ocad_nc_describe(passion_ctx *ctx, const char *path,
                                  const char *obj, ocad_nc_var *v);
+/* The variables of path (passion_array_list's rules; obj "" all of them,
+   a name only that one); rank-local. */
+CORE_HIDDEN int ocad_nc_list(passion_ctx *ctx, const char *path,
+                             const char *obj, passion_array_entry *e,
+                             int max, int *count);
 /* Format hooks (format.c; rank-local): a variable's metadata, and a new
    complete file at path holding variable obj of m (CDF version from the
    option netcdf_format; data zero, big-endian). */

@@ -1,6 +1,7 @@
 /*
  * open.c - opening an array by its file: passion_open (the registry's
- * resolution, then the descriptor and the file) and ocad_lset_open (a
+ * resolution, then the descriptor and the file), passion_array_list (the
+ * arrays a file holds, format.c's ocad_fmt_list) and ocad_lset_open (a
  * local set by its description). Kept above file.c, format.c and lset.c
  * so that those three do not call one another in a circle.
  */
@@ -149,6 +150,45 @@ int passion_open(passion_ctx *ctx, const char *name, passion_mode mode,
     if (rc)
         return rc;
     rc = open_body(ctx, name, mode, layout, a, f);
+    core_call_end(gctx);
+    return rc;
+}
+
+static int list_body(passion_ctx *ctx, const char *name,
+                     passion_array_entry *entries, int max, int *count)
+{
+    if (count)
+        *count = 0;
+    if (!ctx || !count)
+        return PASSION_EINVAL;
+    core_enter(ctx);
+    int rc = PASSION_OK;
+    if (!name || !*name)
+        rc = core_err(ctx, PASSION_EINVAL, "empty name");
+    else if (strlen(name) >= PATH_MAX)
+        rc = core_err(ctx, PASSION_EINVAL, "name of %zu bytes: longer than "
+                      "PATH_MAX (%d)", strlen(name), PATH_MAX);
+    else if (max < 0 || (max > 0 && !entries))
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "max %d with entries %s: max >= 0, and entries must "
+                      "hold max entries", max, entries ? "given" : "NULL");
+    uint64_t key[2] = {(uint64_t)(int64_t)max, 1469598103934665603ULL};
+    for (const char *c = name && !rc ? name : ""; *c; c++)
+        key[1] = (key[1] ^ (unsigned char)*c) * 1099511628211ULL;
+    rc = core_same(ctx, rc, key, sizeof key, "names or max");
+    if (rc)
+        return rc;
+    return ocad_fmt_list(ctx, name, entries, max, count);
+}
+
+int passion_array_list(passion_ctx *ctx, const char *name,
+                       passion_array_entry *entries, int max, int *count)
+{
+    passion_ctx *gctx = ctx;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = list_body(ctx, name, entries, max, count);
     core_call_end(gctx);
     return rc;
 }

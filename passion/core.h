@@ -542,6 +542,12 @@ CORE_HIDDEN int core_h5_meta(passion_ctx *ctx, const char *path,
 CORE_HIDDEN int core_h5_create(passion_ctx *ctx, const char *path,
                                const char *dset, const core_fmt_meta *m,
                                int64_t *data_offset);
+/* core_h5_list: the datasets of path (passion_array_list's rules; obj ""
+   or "/" the whole file, a group the datasets below it, a dataset only
+   itself): entries[0 .. min(max, *count) - 1], *count how many. */
+CORE_HIDDEN int core_h5_list(passion_ctx *ctx, const char *path,
+                             const char *obj, passion_array_entry *e,
+                             int max, int *count);
 /* 1 if built with HDF5. */
 CORE_HIDDEN int core_h5_available(void);
 

@@ -6,7 +6,11 @@
  * with its own methods (sieving, two-phase, prefetch, slabs), as it does
  * for a raw or .npy file.
  *
- * Invariants: both calls are rank-local (the caller runs them on one rank
+ * core_h5_list walks a file's links (H5Lvisit, hard links only) and
+ * describes every dataset with the same checks as core_h5_meta, keeping
+ * the refused ones with their reason.
+ *
+ * Invariants: the calls are rank-local (the caller runs them on one rank
  * and broadcasts the result), leave no HDF5 object open and HDF5's own
  * error printing off, and return 0 or a PASSION_E* code with the detail
  * written. A dataset is described only when its elements are one
@@ -51,6 +55,20 @@ int core_h5_create(passion_ctx *ctx, const char *path, const char *dset,
     (void)dset;
     (void)m;
     *data_offset = 0;
+    return core_err(ctx, PASSION_ENOTSUP,
+                    "%s: this passion was built without HDF5 (meson "
+                    "option -Dhdf5=enabled with the parallel HDF5 package, "
+                    "Debian libhdf5-mpich-dev)",
+                    path);
+}
+
+int core_h5_list(passion_ctx *ctx, const char *path, const char *obj,
+                 passion_array_entry *e, int max, int *count)
+{
+    (void)obj;
+    (void)e;
+    (void)max;
+    *count = 0;
     return core_err(ctx, PASSION_ENOTSUP,
                     "%s: this passion was built without HDF5 (meson "
                     "option -Dhdf5=enabled with the parallel HDF5 package, "
@@ -266,45 +284,19 @@ static herr_t count_dset(hid_t g, const char *name, const H5L_info_t *info,
     return 0;
 }
 
-int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
-                 core_fmt_meta *m)
+/* The metadata of dataset dset of the open file (path for messages, fsize
+   its bytes) into m, and its layout's name into *lay. On an error the
+   code with the detail written; m keeps what was found before it (shape,
+   type), *lay the layout once known ("" before). */
+static int dset_meta(passion_ctx *ctx, hid_t file, const char *path,
+                     const char *dset, int64_t fsize, core_fmt_meta *m,
+                     const char **lay_name)
 {
-    memset(m, 0, sizeof *m);
-    h5_count cnt = {0, ""};
-    struct stat st;
-    if (stat(path, &st))
-        return core_err(ctx, core_errno_code(errno), "%s: %s", path,
-                        strerror(errno));
     char where[PATH_MAX + 300], why[160];
     snprintf(where, sizeof where, "%s:%s", path, dset);
-    h5_quiet q;
-    quiet_on(&q);
+    *lay_name = "";
     int rc = PASSION_OK;
-    hid_t file = -1, d = -1, space = -1, type = -1, dcpl = -1;
-    if (H5Fis_hdf5(path) <= 0) {
-        rc = core_err(ctx, PASSION_EFORMAT, "%s: not an HDF5 file", path);
-        goto out;
-    }
-    file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0) {
-        rc = core_err(ctx, PASSION_EFORMAT, "%s: HDF5 cannot open it: %s",
-                      path, h5_why(why));
-        goto out;
-    }
-    /* no name: the file's only dataset */
-    if (!dset || !*dset) {
-        H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, count_dset, &cnt);
-        if (cnt.n != 1) {
-            rc = core_err(ctx, PASSION_EINVAL,
-                          "%s: an HDF5 file of %d datasets: name one after "
-                          "':' (%s:/path/to/dataset%s%s)",
-                          path, cnt.n, path, cnt.n ? ", e.g. " : "",
-                          cnt.first);
-            goto out;
-        }
-        dset = cnt.first;
-        snprintf(where, sizeof where, "%s:%s", path, dset);
-    }
+    hid_t d = -1, space = -1, type = -1, dcpl = -1;
     /* every link along the path must exist before H5Dopen is asked */
     int exists = 1;
     char part[PATH_MAX];
@@ -337,6 +329,9 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
         rc = core_err(ctx, PASSION_EFORMAT, "%s: %s", where, h5_why(why));
         goto out;
     }
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int next = lay == H5D_CONTIGUOUS ? H5Pget_external_count(dcpl) : 0;
+    *lay_name = next > 0 ? "external" : layout_name(lay);
     H5S_class_t sc = H5Sget_simple_extent_type(space);
     int nd = sc == H5S_SCALAR ? 0 : H5Sget_simple_extent_ndims(space);
     if (sc == H5S_NULL || nd < 0) {
@@ -376,7 +371,6 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
         }
     m->data_bytes = bytes;
 
-    H5D_layout_t lay = H5Pget_layout(dcpl);
     size_t pl = strlen(path);
     int nc4 = pl > 3 && !strcmp(path + pl - 3, ".nc");
     if (lay != H5D_CONTIGUOUS && nc4) {
@@ -402,7 +396,7 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
                       path);
         goto out;
     }
-    if (H5Pget_external_count(dcpl) > 0) {
+    if (next > 0) {
         rc = core_err(ctx, PASSION_ENOTSUP,
                       "%s: contiguous, but its elements are in external "
                       "files; copy them in with `h5repack -l %s:CONTI %s "
@@ -413,6 +407,7 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
     haddr_t off = H5Dget_offset(d);
     if (off == HADDR_UNDEF) {
         if (bytes > 0) {
+            *lay_name = "unallocated";
             rc = core_err(ctx, PASSION_ENOTSUP,
                           "%s: contiguous, but no space is allocated for it "
                           "yet (allocated late and never written: every "
@@ -425,12 +420,12 @@ int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
         off = 0; /* no elements, nothing to find */
     } else if ((int64_t)H5Dget_storage_size(d) < bytes ||
                off > (haddr_t)(INT64_MAX - bytes) ||
-               (int64_t)off + bytes > (int64_t)st.st_size) {
+               (int64_t)off + bytes > fsize) {
         rc = core_err(ctx, PASSION_EFORMAT,
                       "%s: its %lld bytes at offset %llu are not all in the "
                       "file (%lld bytes, %llu stored)",
                       where, (long long)bytes, (unsigned long long)off,
-                      (long long)st.st_size,
+                      (long long)fsize,
                       (unsigned long long)H5Dget_storage_size(d));
         goto out;
     }
@@ -440,10 +435,212 @@ out:
     close_id(type, H5Tclose);
     close_id(space, H5Sclose);
     close_id(d, H5Dclose);
+    return rc;
+}
+
+/* Open path read-only as HDF5 (quiet already on): the file id, or -1
+   with the code in *rc and the detail written. */
+static hid_t open_file(passion_ctx *ctx, const char *path, int64_t *fsize,
+                       int *rc)
+{
+    struct stat st;
+    char why[160];
+    *rc = PASSION_OK;
+    if (stat(path, &st)) {
+        *rc = core_err(ctx, core_errno_code(errno), "%s: %s", path,
+                       strerror(errno));
+        return -1;
+    }
+    *fsize = (int64_t)st.st_size;
+    if (H5Fis_hdf5(path) <= 0) {
+        *rc = core_err(ctx, PASSION_EFORMAT, "%s: not an HDF5 file", path);
+        return -1;
+    }
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        *rc = core_err(ctx, PASSION_EFORMAT, "%s: HDF5 cannot open it: %s",
+                       path, h5_why(why));
+    return file;
+}
+
+int core_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
+                 core_fmt_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    h5_count cnt = {0, ""};
+    h5_quiet q;
+    quiet_on(&q);
+    int64_t fsize = 0;
+    int rc;
+    const char *lay;
+    hid_t file = open_file(ctx, path, &fsize, &rc);
+    if (file < 0)
+        goto out;
+    /* no name: the file's only dataset */
+    if (!dset || !*dset) {
+        H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, count_dset, &cnt);
+        if (cnt.n != 1) {
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "%s: an HDF5 file of %d datasets: name one after "
+                          "':' (%s:/path/to/dataset%s%s)",
+                          path, cnt.n, path, cnt.n ? ", e.g. " : "",
+                          cnt.first);
+            goto out;
+        }
+        dset = cnt.first;
+    }
+    rc = dset_meta(ctx, file, path, dset, fsize, m, &lay);
+out:
     close_id(file, H5Fclose);
     quiet_off(&q);
     if (rc)
         memset(m, 0, sizeof *m);
+    return rc;
+}
+
+/* The datasets below a group (H5Lvisit from it), described one by one. */
+typedef struct h5_lister {
+    passion_ctx *ctx;
+    hid_t file;
+    const char *path;
+    const char *base;   /* the group's path, "/" or "/g" */
+    int64_t fsize;
+    passion_array_entry *e;
+    int max, n;
+    int rc;             /* an error that stops the listing (ENOMEM...) */
+} h5_lister;
+
+/* ctx's detail without its "rank N: " prefix. */
+static const char *detail_text(const passion_ctx *ctx)
+{
+    const char *s = ctx->detail;
+    if (!strncmp(s, "rank ", 5)) {
+        const char *c = strstr(s, ": ");
+        if (c)
+            s = c + 2;
+    }
+    return s;
+}
+
+static void list_one(h5_lister *L, const char *full)
+{
+    if (L->n >= L->max) {
+        L->n++;
+        return;
+    }
+    passion_array_entry *e = &L->e[L->n++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", full);
+    core_fmt_meta m;
+    memset(&m, 0, sizeof m);
+    const char *lay = "";
+    int rc = dset_meta(L->ctx, L->file, L->path, full, L->fsize, &m, &lay);
+    snprintf(e->layout, sizeof e->layout, "%s", lay);
+    passion_array_spec *s = &e->spec;
+    s->ndims = m.ndims;
+    for (int k = 0; k < m.ndims; k++) {
+        s->shape[k] = m.shape[k];
+        s->order[k] = k;
+        s->grid[k] = 1;
+    }
+    s->kind = m.kind;
+    s->elem_size = m.elem_size;
+    s->endian = m.endian;
+    s->storage = PASSION_ROW_MAJOR;
+    s->placement = PASSION_PLACE_GLOBAL;
+    e->data_bytes = m.data_bytes;
+    e->data_offset = rc ? -1 : m.data_offset;
+    e->status = rc;
+    if (rc) {
+        snprintf(e->why, sizeof e->why, "%s", detail_text(L->ctx));
+        L->ctx->detail[0] = '\0';
+    }
+}
+
+/* H5I_DATASET, H5I_GROUP... of the object at name (H5I_BADID if none);
+   H5Oopen + H5Iget_type is the same in HDF5 1.10 and 1.12+. */
+static H5I_type_t object_type(hid_t loc, const char *name)
+{
+    hid_t o = H5Oopen(loc, name, H5P_DEFAULT);
+    if (o < 0)
+        return H5I_BADID;
+    H5I_type_t t = H5Iget_type(o);
+    H5Oclose(o);
+    return t;
+}
+
+static herr_t list_link(hid_t g, const char *name, const H5L_info_t *info,
+                        void *p)
+{
+    h5_lister *L = p;
+    if (info->type != H5L_TYPE_HARD || object_type(g, name) != H5I_DATASET)
+        return 0;
+    char full[PASSION_NAME_MAX];
+    int n = snprintf(full, sizeof full, "%s%s%s", L->base,
+                     strcmp(L->base, "/") ? "/" : "", name);
+    if (n < 0 || (size_t)n >= sizeof full) {
+        L->rc = core_err(L->ctx, PASSION_ENOTSUP,
+                         "%s: a dataset path of %d bytes (passion lists "
+                         "names below %d)",
+                         L->path, n, PASSION_NAME_MAX);
+        return -1;
+    }
+    list_one(L, full);
+    return 0;
+}
+
+int core_h5_list(passion_ctx *ctx, const char *path, const char *obj,
+                 passion_array_entry *e, int max, int *count)
+{
+    *count = 0;
+    h5_quiet q;
+    quiet_on(&q);
+    int64_t fsize = 0;
+    int rc;
+    hid_t file = open_file(ctx, path, &fsize, &rc);
+    h5_lister L = {.ctx = ctx, .file = file, .path = path, .base = "/",
+                   .fsize = fsize, .e = e, .max = e ? max : 0};
+    char base[PASSION_NAME_MAX];
+    if (file < 0)
+        goto out;
+    if (obj && *obj && strcmp(obj, "/")) {
+        /* a dataset (itself) or a group (the datasets below it) */
+        snprintf(base, sizeof base, "%s%s", obj[0] == '/' ? "" : "/", obj);
+        size_t bl = strlen(base);
+        while (bl > 1 && base[bl - 1] == '/')
+            base[--bl] = '\0';
+        H5I_type_t t = H5I_BADID;
+        if (H5Lexists(file, base, H5P_DEFAULT) > 0)
+            t = object_type(file, base);
+        if (t == H5I_BADID) {
+            /* a missing parent group makes H5Lexists fail: same answer */
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "%s:%s: no such dataset or group in the file",
+                          path, obj);
+            goto out;
+        }
+        if (t == H5I_DATASET) {
+            list_one(&L, base);
+            goto out;
+        }
+        if (t != H5I_GROUP) {
+            rc = core_err(ctx, PASSION_EINVAL,
+                          "%s:%s: neither a dataset nor a group", path, obj);
+            goto out;
+        }
+        L.base = base;
+    }
+    if (H5Lvisit_by_name(file, L.base, H5_INDEX_NAME, H5_ITER_INC,
+                          list_link, &L, H5P_DEFAULT) < 0 && !L.rc) {
+        char why[160];
+        L.rc = core_err(ctx, PASSION_EFORMAT, "%s: HDF5 cannot walk it: %s",
+                        path, h5_why(why));
+    }
+    rc = L.rc;
+out:
+    close_id(file, H5Fclose);
+    quiet_off(&q);
+    *count = rc ? 0 : L.n;
     return rc;
 }
 

@@ -441,6 +441,20 @@ def nc_header(fname, var):
     return None, None
 
 
+def nc_vars(fname):
+    """The variables ncdump -h declares, in order."""
+    out, part, names = tool(['ncdump', '-h', fname]), '', []
+    for line in out.splitlines():
+        t = line.strip().rstrip(';').strip()
+        if t in ('dimensions:', 'variables:') or (line and line[0] not in
+                                                   ' \t'):
+            part = t
+            continue
+        if part == 'variables:' and t and ':' not in t:
+            names.append(t.split()[1].split('(')[0])
+    return names
+
+
 def ls_blocks(out):
     """passion ls output: {name: {'shape': (..), 'type': '<f8', ...}}."""
     res = {}
@@ -487,7 +501,8 @@ def formats():
     np.save(path('bf.npy'), np.asfortranarray(I.astype('>i4')))
     h5_import('r.h5', [('/fields/u', A, '<f8', None),
                        ('/fields/k', I, '>i4', None),
-                       ('/c', A, '<f8', (10, 37))])
+                       ('/c', A, '<f8', (10, 37)),
+                       ('/deep/er/s', S, '<i2', None)])
     dims = [('y', 61), ('x', 37)]
     nc_write('t1.nc', 'classic', dims,
              [('u', 'double', ['y', 'x'], A), ('s', 'short', ['x'], S)])
@@ -643,8 +658,41 @@ def formats():
     rc, out, _ = run(['dump', 'rc.h5:/c', '-1,::9'], np_=1)
     check(rc == 0 and np.array_equal(dump_values(out, 'f8'), A[-1, ::9]),
           "dump rc.h5:/c after h5repack -l CONTI")
+    # ls FILE without a name: every dataset / variable, as h5ls -r and
+    # ncdump -h list them (name, shape; type from h5dump -H / ncdump -h)
+    rc, out, _ = run(['ls', 'r.h5', 't1.nc', 't5.nc'])
+    got = ls_blocks(out)
+    want = {}
+    for line in tool(['h5ls', '-r', 'r.h5']).splitlines():
+        w = line.split(None, 1)
+        if len(w) == 2 and w[1].startswith('Dataset {'):
+            dt, shape, layout = h5_header('r.h5', w[0])
+            want['r.h5:' + w[0]] = (dt, shape, layout.lower())
+    check(len(want) == 4, f"h5ls -r r.h5: {want}")
+    for f in ['t1.nc', 't5.nc']:
+        for v in nc_vars(f):
+            dt, shape = nc_header(f, v)
+            want[f"{f}:{v}"] = (dt, tuple(int(x) for x in shape),
+                                'contiguous')
+    listed = {k: v for k, v in got.items() if ':' in k}
+    check(rc == 0 and set(listed) == set(want),
+          f"ls r.h5 t1.nc t5.nc lists {sorted(listed)}, the tools "
+          f"{sorted(want)}")
+    for n, (dt, shape, layout) in want.items():
+        g = got.get(n, {})
+        check((g.get('type'), g.get('shape'), g.get('layout')) ==
+              (dt, shape, layout), f"ls: {n}: {g}, want {dt} {shape} "
+              f"{layout}")
+    check('h5repack' in got.get('r.h5:/c', {}).get('refused', ''),
+          f"ls r.h5: /c (chunked) without its reason: {got.get('r.h5:/c')}")
+    check(got.get('r.h5', {}).get('format') == 'HDF5, 4 datasets' and
+          got.get('t1.nc', {}).get('format') == 'netCDF, 2 variables',
+          f"ls heads: {got.get('r.h5')} {got.get('t1.nc')}")
+    rc, out, _ = run(['ls', 'r.h5:/deep'])
+    check(set(k for k in ls_blocks(out) if ':' in k) == {'r.h5:/deep/er/s'},
+          f"ls r.h5:/deep (a group): {out!r}")
     if NP == 1:
-        one_line_error(['ls', 'r.h5'], 'HDF5 file without a dataset')
+        one_line_error(['ls', 'r.h5:/nothing'], 'no such HDF5 object')
         one_line_error(['dump', 't1.nc:nosuch'], 'no such variable')
         one_line_error(['put', 'a.npy', 'w.h5:/fields/u', '0:3'],
                        'put shape mismatch')

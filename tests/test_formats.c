@@ -9,7 +9,9 @@
  * element's index); files passion creates ("x.h5:/g/u", "x.nc:u") are
  * written with every method and read back by h5dump and ncdump (their text
  * parsed) and by passion; layouts passion cannot access at offsets give
- * their clear error. Seeds are printed with every failure.
+ * their clear error; passion_array_list names every dataset and variable
+ * of those files as `h5ls -r` and `ncdump -h` do (name, shape; types as
+ * the generators wrote them), refused ones with their reason. Seeds are printed with every failure.
  */
 #include "harness.h"
 
@@ -1022,6 +1024,372 @@ static void test_create_netcdf(void)
     }
 }
 
+/* ---- passion_array_list against h5ls -r and ncdump -h ---- */
+
+/* A reference entry: a name and its shape as the format's own tool says. */
+typedef struct ref_entry {
+    char name[256];
+    char type[32]; /* ncdump's type name (netCDF only) */
+    int nd;
+    int64_t shape[PASSION_MAX_DIMS];
+} ref_entry;
+
+/* The datasets `h5ls -r FILE` prints ("/a/b  Dataset {3, 4}"), in its
+   order (name order, depth first); -1 if h5ls failed. */
+static int h5ls_datasets(const char *file, ref_entry *r, int max)
+{
+    char cmd[700], line[1024];
+    snprintf(cmd, sizeof cmd, "h5ls -r %s", file);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    int n = 0;
+    while (fgets(line, sizeof line, p)) {
+        char *ds = strstr(line, " Dataset {");
+        if (!ds || n >= max)
+            continue;
+        ref_entry *e = &r[n++];
+        memset(e, 0, sizeof *e);
+        sscanf(line, "%255s", e->name);
+        char *c = ds + strlen(" Dataset {");
+        while (*c && *c != '}') {
+            e->shape[e->nd++] = strtoll(c, &c, 10);
+            if (*c == '/') /* current/max */
+                while (*c && *c != ',' && *c != '}')
+                    c++;
+            while (*c == ',' || *c == ' ')
+                c++;
+        }
+    }
+    return pclose(p) == 0 ? n : -1;
+}
+
+/* The variables `ncdump -h FILE` declares ("  short v(d0, d1) ;"), in
+   header order, shapes from its dimensions (UNLIMITED: "(N currently)"). */
+static int ncdump_vars(const char *file, ref_entry *r, int max)
+{
+    char cmd[700], line[1024];
+    snprintf(cmd, sizeof cmd, "ncdump -h %s", file);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    char dname[32][80];
+    int64_t dlen[32];
+    int nd = 0, n = 0, part = 0;
+    while (fgets(line, sizeof line, p)) {
+        if (strstr(line, "dimensions:") == line) {
+            part = 1;
+            continue;
+        }
+        if (strstr(line, "variables:") == line) {
+            part = 2;
+            continue;
+        }
+        if (line[0] != '\t' && line[0] != ' ')
+            part = 0;
+        char a[64], b[256];
+        if (part == 1 && nd < 32 &&
+            sscanf(line, " %63s = %255[^;]", a, b) == 2) {
+            snprintf(dname[nd], sizeof dname[nd], "%s", a);
+            char *cur = strstr(line, "// (");
+            dlen[nd++] = !strncmp(b, "UNLIMITED", 9)
+                             ? (cur ? strtoll(cur + 4, NULL, 10) : 0)
+                             : strtoll(b, NULL, 10);
+        }
+        if (part == 2 && n < max && !strchr(line, ':') &&
+            sscanf(line, " %63s %255[^;]", a, b) == 2) {
+            ref_entry *e = &r[n++];
+            memset(e, 0, sizeof *e);
+            snprintf(e->type, sizeof e->type, "%.31s", a);
+            char *par = strchr(b, '(');
+            if (par)
+                *par = '\0';
+            snprintf(e->name, sizeof e->name, "%s", b);
+            for (char *c = par ? par + 1 : NULL; c && *c && *c != ')';) {
+                while (*c == ' ' || *c == ',')
+                    c++;
+                size_t k = strcspn(c, ", )");
+                for (int d = 0; d < nd; d++)
+                    if (strlen(dname[d]) == k && !strncmp(dname[d], c, k))
+                        e->shape[e->nd] = dlen[d];
+                e->nd++;
+                c += k;
+            }
+            if (e->nd == 0) { /* a scalar: one element */
+                e->nd = 1;
+                e->shape[0] = 1;
+            }
+        }
+    }
+    return pclose(p) == 0 ? n : -1;
+}
+
+/* A checksum of a list (every rank must hold the same). */
+static uint64_t list_sum(const passion_array_entry *e, int n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = (const unsigned char *)e;
+    for (size_t i = 0; i < (size_t)n * sizeof *e; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* passion_array_list(name) in two calls (count, then entries), checked
+   against the reference list by name, shape (and the same on all ranks);
+   returns the entries (malloc'ed) and *n. */
+static passion_array_entry *list_check(passion_ctx *ctx, const char *name,
+                                       const ref_entry *ref, int nref,
+                                       int *n)
+{
+    *n = 0;
+    int cnt = -1;
+    int rc = passion_array_list(ctx, name, NULL, 0, &cnt);
+    TH_CHECK(rc == 0 && cnt == nref, "list %s: %d, %d arrays, the tool "
+             "says %d (%s)", name, rc, cnt, nref,
+             passion_ctx_errdetail(ctx));
+    if (rc || cnt < 0)
+        return NULL;
+    passion_array_entry *e = calloc((size_t)cnt + 1, sizeof *e);
+    int got = -1;
+    rc = passion_array_list(ctx, name, e, cnt + 1, &got);
+    TH_CHECK(rc == 0 && got == cnt, "list %s again: %d, %d", name, rc, got);
+    for (int i = 0; i < got && i < nref; i++) {
+        const passion_array_entry *x = &e[i];
+        int same = !strcmp(x->name, ref[i].name) &&
+                   x->spec.ndims == ref[i].nd;
+        for (int d = 0; same && d < ref[i].nd; d++)
+            same = x->spec.shape[d] == ref[i].shape[d];
+        TH_CHECK(same, "list %s: entry %d is %s (%d dims, %lld x ...), the "
+                 "tool says %s (%d dims, %lld x ...)", name, i, x->name,
+                 x->spec.ndims, (long long)x->spec.shape[0], ref[i].name,
+                 ref[i].nd, (long long)ref[i].shape[0]);
+    }
+    uint64_t h = list_sum(e, got), h0 = h;
+    MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    TH_CHECK(th_all(h == h0), "list %s: ranks hold different lists", name);
+    *n = got;
+    return e;
+}
+
+static void test_list(void)
+{
+    th_case_seed = th_seed + 6;
+    passion_ctx *ctx;
+    TH_CHECK(th_init(&ctx, NULL) == 0, "init");
+    ref_entry ref[64];
+    char name[600];
+    int n, nref;
+    passion_array_entry *e;
+#ifdef TH_HAVE_HDF5
+    const char *h5 = tpath(1, "in.h5"); /* made by test_read_hdf5 */
+    if (th_all(have_prog("h5ls"))) {
+        nref = h5ls_datasets(h5, ref, 64);
+        MPI_Bcast(&nref, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(ref, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD);
+        /* 25 of /t, /fields/u, 4 of /bad */
+        TH_CHECK(nref == 30, "h5ls -r lists %d datasets", nref);
+        e = list_check(ctx, h5, ref, nref, &n);
+        for (int i = 0; e && i < n; i++) {
+            const passion_array_entry *x = &e[i];
+            char tag[16], bo[4];
+            if (sscanf(x->name, "/t/%15[^_]_%3s", tag, bo) == 2) {
+                const ttype *t = tfind(tag);
+                int be = !strcmp(bo, "be");
+                TH_CHECK(t && x->status == 0 && x->spec.kind == t->kind &&
+                             x->spec.elem_size == t->size &&
+                             (t->size == 1 ||
+                              x->spec.endian == (be ? PASSION_ENDIAN_BIG
+                                                    : PASSION_ENDIAN_LITTLE))
+                             && !strcmp(x->layout, "contiguous") &&
+                             x->data_offset > 0 &&
+                             x->data_bytes == 7 * 11 * 13 * t->size,
+                         "list %s: kind %d size %lld endian %d layout %s "
+                         "status %d", x->name, (int)x->spec.kind,
+                         (long long)x->spec.elem_size, (int)x->spec.endian,
+                         x->layout, x->status);
+                continue;
+            }
+            static const struct {
+                const char *name, *layout, *word;
+                int status, kind, size;
+            } want[] = {
+                {"/fields/u", "contiguous", NULL, 0, PASSION_KIND_FLOAT, 8},
+                {"/bad/chunked", "chunked", "h5repack", PASSION_ENOTSUP,
+                 PASSION_KIND_FLOAT, 4},
+                {"/bad/deflate", "chunked", "compressed", PASSION_ENOTSUP,
+                 PASSION_KIND_INT, 4},
+                {"/bad/compact", "compact", "compact", PASSION_ENOTSUP,
+                 PASSION_KIND_INT, 2},
+                {"/bad/late", "unallocated", "no space is allocated",
+                 PASSION_ENOTSUP, PASSION_KIND_FLOAT, 8},
+            };
+            int k = 0;
+            while (k < 5 && strcmp(want[k].name, x->name))
+                k++;
+            TH_CHECK(k < 5, "list %s: unexpected dataset %s", h5, x->name);
+            if (k == 5)
+                continue;
+            TH_CHECK(x->status == want[k].status &&
+                         !strcmp(x->layout, want[k].layout) &&
+                         (int)x->spec.kind == want[k].kind &&
+                         x->spec.elem_size == want[k].size &&
+                         (!want[k].word || strstr(x->why, want[k].word)) &&
+                         (x->status ? x->data_offset == -1
+                                    : x->data_offset > 0),
+                     "list %s: status %d layout %s kind %d size %lld why "
+                     "'%s'", x->name, x->status, x->layout,
+                     (int)x->spec.kind, (long long)x->spec.elem_size,
+                     x->why);
+            /* an entry that opens: passion_open agrees */
+            if (!x->status) {
+                passion_array *a = NULL;
+                passion_file *f = NULL;
+                snprintf(name, sizeof name, "%s:%s", h5, x->name);
+                int rc = passion_open(ctx, name, PASSION_MODE_RDONLY,
+                                      &x->spec, &a, &f);
+                TH_CHECK(rc == 0, "open %s with its listed spec: %d (%s)",
+                         name, rc, passion_ctx_errdetail(ctx));
+                passion_file_close(f);
+                passion_array_free(a);
+            }
+        }
+        free(e);
+        /* a group: the datasets below it; a dataset: itself */
+        snprintf(name, sizeof name, "%s:/bad", h5);
+        int k = 0;
+        for (int i = 0; i < nref; i++)
+            if (!strncmp(ref[i].name, "/bad/", 5))
+                ref[k++] = ref[i];
+        free(list_check(ctx, name, ref, k, &n));
+        snprintf(name, sizeof name, "%s:/bad/compact", h5);
+        for (k = 0; k < nref && strcmp(ref[k].name, "/bad/compact"); k++)
+            ;
+        free(list_check(ctx, name, ref + k, k < nref, &n));
+        /* fewer entries than datasets: max filled, count says all */
+        passion_array_entry two[3];
+        memset(two, 0x5a, sizeof two);
+        int cnt = 0;
+        int rc = passion_array_list(ctx, h5, two, 2, &cnt);
+        TH_CHECK(rc == 0 && cnt == 30 && two[2].name[0] == 0x5a &&
+                     !strcmp(two[0].name, e ? "/bad/chunked" : two[0].name),
+                 "list with max 2: %d, count %d", rc, cnt);
+        snprintf(name, sizeof name, "%s:/no/such", h5);
+        rc = passion_array_list(ctx, name, NULL, 0, &cnt);
+        TH_CHECK(rc == PASSION_EINVAL && cnt == 0, "list %s: %d", name, rc);
+    }
+#endif
+    if (th_all(have_prog("ncdump") && have_prog("ncgen"))) {
+        /* made by test_read_netcdf */
+        const char *files[] = {"t1.nc", "t2.nc", "t5.nc", "t5_i8.nc",
+                               "rec.nc", "rec2.nc"};
+        for (int fi = 0; fi < 6; fi++) {
+            const char *nc = tpath(2, files[fi]);
+            nref = ncdump_vars(nc, ref, 64);
+            MPI_Bcast(&nref, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Bcast(ref, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD);
+            TH_CHECK(nref >= 2, "ncdump -h %s: %d variables", nc, nref);
+            e = list_check(ctx, nc, ref, nref, &n);
+            for (int i = 0; e && i < n && i < nref; i++) {
+                const passion_array_entry *x = &e[i];
+                const ttype *t = NULL;
+                for (int k = 0; k < NT; k++)
+                    if (T[k].cdl && !strcmp(T[k].cdl, ref[i].type))
+                        t = &T[k];
+                if (!strcmp(ref[i].type, "double"))
+                    t = tfind("f8");
+                int rec2 = fi == 5 && strcmp(x->name, "other");
+                TH_CHECK(t && x->spec.kind == t->kind &&
+                             x->spec.elem_size == t->size &&
+                             x->spec.endian == PASSION_ENDIAN_BIG &&
+                             x->status == (rec2 ? PASSION_ENOTSUP : 0) &&
+                             !strcmp(x->layout, fi >= 4 && rec2
+                                                    ? "record"
+                                                : fi == 4 && i == 0
+                                                    ? "record"
+                                                    : "contiguous") &&
+                             (!rec2 || strstr(x->why, "nccopy -u")),
+                         "list %s: %s (ncdump: %s) kind %d size %lld "
+                         "status %d layout %s", nc, x->name, ref[i].type,
+                         (int)x->spec.kind, (long long)x->spec.elem_size,
+                         x->status, x->layout);
+            }
+            free(e);
+        }
+        int cnt = 0;
+        snprintf(name, sizeof name, "%s:other", tpath(2, "t5.nc"));
+        int rc = passion_array_list(ctx, name, NULL, 0, &cnt);
+        TH_CHECK(rc == 0 && cnt == 1, "list %s: %d, %d", name, rc, cnt);
+        snprintf(name, sizeof name, "%s:nosuch", tpath(2, "t5.nc"));
+        rc = passion_array_list(ctx, name, NULL, 0, &cnt);
+        TH_CHECK(rc == PASSION_EINVAL && cnt == 0, "list %s: %d", name, rc);
+    }
+    /* a local set and a .npy: their one array; raw, missing, bad args */
+    passion_array_spec sp;
+    int64_t shape[2] = {9, 4};
+    passion_array_spec_init(&sp, 2, shape, 8);
+    sp.grid[0] = th_size;
+    sp.dist[0] = PASSION_DIST_CYCLIC;
+    sp.block[0] = 2;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    const char *pat = tpath(5, "ls.%d.laf");
+    int rc = passion_array_create(ctx, &sp, &a);
+    if (!rc)
+        rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "local set: %d (%s)", rc, passion_ctx_errdetail(ctx));
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_array_entry one;
+    int cnt = 0;
+    rc = passion_array_list(ctx, pat, &one, 1, &cnt);
+    TH_CHECK(rc == 0 && cnt == 1 && !strcmp(one.layout, "local") &&
+                 one.spec.grid[0] == th_size && one.spec.shape[0] == 9 &&
+                 one.spec.dist[0] == PASSION_DIST_CYCLIC &&
+                 one.spec.block[0] == 2 && one.data_bytes == 9 * 4 * 8,
+             "list a local set: %d, %d, %s (%s)", rc, cnt, one.layout,
+             passion_ctx_errdetail(ctx));
+    sp.grid[0] = 1;
+    sp.placement = PASSION_PLACE_GLOBAL;
+    sp.kind = PASSION_KIND_INT;
+    sp.storage = PASSION_COL_MAJOR;
+    rc = passion_array_create(ctx, &sp, &a);
+    const char *npy = tpath(6, "ls.npy");
+    if (!rc)
+        rc = passion_file_open(a, npy, PASSION_MODE_CREATE, &f);
+    passion_file_close(f);
+    passion_array_free(a);
+    rc = passion_array_list(ctx, npy, &one, 1, &cnt);
+    TH_CHECK(rc == 0 && cnt == 1 && !one.name[0] &&
+                 one.spec.kind == PASSION_KIND_INT &&
+                 one.spec.storage == PASSION_COL_MAJOR &&
+                 one.spec.shape[1] == 4 && one.data_offset > 0,
+             "list a .npy: %d, %d (%s)", rc, cnt,
+             passion_ctx_errdetail(ctx));
+    snprintf(name, sizeof name, "%s:x", npy);
+    rc = passion_array_list(ctx, name, &one, 1, &cnt);
+    TH_CHECK(rc == PASSION_EINVAL, "list %s: %d", name, rc);
+    const char *raw = tpath(7, "ls.raw");
+    if (th_rank == 0) {
+        FILE *fp = fopen(raw, "w");
+        fputs("raw bytes, no header", fp);
+        fclose(fp);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = passion_array_list(ctx, raw, &one, 1, &cnt);
+    TH_CHECK(rc == PASSION_EFORMAT && cnt == 0, "list a raw file: %d", rc);
+    rc = passion_array_list(ctx, tpath(4, "none.h5"), &one, 1, &cnt);
+    TH_CHECK(rc == PASSION_ENOENT, "list a missing file: %d", rc);
+    rc = passion_array_list(ctx, npy, NULL, 1, &cnt);
+    TH_CHECK(rc == PASSION_EINVAL, "list with entries NULL, max 1: %d", rc);
+    rc = passion_array_list(ctx, npy, &one, -1, &cnt);
+    TH_CHECK(rc == PASSION_EINVAL, "list with max -1: %d", rc);
+    rc = passion_array_list(ctx, npy, &one, th_rank ? 1 : 0, &cnt);
+    TH_CHECK(th_size == 1 ? rc == 0 : rc == PASSION_EMISMATCH,
+             "list with max differing between ranks: %d (%s)", rc,
+             passion_ctx_errdetail(ctx));
+    passion_finalize(ctx);
+}
+
 /* The call fails with code on every rank and the detail holds `word`. */
 static void open_fails(passion_ctx *ctx, const char *name, int code,
                        const char *word)
@@ -1120,6 +1488,7 @@ int main(int argc, char **argv)
         CU_TEST_INFO_NULL};
     static CU_TestInfo err_tests[] = {
         {"layouts and headers passion refuses", test_errors},
+        {"passion_array_list against h5ls -r and ncdump -h", test_list},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"read", NULL, NULL, NULL, NULL, read_tests},

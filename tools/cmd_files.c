@@ -76,9 +76,14 @@ static const char ls_usage[] =
     "  local set by its pattern data.%d.laf or its description\n"
     "  data.laf.passion, a raw file with --shape/--type): its format, shape,\n"
     "  element type, byte order, storage order, layout and size; for a\n"
-    "  local set also the grid, distributions, ghosts and files.\n";
+    "  local set also the grid, distributions, ghosts and files. An HDF5\n"
+    "  or netCDF FILE without a NAME (or an HDF5 group, name.h5:/group)\n"
+    "  lists every dataset or variable in it, recursively (like h5ls -r,\n"
+    "  ncdump -h), those passion cannot open too, saying why.\n";
 
-static void ls_one(const cli_obj *o)
+/* layout: the layout line of a global file ("contiguous"); why: the
+   reason passion_open refuses it (NULL: it opens) */
+static void ls_one(const cli_obj *o, const char *layout, const char *why)
 {
     const passion_array_spec *s = &o->spec;
     char tn[32], tc[16], hb[64];
@@ -92,10 +97,13 @@ static void ls_one(const cli_obj *o)
     printf("  shape      ");
     print_dims(stdout, " x ", s->ndims, s->shape);
     printf("  (%" PRId64 " elements)\n", elems);
-    printf("  type       %s (%s), %s-endian\n", tn, tc,
-           s->elem_size == 1 ? "no byte order: 1 byte, any"
-           : cli_type_big(s) ? "big"
-                             : "little");
+    if (s->elem_size > 0)
+        printf("  type       %s (%s), %s-endian\n", tn, tc,
+               s->elem_size == 1 ? "no byte order: 1 byte, any"
+               : cli_type_big(s) ? "big"
+                                 : "little");
+    else
+        printf("  type       not one passion takes\n");
     printf("  storage    %s", storage_name(s));
     if (s->storage == PASSION_ORDER_CUSTOM) {
         printf(", slowest to fastest: ");
@@ -105,8 +113,10 @@ static void ls_one(const cli_obj *o)
     printf("\n");
     if (!o->local) {
         human(elems * s->elem_size, hb, sizeof hb);
-        printf("  layout     contiguous\n");
+        printf("  layout     %s\n", layout);
         printf("  data       %s\n", hb);
+        if (why)
+            printf("  refused    %s\n", why);
         return;
     }
     printf("  files      %d (%s)\n", o->nfiles, o->pattern);
@@ -149,6 +159,65 @@ static void ls_one(const cli_obj *o)
     printf("\n  data       %s in all files, ghosts included\n", hb);
 }
 
+/* An HDF5 or netCDF name without an object, or naming an HDF5 group:
+   every array in it (passion_array_list). 0 listed, 1 failed (message
+   printed), -1 not a listing (one array: ls_one's way). Collective. */
+static int ls_list(passion_ctx *ctx, const char *name)
+{
+    char k = cli_name_kind(name);
+    if (k != 'h' && k != 'c')
+        return -1;
+    size_t fl = cli_file_len(name);
+    const char *obj = name[fl] ? name + fl + 1 : NULL;
+    int n = 0;
+    int rc = passion_array_list(ctx, name, NULL, 0, &n);
+    if (rc) /* a named object: the open says what is wrong with it */
+        return obj ? -1 : cli_fail_rc("ls", ctx, rc, name);
+    passion_array_entry *e = n ? calloc((size_t)n, sizeof *e) : NULL;
+    int bad = n && !e;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad) {
+        free(e);
+        return cli_fail("ls", "%s: no memory for a list of %d", name, n);
+    }
+    int m = 0;
+    if ((rc = passion_array_list(ctx, name, e, n, &m))) {
+        free(e);
+        return cli_fail_rc("ls", ctx, rc, name);
+    }
+    if (m > n)
+        m = n; /* the file grew in between: list what was asked for */
+    /* a dataset or variable named by itself: ls_one's way (the open's
+       own message when it is refused) */
+    if (obj && m == 1) {
+        const char *a = e[0].name, *b = obj;
+        a += *a == '/';
+        b += *b == '/';
+        if (!strcmp(a, b)) {
+            free(e);
+            return -1;
+        }
+    }
+    if (cli_rank() == 0) {
+        printf("%.*s: %s, %d %s%s%s%s\n", (int)fl, name, cli_kind_name(k), m,
+               k == 'h' ? "dataset" : "variable", m == 1 ? "" : "s",
+               obj ? " below " : "", obj ? obj : "");
+        for (int i = 0; i < m; i++) {
+            cli_obj o;
+            memset(&o, 0, sizeof o);
+            snprintf(o.name, sizeof o.name, "%.*s:%s", (int)fl, name,
+                     e[i].name);
+            o.spec = e[i].spec;
+            o.nfiles = 1;
+            ls_one(&o, e[i].layout[0] ? e[i].layout : "unknown",
+                   e[i].status ? e[i].why : NULL);
+        }
+    }
+    fflush(stdout);
+    free(e);
+    return 0;
+}
+
 int cli_ls(int argc, char **argv)
 {
     cli_common c = {.progress = -1};
@@ -178,13 +247,18 @@ int cli_ls(int argc, char **argv)
                 i = j;
             continue;
         }
+        int listed = ls_list(ctx, argv[i]);
+        if (listed >= 0) {
+            status |= listed;
+            continue;
+        }
         cli_obj o;
         if (cli_open(ctx, &c, "ls", argv[i], PASSION_MODE_RDONLY, &o)) {
             status = 1;
             continue;
         }
         if (cli_rank() == 0)
-            ls_one(&o);
+            ls_one(&o, "contiguous", NULL);
         fflush(stdout);
         cli_close(&o);
     }

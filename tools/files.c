@@ -186,6 +186,11 @@ static size_t file_len(const char *name)
     return n;
 }
 
+size_t cli_file_len(const char *name)
+{
+    return file_len(name);
+}
+
 char cli_name_kind(const char *name)
 {
     size_t n = file_len(name);

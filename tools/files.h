@@ -80,6 +80,9 @@ void cli_type_native(passion_array_spec *dst);
 /* What a name names: 'l' local set, 'n' .npy, 'h' HDF5, 'c' netCDF,
    'r' raw. */
 char cli_name_kind(const char *name);
+/* Bytes of name's file part: "r.h5:/x" -> 4 (an object is split off
+   after .h5, .hdf5 and .nc only). */
+size_t cli_file_len(const char *name);
 /* 1 if name is a format that stores row-major only (HDF5, netCDF: a
    column-major array would be stored transposed). */
 int cli_row_major_only(const char *name);
