@@ -505,7 +505,8 @@ static int file_open_body(passion_array *a, const char *path, passion_mode mode,
     ocad_fmt_info info;
     memset(&info, 0, sizeof info);
     info.split = -1;
-    int create = mode == PASSION_MODE_CREATE || mode == PASSION_MODE_CREATE_EXCL;
+    int create =
+        mode == PASSION_MODE_CREATE || mode == PASSION_MODE_CREATE_EXCL;
     int ext = ocad_format_by_ext(path);
     /* a global file is resolved by its name's extension; an HDF5 or netCDF
        name with header_bytes > 0 is a raw view at that offset */
