@@ -37,7 +37,7 @@
 module passion
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only : int32, int64, real64
-  use mpi_f08, only : MPI_Comm
+  use mpi_f08, only : MPI_Comm, MPI_Datatype, MPI_Comm_size
   implicit none
   private
 
@@ -57,6 +57,13 @@ module passion
   integer, parameter, public :: PASSION_METHOD_AUTO = 0, &
        PASSION_METHOD_DIRECT = 1, PASSION_METHOD_SIEVE = 2, &
        PASSION_METHOD_ETP_STATIC = 3, PASSION_METHOD_ETP_DYNAMIC = 4
+
+  ! exchange algorithms (passion_alltoall); DEFAULT: the context's option
+  integer, parameter, public :: PASSION_XCHG_DEFAULT = -1, &
+       PASSION_XCHG_AUTO = 0, PASSION_XCHG_MPI = 1, &
+       PASSION_XCHG_PAIRWISE = 2, PASSION_XCHG_A1 = 3, &
+       PASSION_XCHG_INDEX = 4, PASSION_XCHG_FOURSTAGE = 5, &
+       PASSION_XCHG_FOURSTAGE_NB = 6, PASSION_XCHG_TWOLEVEL = 7
 
   integer, parameter, public :: PASSION_DIST_BLOCK = 0, &
        PASSION_DIST_CYCLIC = 1, PASSION_DIST_COLLAPSED = 2
@@ -196,6 +203,44 @@ module passion
      type(c_ptr) :: in = c_null_ptr, out = c_null_ptr
   end type passion_slab
 
+  ! Partition iteration options (the C defaults): dim 0 = the slowest in
+  ! storage, else a dimension number 1..n; width 0 = as the budget allows
+  ! (global indices of dim per partition); budget 0 = the memory_budget
+  ! option; halo: cells around each piece.
+  type, public :: passion_part_opts
+     integer :: dim = 0
+     integer(int64) :: width = 0
+     integer(int64) :: budget = 0
+     integer(int64) :: halo = 0
+     logical :: prefetch = .true.
+     type(passion_file) :: out
+     integer :: method = PASSION_METHOD_ETP_DYNAMIC
+  end type passion_part_opts
+
+  type, public :: passion_part_iter
+     type(c_ptr) :: p = c_null_ptr
+     integer :: nd = 0
+     logical :: rev = .false.
+  end type passion_part_iter
+
+  ! One partition (index 1..nparts): this rank's piece is the global
+  ! indices lo(d) .. lo(d)+count(d)-1 (count 0 in some dimension: nothing
+  ! this time); in (and out, or c_null_ptr) point at a column-major buffer
+  ! of shape(1:nd) whose first element is the global index lbound(1:nd)
+  ! (the halo included), so
+  !   call c_f_pointer(p%in, q, p%shape(1:2))
+  !   u(p%lbound(1):, p%lbound(2):) => q
+  ! gives u(i, j) addressed by global indices. Valid until the next call.
+  type, public :: passion_part
+     integer(int64) :: index = 0, nparts = 0
+     integer :: nd = 0
+     integer(int64) :: lo(PASSION_MAX_DIMS) = 0
+     integer(int64) :: count(PASSION_MAX_DIMS) = 0
+     integer(int64) :: shape(PASSION_MAX_DIMS) = 0
+     integer(int64) :: lbound(PASSION_MAX_DIMS) = 0
+     type(c_ptr) :: in = c_null_ptr, out = c_null_ptr
+  end type passion_part
+
   ! ----------------------------------------------- C mirrors (private)
   type, bind(C) :: c_section
      integer(c_int64_t) :: start(PASSION_MAX_DIMS) = 0
@@ -229,8 +274,79 @@ module passion
      type(c_ptr) :: in = c_null_ptr, out = c_null_ptr
   end type c_fslab
 
+  type, bind(C) :: c_fpart
+     integer(c_int64_t) :: index = 0, nparts = 0
+     integer(c_int64_t) :: lo(PASSION_MAX_DIMS) = 0
+     integer(c_int64_t) :: count(PASSION_MAX_DIMS) = 0
+     integer(c_int64_t) :: shape(PASSION_MAX_DIMS) = 0
+     integer(c_int64_t) :: offset(PASSION_MAX_DIMS) = 0
+     type(c_ptr) :: in = c_null_ptr, out = c_null_ptr
+  end type c_fpart
+
   ! ---------------------------------------------------- C interfaces
   interface
+     function c_part_open(f, dim, width, budget, halo, prefetch, out, &
+          method, it) bind(C, name='passion_f_part_open')
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: f, out
+       integer(c_int64_t), value :: dim, width, budget, halo, prefetch, &
+            method
+       type(c_ptr), intent(out) :: it
+       integer(c_int) :: c_part_open
+     end function c_part_open
+     function c_part_next_all(it, p) bind(C, name='passion_f_part_next_all')
+       import :: c_ptr, c_int, c_fpart
+       type(c_ptr), value :: it
+       type(c_fpart), intent(out) :: p
+       integer(c_int) :: c_part_next_all
+     end function c_part_next_all
+     function c_part_close_all(it) bind(C, name='passion_part_close_all')
+       import :: c_ptr, c_int
+       type(c_ptr), value :: it
+       integer(c_int) :: c_part_close_all
+     end function c_part_close_all
+     function c_alltoall(ctx, sbuf, rbuf, count, type, alg, radix) &
+          bind(C, name='passion_f_alltoall')
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: ctx, sbuf, rbuf
+       integer(c_int64_t), value :: count, alg, radix
+       integer(c_int), value :: type
+       integer(c_int) :: c_alltoall
+     end function c_alltoall
+     function c_alltoallv(ctx, sbuf, scounts, sdispls, rbuf, rcounts, &
+          rdispls, type, alg, radix) bind(C, name='passion_f_alltoallv')
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: ctx, sbuf, rbuf
+       integer(c_int64_t), intent(in) :: scounts(*), sdispls(*), &
+            rcounts(*), rdispls(*)
+       integer(c_int), value :: type
+       integer(c_int64_t), value :: alg, radix
+       integer(c_int) :: c_alltoallv
+     end function c_alltoallv
+     function c_section_filetype(f, s, type, disp) &
+          bind(C, name='passion_f_section_filetype')
+       import :: c_ptr, c_int, c_int64_t, c_section
+       type(c_ptr), value :: f
+       type(c_section), intent(in) :: s
+       integer(c_int), intent(out) :: type
+       integer(c_int64_t), intent(out) :: disp
+       integer(c_int) :: c_section_filetype
+     end function c_section_filetype
+     function c_multicast_all(f, root, src, group, ngroup, dst, buf, mem) &
+          bind(C, name='passion_file_multicast_all')
+       import :: c_ptr, c_int
+       type(c_ptr), value :: f, src, group, dst, buf, mem
+       integer(c_int), value :: root, ngroup
+       integer(c_int) :: c_multicast_all
+     end function c_multicast_all
+     function c_ctx_last_method(ctx, method, predicted) &
+          bind(C, name='passion_f_ctx_last_method')
+       import :: c_ptr, c_int, c_int64_t, c_double
+       type(c_ptr), value :: ctx
+       integer(c_int64_t), intent(out) :: method
+       real(c_double), intent(out) :: predicted
+       integer(c_int) :: c_ctx_last_method
+     end function c_ctx_last_method
      function c_version(major, minor, patch) bind(C, name='passion_version')
        import :: c_ptr, c_int
        integer(c_int), intent(out) :: major, minor, patch
@@ -625,6 +741,23 @@ module passion
        passion_file_shift_all
   public :: passion_slab_open, passion_slab_next, passion_slab_dirty, &
        passion_slab_close
+  public :: passion_part_open, passion_part_next_all, passion_part_close_all
+  public :: passion_alltoall, passion_alltoallv, passion_section_filetype, &
+       passion_file_multicast_all, passion_ctx_last_method
+
+  interface passion_alltoall
+     module procedure alltoall_f08, alltoall_int, alltoall_f08_8, &
+          alltoall_int_8
+  end interface passion_alltoall
+
+  interface passion_alltoallv
+     module procedure alltoallv_f08, alltoallv_int, alltoallv_f08_8, &
+          alltoallv_int_8
+  end interface passion_alltoallv
+
+  interface passion_section_filetype
+     module procedure filetype_f08, filetype_int
+  end interface passion_section_filetype
 
   interface passion_options_set
      module procedure options_set_str, options_set_i4, options_set_i8, &
@@ -1762,5 +1895,372 @@ contains
     rc = c_slab_close(it%p)
     it = passion_slab_iter()
   end function passion_slab_close
+
+  ! ------------------------------------------------------- partitions
+
+  ! Partitioned in-core iteration over a global array file f whose grid
+  ! has as many ranks as the communicator (opts: defaults if absent).
+  ! Collective (the same options on every rank); f and opts%out stay busy
+  ! until passion_part_close_all.
+  integer function passion_part_open(f, it, opts) result(rc)
+    type(passion_file), intent(in) :: f
+    type(passion_part_iter), intent(out) :: it
+    type(passion_part_opts), intent(in), optional :: opts
+    type(passion_part_opts) :: o
+    integer(c_int64_t) :: cd
+    if (present(opts)) o = opts
+    cd = -1
+    if (o%dim /= 0) then
+       cd = cdim(o%dim, f%nd, f%rev)
+       if (cd < 0) cd = PASSION_MAX_DIMS   ! C rejects it on every rank
+    end if
+    rc = c_part_open(f%p, cd, int(o%width, c_int64_t), &
+         int(o%budget, c_int64_t), int(o%halo, c_int64_t), &
+         merge(1_c_int64_t, 0_c_int64_t, o%prefetch), o%out%p, &
+         int(o%method, c_int64_t), it%p)
+    if (rc == 0) then
+       it%nd = f%nd
+       it%rev = f%rev
+    end if
+  end function passion_part_open
+
+  ! Write the previous partition's output, read the next: 1 with the
+  ! partition in p, 0 after the last, < 0 on error. Collective.
+  integer function passion_part_next_all(it, p) result(rc)
+    type(passion_part_iter), intent(in) :: it
+    type(passion_part), intent(out) :: p
+    type(c_fpart) :: c
+    integer(int64) :: lb(PASSION_MAX_DIMS), lo(PASSION_MAX_DIMS)
+    rc = c_part_next_all(it%p, c)
+    if (rc /= 1) return
+    p%index = c%index + 1
+    p%nparts = c%nparts
+    p%nd = it%nd
+    lo = c%lo + 1
+    lb = lo - c%offset
+    p%lo = perm(lo, it%nd, it%rev)
+    p%count = perm(c%count, it%nd, it%rev)
+    p%shape = perm(c%shape, it%nd, it%rev)
+    p%lbound = perm(lb, it%nd, it%rev)
+    p%in = c%in
+    p%out = c%out
+  end function passion_part_next_all
+
+  ! Write the last output if the loop stopped early, free the iterator
+  ! (reset); the first error of the iteration. Collective.
+  integer function passion_part_close_all(it) result(rc)
+    type(passion_part_iter), intent(inout) :: it
+    rc = c_part_close_all(it%p)
+    it = passion_part_iter()
+  end function passion_part_close_all
+
+  ! ------------------------------------------------------- exchange
+
+  ! passion_alltoall(ctx, sendbuf, recvbuf, count, datatype [, alg]
+  ! [, radix]): MPI_Alltoall's shape, block j of sendbuf (count elements
+  ! of datatype, from mpi_f08 or an integer handle of `use mpi`) to rank j
+  ! (ranks 0..P-1 as in MPI), block i of recvbuf from rank i. Both buffers
+  ! contiguous, of at least P * count elements; alg PASSION_XCHG_*
+  ! (default PASSION_XCHG_DEFAULT: the `exchange` option), radix 0 = the
+  ! option / the model. Collective: the same count, alg and radix on every
+  ! rank; the same code on every rank.
+  integer function a2a(ctx, sbuf, rbuf, ok, count, dt, alg, radix) &
+       result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(c_ptr), intent(in) :: sbuf, rbuf
+    logical, intent(in) :: ok
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dt
+    integer, intent(in), optional :: alg, radix
+    integer(c_int64_t) :: al, rx, n
+    al = PASSION_XCHG_DEFAULT
+    rx = 0
+    if (present(alg)) al = alg
+    if (present(radix)) rx = radix
+    n = count
+    if (.not. ok) n = -1   ! a negative count: every rank fails together
+    rc = c_alltoall(ctx%p, sbuf, rbuf, n, int(dt, c_int), al, rx)
+    if (.not. ok) rc = PASSION_EINVAL
+  end function a2a
+
+  integer function alltoall_int_8(ctx, sendbuf, recvbuf, count, datatype, &
+       alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
+         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), count, &
+         datatype, alg, radix)
+  end function alltoall_int_8
+
+  integer function alltoall_int(ctx, sendbuf, recvbuf, count, datatype, &
+       alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer, intent(in) :: count
+    integer, intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
+         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), &
+         int(count, int64), datatype, alg, radix)
+  end function alltoall_int
+
+  integer function alltoall_f08_8(ctx, sendbuf, recvbuf, count, datatype, &
+       alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer(int64), intent(in) :: count
+    type(MPI_Datatype), intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
+         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), count, &
+         datatype%MPI_VAL, alg, radix)
+  end function alltoall_f08_8
+
+  integer function alltoall_f08(ctx, sendbuf, recvbuf, count, datatype, &
+       alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer, intent(in) :: count
+    type(MPI_Datatype), intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
+         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), &
+         int(count, int64), datatype%MPI_VAL, alg, radix)
+  end function alltoall_f08
+
+  ! passion_alltoallv(ctx, sendbuf, sendcounts, sdispls, recvbuf,
+  ! recvcounts, rdispls, datatype [, alg] [, radix]): MPI_Alltoallv's
+  ! shape; counts and displacements (default integer or int64 arrays of
+  ! one element per rank, indexed 1..P for ranks 0..P-1) in elements of
+  ! datatype, displacements 0-based as in MPI. recvcounts(i+1) on rank j
+  ! must equal sendcounts(j+1) on rank i (PASSION_EMISMATCH). Collective.
+  integer function a2av(ctx, sbuf, sc, sd, rbuf, rcn, rd, ok, dt, alg, &
+       radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(c_ptr), intent(in) :: sbuf, rbuf
+    integer(int64), intent(in) :: sc(:), sd(:), rcn(:), rd(:)
+    logical, intent(in) :: ok
+    integer, intent(in) :: dt
+    integer, intent(in), optional :: alg, radix
+    integer(c_int64_t) :: al, rx
+    integer(c_int64_t), allocatable :: a(:), b(:), c(:), d(:)
+    type(MPI_Comm) :: comm
+    integer :: p
+    logical :: good
+    al = PASSION_XCHG_DEFAULT
+    rx = 0
+    if (present(alg)) al = alg
+    if (present(radix)) rx = radix
+    comm%MPI_VAL = c_ctx_comm(ctx%p)
+    p = 0
+    if (c_associated(ctx%p)) call MPI_Comm_size(comm, p)
+    good = ok .and. size(sc) == p .and. size(sd) == p .and. &
+         size(rcn) == p .and. size(rd) == p
+    allocate(a(p), b(p), c(p), d(p))
+    a = -1
+    b = -1
+    c = -1
+    d = -1
+    if (good) then
+       a = sc
+       b = sd
+       c = rcn
+       d = rd
+    end if
+    ! a bad argument: negative counts, which fail on every rank together
+    rc = c_alltoallv(ctx%p, sbuf, a, b, rbuf, c, d, int(dt, c_int), al, rx)
+    if (.not. good) rc = PASSION_EINVAL
+    deallocate(a, b, c, d)
+  end function a2av
+
+  integer function alltoallv_int_8(ctx, sendbuf, sendcounts, sdispls, &
+       recvbuf, recvcounts, rdispls, datatype, alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer(int64), intent(in) :: sendcounts(:), sdispls(:), &
+         recvcounts(:), rdispls(:)
+    integer, intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2av(ctx, bufptr(sendbuf), sendcounts, sdispls, bufptr(recvbuf), &
+         recvcounts, rdispls, is_contiguous(sendbuf) .and. &
+         is_contiguous(recvbuf), datatype, alg, radix)
+  end function alltoallv_int_8
+
+  integer function alltoallv_int(ctx, sendbuf, sendcounts, sdispls, &
+       recvbuf, recvcounts, rdispls, datatype, alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer, intent(in) :: sendcounts(:), sdispls(:), recvcounts(:), &
+         rdispls(:)
+    integer, intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2av(ctx, bufptr(sendbuf), int(sendcounts, int64), &
+         int(sdispls, int64), bufptr(recvbuf), int(recvcounts, int64), &
+         int(rdispls, int64), is_contiguous(sendbuf) .and. &
+         is_contiguous(recvbuf), datatype, alg, radix)
+  end function alltoallv_int
+
+  integer function alltoallv_f08_8(ctx, sendbuf, sendcounts, sdispls, &
+       recvbuf, recvcounts, rdispls, datatype, alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer(int64), intent(in) :: sendcounts(:), sdispls(:), &
+         recvcounts(:), rdispls(:)
+    type(MPI_Datatype), intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2av(ctx, bufptr(sendbuf), sendcounts, sdispls, bufptr(recvbuf), &
+         recvcounts, rdispls, is_contiguous(sendbuf) .and. &
+         is_contiguous(recvbuf), datatype%MPI_VAL, alg, radix)
+  end function alltoallv_f08_8
+
+  integer function alltoallv_f08(ctx, sendbuf, sendcounts, sdispls, &
+       recvbuf, recvcounts, rdispls, datatype, alg, radix) result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    type(*), dimension(..), intent(in), target :: sendbuf
+    type(*), dimension(..), intent(inout), target :: recvbuf
+    integer, intent(in) :: sendcounts(:), sdispls(:), recvcounts(:), &
+         rdispls(:)
+    type(MPI_Datatype), intent(in) :: datatype
+    integer, intent(in), optional :: alg, radix
+    rc = a2av(ctx, bufptr(sendbuf), int(sendcounts, int64), &
+         int(sdispls, int64), bufptr(recvbuf), int(recvcounts, int64), &
+         int(rdispls, int64), is_contiguous(sendbuf) .and. &
+         is_contiguous(recvbuf), datatype%MPI_VAL, alg, radix)
+  end function alltoallv_f08
+
+  ! ------------------------------------------------ MPI-IO file views
+
+  ! passion_section_filetype(f, s, type, disp): section s of f as an MPI
+  ! file view (etype MPI_BYTE): a committed datatype (type(MPI_Datatype)
+  ! or an integer handle; MPI_Type_free it) and the byte displacement of
+  ! its first element (integer(int64), MPI_OFFSET_KIND). Independent.
+  integer function filetype_int(f, s, type, disp) result(rc)
+    type(passion_file), intent(in) :: f
+    type(passion_section), intent(in) :: s
+    integer, intent(out) :: type
+    integer(int64), intent(out) :: disp
+    type(passion_section) :: sp
+    type(c_section) :: cs
+    type(c_memspec) :: cm
+    integer(int64) :: none(1)
+    integer(c_int) :: t
+    integer(c_int64_t) :: d
+    none = 0
+    sp = s
+    sp%has_at = .false.
+    t = 0
+    d = 0
+    rc = prep(f%nd, f%rev, sp, 0, none, .true., cs, cm)
+    if (rc == 0) rc = c_section_filetype(f%p, cs, t, d)
+    type = t
+    disp = d
+  end function filetype_int
+
+  integer function filetype_f08(f, s, type, disp) result(rc)
+    type(passion_file), intent(in) :: f
+    type(passion_section), intent(in) :: s
+    type(MPI_Datatype), intent(out) :: type
+    integer(int64), intent(out) :: disp
+    integer :: h
+    rc = filetype_int(f, s, h, disp)
+    type%MPI_VAL = h
+  end function filetype_f08
+
+  ! ------------------------------------------------------- multicast
+
+  ! Rank root (an MPI rank of the context's communicator, 0-based) reads
+  ! section src of its local file f, and every rank of group (ranks
+  ! 0..P-1; absent: all) receives it: into section dst of its own file
+  ! when dst is present (the same counts as src), else into buf (the
+  ! packed count box of src, or placed at src%at). Every rank passes the
+  ! same root, src and group; ranks outside the group pass through.
+  ! Collective.
+  integer function passion_file_multicast_all(f, root, src, dst, buf, &
+       group) result(rc)
+    type(passion_file), intent(in) :: f
+    integer, intent(in) :: root
+    type(passion_section), intent(in) :: src
+    type(passion_section), intent(in), optional :: dst
+    type(*), dimension(..), intent(inout), target, optional :: buf
+    integer, intent(in), optional :: group(:)
+    type(c_section), target :: cs, cd
+    type(c_memspec), target :: cm, cm2
+    integer(c_int), allocatable, target :: g(:)
+    integer(int64) :: none(1)
+    type(c_ptr) :: gp, dp, bp, mp
+    type(passion_section) :: sp
+    integer :: rc1, ng
+    none = 0
+    sp = src
+    if (present(dst) .or. .not. present(buf)) sp%has_at = .false.
+    if (present(buf) .and. .not. present(dst)) then
+       rc1 = prep(f%nd, f%rev, sp, rank(buf), int(shape(buf), int64), &
+            is_contiguous(buf), cs, cm)
+    else
+       rc1 = prep(f%nd, f%rev, sp, 0, none, .true., cs, cm)
+    end if
+    mp = c_null_ptr
+    if (sp%has_at) mp = c_loc(cm)
+    dp = c_null_ptr
+    bp = c_null_ptr
+    if (present(dst)) then
+       sp = dst
+       sp%has_at = .false.
+       if (rc1 == 0) rc1 = prep(f%nd, f%rev, sp, 0, none, .true., cd, cm2)
+       dp = c_loc(cd)
+    else if (present(buf)) then
+       bp = bufptr(buf)
+    end if
+    if (rc1 /= 0) then
+       ! still collective: an impossible section fails every rank together
+       cs = c_section()
+       cs%stride = 0
+       mp = c_null_ptr
+    end if
+    gp = c_null_ptr
+    ng = 0
+    if (present(group)) then
+       ng = size(group)
+       allocate(g(max(1, ng)))
+       if (ng > 0) g(1:ng) = int(group, c_int)
+       gp = c_loc(g)
+    end if
+    rc = c_multicast_all(f%p, int(root, c_int), c_loc(cs), gp, &
+         int(ng, c_int), dp, bp, mp)
+    if (rc1 /= 0) rc = rc1
+    if (allocated(g)) deallocate(g)
+  end function passion_file_multicast_all
+
+  ! ------------------------------------------------------- last method
+
+  ! What the last section access on ctx did on this rank: method the
+  ! PASSION_METHOD_* it used (auto resolved; PASSION_METHOD_AUTO before
+  ! the first access, after a failed one, or when this rank moved no
+  ! data independently); predicted (optional) the seconds the collective
+  ! cost model predicted for its choice when the call was collective
+  ! with method auto, else 0. Independent.
+  integer function passion_ctx_last_method(ctx, method, predicted) &
+       result(rc)
+    type(passion_ctx), intent(in) :: ctx
+    integer, intent(out) :: method
+    real(real64), intent(out), optional :: predicted
+    integer(c_int64_t) :: m
+    real(c_double) :: p
+    m = 0
+    p = 0
+    rc = c_ctx_last_method(ctx%p, m, p)
+    method = int(m)
+    if (present(predicted)) predicted = p
+  end function passion_ctx_last_method
 
 end module passion

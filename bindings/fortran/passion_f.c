@@ -41,6 +41,17 @@ typedef struct passion_f_slab {
     void *out;
 } passion_f_slab;
 
+/* mirrored by type(c_fpart), bind(C) */
+typedef struct passion_f_part {
+    int64_t index, nparts;
+    int64_t lo[PASSION_MAX_DIMS];
+    int64_t count[PASSION_MAX_DIMS];
+    int64_t shape[PASSION_MAX_DIMS];
+    int64_t offset[PASSION_MAX_DIMS];
+    void *in;
+    void *out;
+} passion_f_part;
+
 /* the exported entry points (the library is built with hidden visibility
    only for libpassion itself; these are plain globals) */
 int passion_f_init(MPI_Fint comm, const passion_options *opt,
@@ -67,6 +78,24 @@ int passion_f_section_plan(passion_file *f, const passion_section *s,
                            double *seconds);
 int passion_f_engine_get(passion_ctx *ctx, int64_t *engine);
 const char *passion_f_engine_name(int64_t engine);
+int passion_f_part_open(passion_file *f, int64_t dim, int64_t width,
+                        int64_t budget, int64_t halo, int64_t prefetch,
+                        passion_file *out, int64_t method,
+                        passion_part_iter **it);
+int passion_f_part_next_all(passion_part_iter *it, passion_f_part *fp);
+int passion_f_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
+                       int64_t count, MPI_Fint type, int64_t alg,
+                       int64_t radix);
+int passion_f_alltoallv(passion_ctx *ctx, const void *sendbuf,
+                        const int64_t *sendcounts, const int64_t *sdispls,
+                        void *recvbuf, const int64_t *recvcounts,
+                        const int64_t *rdispls, MPI_Fint type, int64_t alg,
+                        int64_t radix);
+int passion_f_section_filetype(const passion_file *f,
+                               const passion_section *s, MPI_Fint *type,
+                               int64_t *disp);
+int passion_f_ctx_last_method(const passion_ctx *ctx, int64_t *method,
+                              double *predicted);
 size_t passion_f_strlen(const char *s);
 size_t passion_f_counters_size(void);
 
@@ -289,6 +318,107 @@ const char *passion_f_engine_name(int64_t engine)
     if (engine < PASSION_ENGINE_AUTO || engine > PASSION_ENGINE_THREAD)
         return "unknown";
     return passion_engine_name((passion_engine)engine);
+}
+
+/* dim -1 = the slowest in storage; a bad dim or method still takes the
+   collective path with options passion_part_open rejects on every rank */
+int passion_f_part_open(passion_file *f, int64_t dim, int64_t width,
+                        int64_t budget, int64_t halo, int64_t prefetch,
+                        passion_file *out, int64_t method,
+                        passion_part_iter **it)
+{
+    passion_part_opts o;
+    int rc = passion_part_opts_init(&o);
+    if (rc)
+        return rc;
+    int bad = dim < -1 || dim >= PASSION_MAX_DIMS ||
+              method < PASSION_METHOD_AUTO ||
+              method > PASSION_METHOD_ETP_DYNAMIC;
+    o.dim = bad ? PASSION_MAX_DIMS : (int)dim;
+    o.width = width;
+    o.budget = budget;
+    o.halo = halo;
+    o.prefetch = prefetch != 0;
+    o.out = out;
+    o.method = bad ? PASSION_METHOD_ETP_DYNAMIC : (passion_method)method;
+    rc = passion_part_open(f, &o, it);
+    return rc ? rc : bad ? PASSION_EINVAL : 0;
+}
+
+int passion_f_part_next_all(passion_part_iter *it, passion_f_part *fp)
+{
+    passion_part p;
+    int rc = passion_part_next_all(it, &p);
+    memset(fp, 0, sizeof *fp);
+    if (rc != 1)
+        return rc;
+    fp->index = p.index;
+    fp->nparts = p.nparts;
+    for (int d = 0; d < PASSION_MAX_DIMS; d++) {
+        fp->lo[d] = p.lo[d];
+        fp->count[d] = p.count[d];
+        fp->shape[d] = p.mem.shape[d];
+        fp->offset[d] = p.mem.offset[d];
+    }
+    fp->in = p.in;
+    fp->out = p.out;
+    return rc;
+}
+
+/* an algorithm or radix outside int becomes one the library rejects (on
+   every rank: it compares them in its agreement) */
+static passion_xchg xchg_of(int64_t alg)
+{
+    return alg < PASSION_XCHG_DEFAULT || alg > PASSION_XCHG_TWOLEVEL
+               ? (passion_xchg)1000 : (passion_xchg)alg;
+}
+
+static int radix_of(int64_t radix)
+{
+    return radix < 0 || radix > (1 << 30) ? -1 : (int)radix;
+}
+
+int passion_f_alltoall(passion_ctx *ctx, const void *sendbuf, void *recvbuf,
+                       int64_t count, MPI_Fint type, int64_t alg,
+                       int64_t radix)
+{
+    return passion_alltoall(ctx, sendbuf, recvbuf, count, MPI_Type_f2c(type),
+                            xchg_of(alg), radix_of(radix));
+}
+
+int passion_f_alltoallv(passion_ctx *ctx, const void *sendbuf,
+                        const int64_t *sendcounts, const int64_t *sdispls,
+                        void *recvbuf, const int64_t *recvcounts,
+                        const int64_t *rdispls, MPI_Fint type, int64_t alg,
+                        int64_t radix)
+{
+    return passion_alltoallv(ctx, sendbuf, sendcounts, sdispls, recvbuf,
+                             recvcounts, rdispls, MPI_Type_f2c(type),
+                             xchg_of(alg), radix_of(radix));
+}
+
+/* *type: the Fortran handle (MPI_DATATYPE_NULL's on failure) */
+int passion_f_section_filetype(const passion_file *f,
+                               const passion_section *s, MPI_Fint *type,
+                               int64_t *disp)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_Offset d = 0;
+    int rc = passion_section_filetype(f, s, &t, &d);
+    *type = MPI_Type_c2f(rc ? MPI_DATATYPE_NULL : t);
+    *disp = rc ? 0 : (int64_t)d;
+    return rc;
+}
+
+int passion_f_ctx_last_method(const passion_ctx *ctx, int64_t *method,
+                              double *predicted)
+{
+    passion_method m = PASSION_METHOD_AUTO;
+    double p = 0;
+    int rc = passion_ctx_last_method(ctx, &m, &p);
+    *method = m;
+    *predicted = p;
+    return rc;
 }
 
 size_t passion_f_strlen(const char *s)

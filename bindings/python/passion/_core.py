@@ -304,6 +304,20 @@ class Context:
         return dict(zip(("node_id", "nnodes", "node_rank", "node_size"),
                         (x.value for x in v)))
 
+    def last_method(self):
+        """What the last section access on this context did on this rank
+        (passion_ctx_last_method): (method, predicted), method "direct",
+        "sieve", "etp-static" or "etp-dynamic" ("auto" before the first
+        access, after a failed one, or when this rank moved no data
+        independently), predicted the seconds the collective cost model
+        predicted for its choice when the call was a collective one with
+        method "auto" (the same on every rank), else 0.0."""
+        m, p = ctypes.c_int(), ctypes.c_double()
+        _check(L.lib().passion_ctx_last_method(self._live(), ctypes.byref(m),
+                                               ctypes.byref(p)), self)
+        inv = {v: n for n, v in METHODS.items()}
+        return inv.get(m.value, str(m.value)), p.value
+
     def reset_counters(self):
         _check(L.lib().passion_counters_reset(self._live()), self)
 

@@ -236,6 +236,8 @@ def _declare(h):
                                      ctypes.POINTER(c_int),
                                      ctypes.POINTER(c_int),
                                      ctypes.POINTER(c_int)]),
+        ("passion_ctx_last_method", c_int, [P, pint,
+                                            ctypes.POINTER(c_double)]),
         ("passion_counters_get", c_int, [P, ctypes.POINTER(Counters)]),
         ("passion_counters_reset", c_int, [P]),
         ("passion_array_spec_init", c_int, [ctypes.POINTER(ArraySpec), c_int,

@@ -179,3 +179,44 @@ def test_lifetimes(shared):
 def test_comm_argument(ctx):
     with pytest.raises(TypeError):
         passion.init(comm="world")
+
+
+def test_last_method(shared):
+    """ctx.last_method(): "auto" before any access, the fixed method given
+    (no prediction), auto resolved with a positive prediction equal on
+    every rank (compared through files), an independent sieve read,
+    "auto" after a collective call that failed; reads checked against
+    numpy."""
+    with passion.init({"memory_budget": "1M"}) as c:
+        assert c.last_method() == ("auto", 0.0)
+        path = os.path.join(shared, "lm.npy")
+        v = np.arange(600, dtype=np.float64)
+        with c.create(path, (600,), np.float64) as f:
+            if c.rank == 0:
+                f.write(np.s_[:], v, method="direct")
+            assert c.last_method() == ("direct" if c.rank == 0 else "auto",
+                                       0.0)
+            barrier()
+            key = np.s_[c.rank::c.size]
+            for m in ("direct", "sieve", "etp-static", "etp-dynamic"):
+                assert np.array_equal(f.read_all(key, method=m), v[key])
+                assert c.last_method() == (m, 0.0)
+            assert np.array_equal(f.read_all(key), v[key])
+            m, pred = c.last_method()
+            assert m in ("direct", "sieve", "etp-static", "etp-dynamic")
+            assert pred > 0
+            with open(os.path.join(shared, "pred.%d" % c.rank), "w") as o:
+                o.write(repr(pred))
+            barrier()
+            for r in range(c.size):
+                with open(os.path.join(shared, "pred.%d" % r)) as i:
+                    assert float(i.read()) == pred
+            assert np.array_equal(f.read(key, method="sieve"), v[key])
+            assert c.last_method() == ("sieve", 0.0)
+            # an index past the end on the last rank: every rank raises
+            bad = 600 if c.rank == c.size - 1 else 0
+            with pytest.raises((passion.Error, IndexError)):
+                f.read_all(bad)
+            assert c.last_method() == ("auto", 0.0)
+    with pytest.raises(passion.Error):
+        c.last_method()
