@@ -239,6 +239,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    bench_peer_labels(&a, mnames, NMETH);
     N = a.quick ? 1024 : N_FULL;
     const int memlim = bench_memlimit_min_bytes(&a) > 0;
     for (int64_t mb = bench_memlimit_min_bytes(&a); N * N * 4 < mb;)

@@ -88,7 +88,7 @@ static struct net {
 
 enum { M_AUTO, M_DIRECT, M_A1_ALL, M_A1_NODE, M_TL_ALL, M_TL_NODE,
        M_ROMIO, NMODE };
-static const char *const mnames[NMODE] = {
+static const char *mnames[NMODE] = {
     "auto", "direct", "a1/all", "a1/node", "twolevel/all", "twolevel/node",
     "romio-nodes"};
 
@@ -470,6 +470,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    bench_peer_labels(&a, mnames, NMODE);
     int all_cases = 0, model = 0;
     for (int i = 1; i < argc; i++) {
         all_cases |= !strcmp(argv[i], "--all");

@@ -1051,6 +1051,8 @@ int main(int argc, char **argv)
     int ncases = 200, list = 0;
     const char *only_case = NULL;
     int bad_args = bench_args_parse(&ba, argc, argv) != 0;
+    if (!bad_args)
+        bench_peer_labels(&ba, mnames, NMODES);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[i + 1], NULL, 0);

@@ -86,6 +86,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    bench_peer_labels(&a, methods, (int)(sizeof methods / sizeof *methods));
     int reps = a.reps ? a.reps : (a.cold ? 3 : 5);
     if (a.quick)
         reps = 2;

@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+static const char *mpiio_detect(const char *scratch);
+
 int bench_args_parse(bench_args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
@@ -39,17 +41,80 @@ int bench_args_parse(bench_args *a, int argc, char **argv)
     a->cold = strcmp(a->regime, "warm") != 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->ranks_note = a->size > cpus ? "oversubscribed" : "dedicated";
-#if defined(OPEN_MPI)
-    const char *io = getenv("OMPI_MCA_io");
-    a->mpiio = io && strstr(io, "romio") && !strstr(io, "^") ? "ROMIO"
-                                                              : "OMPIO";
-#else
-    a->mpiio = "ROMIO";
-#endif
+    a->mpiio = mpiio_detect(a->scratch);
     if (a->rank == 0)
-        fprintf(stderr, "MPI: %s; the MPI-IO peers (romio-*) run on %s\n",
-                passion_mpi_build(), a->mpiio);
+        fprintf(stderr, "MPI: %s; the MPI-IO peers (%s-*) run on %s\n",
+                passion_mpi_build(), a->mpiio[0] == 'R' ? "romio" : "ompio",
+                a->mpiio);
     return 0;
+}
+
+/* The MPI-IO implementation this run uses, found at run time: rank 0
+   opens a scratch file on MPI_COMM_SELF with no hints and looks at the
+   hints the file reports: MPICH's ROMIO reports its romio_* defaults.
+   Open MPI (4.1) reports only the hints given, with OMPIO and with its
+   romio321 component alike, so there the io component selected for this
+   run decides (OMPI_MCA_io, which `mpiexec --mca io romio321` also sets;
+   OMPIO unless it names romio). The library's version string decides
+   when the file cannot be opened. Collective over the world. */
+static const char *mpiio_detect(const char *scratch)
+{
+    int rank, kind = 0; /* 1 ROMIO, 2 OMPIO */
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/.bench-mpiio-%ld", scratch,
+                 (long)getpid());
+        MPI_File fh;
+        if (MPI_File_open(MPI_COMM_SELF, path,
+                          MPI_MODE_CREATE | MPI_MODE_RDWR |
+                              MPI_MODE_DELETE_ON_CLOSE,
+                          MPI_INFO_NULL, &fh) == MPI_SUCCESS) {
+            MPI_Info info;
+            int nkeys = 0;
+            kind = 2;
+            if (MPI_File_get_info(fh, &info) == MPI_SUCCESS) {
+                MPI_Info_get_nkeys(info, &nkeys);
+                for (int k = 0; k < nkeys; k++) {
+                    char key[MPI_MAX_INFO_KEY + 1];
+                    MPI_Info_get_nthkey(info, k, key);
+                    if (!strncmp(key, "romio_", 6))
+                        kind = 1;
+                }
+                MPI_Info_free(&info);
+            }
+            MPI_File_close(&fh);
+            unlink(path); /* if DELETE_ON_CLOSE was not honoured */
+            char v[MPI_MAX_LIBRARY_VERSION_STRING];
+            int len = 0;
+            const char *io = getenv("OMPI_MCA_io");
+            MPI_Get_library_version(v, &len);
+            if (kind == 2 && strstr(v, "Open MPI") && io &&
+                strstr(io, "romio") && !strchr(io, '^'))
+                kind = 1;
+        } else {
+            char v[MPI_MAX_LIBRARY_VERSION_STRING];
+            int len = 0;
+            MPI_Get_library_version(v, &len);
+            kind = strstr(v, "Open MPI") ? 2 : 1;
+        }
+    }
+    MPI_Bcast(&kind, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return kind == 1 ? "ROMIO" : "OMPIO";
+}
+
+void bench_peer_labels(const bench_args *a, const char **names, int n)
+{
+    static char pool[32][48];
+    static int used;
+    if (a->mpiio[0] == 'R')
+        return;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(names[i], "romio-", 6) || used == 32)
+            continue;
+        snprintf(pool[used], sizeof pool[used], "ompio-%s", names[i] + 6);
+        names[i] = pool[used++];
+    }
 }
 
 int64_t bench_memlimit_min_bytes(const bench_args *a)

@@ -26,14 +26,22 @@ typedef struct bench_args {
                             --regime memlimit; required there) */
     int rank, size;
     const char *ranks_note; /* "dedicated" or "oversubscribed" */
-    const char *mpiio;   /* the MPI-IO the "romio-*" peers run on:
+    const char *mpiio;   /* the MPI-IO the MPI-IO peers run on, found at
+                            run time (the hints an opened file reports):
                             "ROMIO" (MPICH, or Open MPI's romio component
                             chosen with OMPI_MCA_io) or "OMPIO" (Open MPI's
                             default); printed by bench_args_parse */
 } bench_args;
 
-/* Parse the common arguments; unknown ones are left to the caller. */
+/* Parse the common arguments; unknown ones are left to the caller.
+   Collective over MPI_COMM_WORLD (rank 0 opens a file in the scratch
+   directory to see which MPI-IO runs). */
 int bench_args_parse(bench_args *a, int argc, char **argv);
+
+/* The MPI-IO peers' method labels by the implementation in use: under
+   OMPIO every name in names[0..n-1] that begins "romio-" becomes
+   "ompio-..." (so a CSV never calls OMPIO ROMIO); unchanged under ROMIO. */
+void bench_peer_labels(const bench_args *a, const char **names, int n);
 
 /*
  * The smallest array size a suite uses in the memory-limited regime:

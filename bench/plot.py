@@ -107,6 +107,10 @@ def convert_plot(rows, png):
 
 PEERS = ["romio-coll", "romio-coll-tuned", "romio-indep", "hdf5-coll",
          "hdf5-indep"]
+# the same peers on Open MPI's OMPIO (the programs label them by the
+# MPI-IO found at run time)
+PEERS += [p.replace("romio-", "ompio-") for p in PEERS
+          if p.startswith("romio-")]
 
 
 def patterns_plot(rows, png):

@@ -48,10 +48,42 @@ def table(header, rows):
     return "\n".join(out)
 
 
+def mpiio_of(rows):
+    """The MPI-IO the peers ran on, by their labels (the programs name
+    them by the implementation found at run time: romio-* or ompio-*):
+    "OMPIO", "ROMIO" or None (no MPI-IO peer in the CSV). The rows'
+    ompio-* methods become romio-* here, the tables' internal names; the
+    markdown is relabelled on output (write_md)."""
+    io = None
+    for r in rows:
+        m = r.get("method", "")
+        if m.startswith("ompio-"):
+            io = "OMPIO"
+            r["method"] = "romio-" + m[6:]
+        elif m.startswith("romio-") and io is None:
+            io = "ROMIO"
+    return io
+
+
+def write_md(md, text, io):
+    """Write the markdown, the MPI-IO peers named by what they ran on."""
+    if io == "OMPIO":
+        text = text.replace("romio-", "ompio-").replace(
+            "ROMIO collective", "OMPIO collective")
+    if io:
+        lines = text.split("\n", 1)
+        note = (f"\nMPI-IO peers ({io.lower()}-*) ran on {io} "
+                f"({'Open MPI' if io == 'OMPIO' else 'MPICH or Open MPI'}"
+                "'s MPI-IO, found at run time).\n")
+        text = lines[0] + "\n" + note + (lines[1] if len(lines) > 1 else "")
+    open(md, "w").write(text)
+
+
 def main():
     suite, path, md = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(path) as f:
         rows = list(csv.DictReader(f))
+    io = mpiio_of(rows)
     # projections are model rows: listed, but not in the ratio tables
     measured = [r for r in rows if not r.get("op", "").startswith("projection")]
     if not rows:
@@ -59,10 +91,10 @@ def main():
         return
     header = list(rows[0].keys())
     if suite == "patterns":
-        open(md, "w").write("\n".join(patterns_tables(rows, path)) + "\n")
+        write_md(md, "\n".join(patterns_tables(rows, path)) + "\n", io)
         return
     if suite == "nodes":
-        open(md, "w").write("\n".join(nodes_tables(rows, path)) + "\n")
+        write_md(md, "\n".join(nodes_tables(rows, path)) + "\n", io)
         return
     parts = [f"# Benchmark `{suite}`\n", table(header, rows), ""]
     if suite in RATIOS and "method" in header:
@@ -98,7 +130,7 @@ def main():
         parts += overlap_table(rows)
     if path.endswith(".csv"):
         parts += cgroup_table(path[:-4] + ".cgroup.csv")
-    open(md, "w").write("\n".join(parts) + "\n")
+    write_md(md, "\n".join(parts) + "\n", io)
 
 
 def convert_table(rows):

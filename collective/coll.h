@@ -118,7 +118,9 @@ typedef struct coll_early {
  * Before the FAD: probe the cache and, for an independent method (reads:
  * direct or sieve; writes: direct) or for auto when this rank's predicted
  * time of that access is at most the cost of the collective round it
- * saves (coll_sync_cost), move this rank's section now. A direct write
+ * saves (coll_sync_cost; reads twice that, as they are what independent
+ * access would do anyway; writes only where this rank's independent
+ * access would be direct), move this rank's section now. A direct write
  * changes only the section's own bytes, so it is right whatever the ranks
  * then choose, except where sections share elements: the caller then
  * writes them again in rank order (the highest rank's value stays). rc
@@ -134,7 +136,7 @@ CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
  * FAD's allgather of every collective call (COLL_FAD_SYNC: each rank's
  * arrival and wait at the previous one; with the ranks' clocks, the time
  * from the last arrival to the last completion, kept within the ranks'
- * shortest and longest waits): the mean of the last COLL_SYNC_KEEP
+ * shortest and longest waits): the median of the last COLL_SYNC_KEEP
  * samples, identical on every rank (computed from the FAD); before any,
  * the message calibration's alpha if known, else its default.
  */

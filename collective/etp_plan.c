@@ -254,10 +254,19 @@ double coll_sync_cost(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     if (e && e->sync_n > 0) {
-        double t = 0;
-        for (int i = 0; i < e->sync_n; i++)
-            t += e->sync[i];
-        return t / e->sync_n;
+        /* the median: a round usually costs this; the mean followed the
+           rare scheduling stalls of a loaded machine (milliseconds) and
+           made auto trade cheap rounds for costly requests */
+        double v[COLL_SYNC_KEEP];
+        int n = e->sync_n;
+        memcpy(v, e->sync, (size_t)n * sizeof *v);
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+                double t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        return v[n / 2];
     }
     coll_xchg_costs mc;
     if (!coll_xchg_costs_ready(ctx, &mc))
@@ -366,6 +375,11 @@ int coll_io_early(passion_file *f, const passion_section *s,
         if (op_write) {
             if ((double)x.nblocks * env.lat > S)
                 return PASSION_OK;
+            /* only what this rank's own independent access would do:
+               direct (sieving many small runs is often cheaper) */
+            if (ocad_method_choose(ctx, &x, 1, PASSION_METHOD_AUTO, &env) !=
+                PASSION_METHOD_DIRECT)
+                return PASSION_OK;
             int64_t bytes = x.nblocks * x.blen;
             t = (double)x.nblocks * env.lat + (double)bytes / env.bw +
                 (double)coll_write_pages(x.nblocks, bytes,
@@ -377,6 +391,9 @@ int coll_io_early(passion_file *f, const passion_section *s,
             t = pi.seconds;
             if (pi.method == PASSION_METHOD_SIEVE)
                 t += (double)(elems * f->a->esize) / COLL_COPY_BW;
+            /* a read early is what independent access would do anyway:
+               lost only if the ranks choose the two-phase method */
+            S *= 2;
         }
         if (t > S)
             return PASSION_OK;
