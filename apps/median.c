@@ -305,7 +305,7 @@ void app_median_reference(const void *in, void *out, int64_t h, int64_t w,
                            (const char *)in + es * (size_t)(a * w + b), es);
                 }
             qsort(v, (size_t)n, es, cmp);
-            memcpy((char *)out + es * (size_t)(i * w + j), v + es * (size_t)(n / 2),
-                   es);
+            memcpy((char *)out + es * (size_t)(i * w + j),
+                   v + es * (size_t)(n / 2), es);
         }
 }

@@ -8,9 +8,9 @@
  * data is cached, otherwise the file costs etp_plan.c measured once per
  * context, or the disk defaults of sieve.c until it could; the caller sets
  * them in the context's options while the independent engine counts and
- * runs, so that its own direct/sieve choice uses them too); the file's bandwidth is
- * shared by all ranks, its latency is paid by each rank in parallel; an
- * exchange round among P ranks in which the busiest rank sends or
+ * runs, so that its own direct/sieve choice uses them too); the file's
+ * bandwidth is shared by all ranks, its latency is paid by each rank in
+ * parallel; an exchange round among P ranks in which the busiest rank sends or
  * receives n bytes takes round + (P-1) msg + n beta, the exchange
  * subsystem's linear model with its one calibration (alpha = round + msg,
  * defined in collective/exchange/exchange.h: the options msg_alpha /

@@ -137,44 +137,30 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     return rc;
 }
 
-static int file_read_all_body(passion_file *f, const passion_section *s,
-                              void *buf, const passion_memspec *mem,
-                              passion_method method)
+/* section_all inside the thread contract's guard (core_call_begin) */
+static int section_all_guarded(passion_file *f, const passion_section *s,
+                               void *buf, const passion_memspec *m,
+                               passion_method method, int op_write)
 {
-    return section_all(f, s, buf, mem, method, 0);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = section_all(f, s, buf, m, method, op_write);
+    core_call_end(gctx);
+    return rc;
 }
 
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_read_all(passion_file *f, const passion_section *s,
                           void *buf, const passion_memspec *mem,
                           passion_method method)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_read_all_body(f, s, buf, mem, method);
-    core_call_end(gctx);
-    return rc;
+    return section_all_guarded(f, s, buf, mem, method, 0);
 }
 
-static int file_write_all_body(passion_file *f, const passion_section *s,
-                               const void *buf, const passion_memspec *mem,
-                               passion_method method)
-{
-    return section_all(f, s, (void *)buf, mem, method, 1);
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_all(passion_file *f, const passion_section *s,
                            const void *buf, const passion_memspec *mem,
                            passion_method method)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_write_all_body(f, s, buf, mem, method);
-    core_call_end(gctx);
-    return rc;
+    return section_all_guarded(f, s, (void *)buf, mem, method, 1);
 }

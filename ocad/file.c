@@ -505,7 +505,8 @@ static int file_open_body(passion_array *a, const char *path, passion_mode mode,
     ocad_fmt_info info;
     memset(&info, 0, sizeof info);
     info.split = -1;
-    int create = mode == PASSION_MODE_CREATE || mode == PASSION_MODE_CREATE_EXCL;
+    int create =
+        mode == PASSION_MODE_CREATE || mode == PASSION_MODE_CREATE_EXCL;
     int ext = ocad_format_by_ext(path);
     /* a global file is resolved by its name's extension; an HDF5 or netCDF
        name with header_bytes > 0 is a raw view at that offset */
@@ -733,38 +734,26 @@ static int whole_local(passion_file *f, void *buf, int op_write)
     return rc;
 }
 
-static int file_read_local_body(passion_file *f, void *buf)
+/* whole_local inside the thread contract's guard (core_call_begin) */
+static int whole_local_guarded(passion_file *f, void *buf, int op_write)
 {
-    return whole_local(f, buf, 0);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = whole_local(f, buf, op_write);
+    core_call_end(gctx);
+    return rc;
 }
 
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_read_local(passion_file *f, void *buf)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_read_local_body(f, buf);
-    core_call_end(gctx);
-    return rc;
+    return whole_local_guarded(f, buf, 0);
 }
 
-static int file_write_local_body(passion_file *f, const void *buf)
-{
-    return whole_local(f, (void *)buf, 1);
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_local(passion_file *f, const void *buf)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_write_local_body(f, buf);
-    core_call_end(gctx);
-    return rc;
+    return whole_local_guarded(f, (void *)buf, 1);
 }
 
 /* Validate an independent section request and build its plan. */

@@ -1,7 +1,7 @@
 /*
- * format.c - the format registry (passion_open itself is in open.c): files that describe
- * themselves (.npy, HDF5, netCDF classic, self-describing local sets)
- * next to raw files. A name is resolved once, on rank 0 (split into
+ * format.c - the format registry (passion_open itself is in open.c): files
+ * that describe themselves (.npy, HDF5, netCDF classic, self-describing local
+ * sets) next to raw files. A name is resolved once, on rank 0 (split into
  * PATH:OBJECT, format chosen by magic or extension, header read) and the
  * outcome broadcast as plain bytes, so metadata is read once rather than
  * by every rank.

@@ -286,11 +286,12 @@ static int pick(const char *w, const char *const *names, int n)
     return -1;
 }
 
-#define FAIL(msg) \
-    do {          \
-        *why = (msg); \
-        return -1; \
-    } while (0)
+/* the parse's failure: why it failed, -1 */
+static int fail(const char **why, const char *msg)
+{
+    *why = msg;
+    return -1;
+}
 
 int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
                     const char **why)
@@ -304,7 +305,7 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
                  "\"passion-local-set 1\")"))
         return -1;
     if (v[0] != OCAD_LSET_VERSION)
-        FAIL("unknown description version (this passion reads 1)");
+        return fail(why, "unknown description version (this passion reads 1)");
     d->version = (int)v[0];
     if (key_word(&c, "library", w, 64, why, "bad or missing \"library\""))
         return -1;
@@ -312,7 +313,7 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
                  "bad or missing \"files\" (one name, shorter than 1024)"))
         return -1;
     if (strchr(d->files, '/'))
-        FAIL("\"files\" must be a file name without '/'");
+        return fail(why, "\"files\" must be a file name without '/'");
     if (key_nums(&c, "ranks", 1, 1, (int64_t)1 << 31, v, why,
                  "bad or missing \"ranks\" (1..2^31)"))
         return -1;
@@ -326,7 +327,8 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
         return -1;
     if (key_word(&c, "kind", w, 64, why, "bad or missing \"kind\"") ||
         (d->kind = pick(w, kind_names, 6)) < 0)
-        FAIL("unknown \"kind\" (bytes int uint float complex bool)");
+        return fail(why, "unknown \"kind\" (bytes int uint float complex "
+                         "bool)");
     if (key_nums(&c, "elem_size", 1, 1, 64, v, why,
                  "bad or missing \"elem_size\" (1..64)"))
         return -1;
@@ -334,10 +336,10 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
     static const char *const endians[] = {"little", "big"};
     if (key_word(&c, "endian", w, 64, why, "bad or missing \"endian\"") ||
         (d->big_endian = pick(w, endians, 2)) < 0)
-        FAIL("unknown \"endian\" (little or big)");
+        return fail(why, "unknown \"endian\" (little or big)");
     if (key_word(&c, "storage", w, 64, why, "bad or missing \"storage\"") ||
         (d->storage = pick(w, storage_names, 3)) < 0)
-        FAIL("unknown \"storage\" (row-major col-major custom)");
+        return fail(why, "unknown \"storage\" (row-major col-major custom)");
     if (key_nums(&c, "order", nd, 0, nd - 1, v, why,
                  "bad or missing \"order\" (ndims dimension numbers)"))
         return -1;
@@ -345,10 +347,10 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
     for (int i = 0; i < nd; i++) {
         d->order[i] = (int)v[i];
         if (seen[v[i]]++)
-            FAIL("\"order\" is not a permutation");
+            return fail(why, "\"order\" is not a permutation");
         if ((d->storage == PASSION_ROW_MAJOR && v[i] != i) ||
             (d->storage == PASSION_COL_MAJOR && v[i] != nd - 1 - i))
-            FAIL("\"order\" does not match \"storage\"");
+            return fail(why, "\"order\" does not match \"storage\"");
     }
     if (key_nums(&c, "grid", nd, 1, (int64_t)1 << 31, v, why,
                  "bad or missing \"grid\" (ndims counts >= 1)"))
@@ -357,31 +359,32 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
     for (int i = 0; i < nd; i++) {
         d->grid[i] = (int)v[i];
         if (!core_mul(procs, v[i], &procs) || procs > ((int64_t)1 << 31))
-            FAIL("\"grid\" has more than 2^31 ranks");
+            return fail(why, "\"grid\" has more than 2^31 ranks");
         if (!core_mul(bytes, d->shape[i], &bytes))
-            FAIL("\"shape\" holds more than 2^63 bytes");
+            return fail(why, "\"shape\" holds more than 2^63 bytes");
     }
     if (procs != d->nranks)
-        FAIL("the product of \"grid\" is not \"ranks\"");
+        return fail(why, "the product of \"grid\" is not \"ranks\"");
     {
         char k[16];
         if (!next_line(&c) || !word(&c, k, sizeof k) || strcmp(k, "dist"))
-            FAIL("bad or missing \"dist\"");
+            return fail(why, "bad or missing \"dist\"");
         for (int i = 0; i < nd; i++) {
             if (!word(&c, w, 64))
-                FAIL("\"dist\" needs ndims entries");
+                return fail(why, "\"dist\" needs ndims entries");
             int64_t n = d->shape[i], m;
             if (!strcmp(w, "*")) {
                 d->dist[i] = PASSION_DIST_COLLAPSED;
                 if (d->grid[i] != 1)
-                    FAIL("a collapsed (*) dimension needs grid 1");
+                    return fail(why, "a collapsed (*) dimension needs grid 1");
                 d->block[i] = n;
                 continue;
             }
             const char *open = strchr(w, '(');
             size_t wl = strlen(w);
             if (!open || wl < 3 || w[wl - 1] != ')')
-                FAIL("\"dist\" entries are BLOCK(m), CYCLIC(m) or *");
+                return fail(why, "\"dist\" entries are BLOCK(m), CYCLIC(m) "
+                                 "or *");
             w[wl - 1] = '\0';
             size_t nl = (size_t)(open - w);
             if (nl == 5 && !strncmp(w, "BLOCK", 5))
@@ -389,27 +392,29 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
             else if (nl == 6 && !strncmp(w, "CYCLIC", 6))
                 d->dist[i] = PASSION_DIST_CYCLIC;
             else
-                FAIL("\"dist\" entries are BLOCK(m), CYCLIC(m) or *");
+                return fail(why, "\"dist\" entries are BLOCK(m), CYCLIC(m) "
+                                 "or *");
             if (!num(open + 1, 1, n, &m))
-                FAIL("a block size m must be in 1..shape");
+                return fail(why, "a block size m must be in 1..shape");
             if (d->dist[i] == PASSION_DIST_BLOCK) {
                 int64_t cover;
                 if (core_mul(m, d->grid[i], &cover) && cover < n)
-                    FAIL("BLOCK(m) times grid does not cover the dimension");
+                    return fail(why, "BLOCK(m) times grid does not cover "
+                                     "the dimension");
             }
             d->block[i] = m;
         }
         if (!line_end(&c))
-            FAIL("\"dist\" has more than ndims entries");
+            return fail(why, "\"dist\" has more than ndims entries");
     }
     if (key_nums(&c, "ghost", nd, 0, INT64_MAX, d->ghost, why,
                  "bad or missing \"ghost\" (ndims widths >= 0)"))
         return -1;
     for (int i = 0; i < nd; i++)
         if (d->ghost[i] > d->shape[i])
-            FAIL("a ghost width exceeds its dimension");
+            return fail(why, "a ghost width exceeds its dimension");
     if (next_line(&c))
-        FAIL("unexpected text after \"ghost\"");
+        return fail(why, "unexpected text after \"ghost\"");
     return 0;
 }
 

@@ -346,7 +346,8 @@ enum { CORE_O_RDONLY = 0, CORE_O_RDWR = 1, CORE_O_CREATE = 2,
 /* Advice about a file range (a hint: the driver may ignore it). */
 enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };
 
-#define CORE_ALIGN 4096         /* O_DIRECT alignment of buffer, offset, length */
+/* O_DIRECT alignment of buffer, offset, length */
+#define CORE_ALIGN 4096
 #define CORE_BOUNCE (4 << 20)   /* bytes per bounced O_DIRECT request */
 #define CORE_MAXREQ (1LL << 30) /* bytes per driver request */
 #define CORE_QDEPTH 64          /* ops in flight in the io_uring ring */

@@ -251,46 +251,33 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
     return PASSION_OK;
 }
 
-static int file_read_begin_body(passion_file *f, const passion_section *s,
-                                   void *buf, const passion_memspec *mem,
-                                   passion_method method, passion_request **req)
+/* begin inside the thread contract's guard (core_call_begin) */
+static int begin_guarded(passion_file *f, const passion_section *s,
+                         void *buf, const passion_memspec *mem,
+                         passion_method method, int op_write,
+                         passion_request **req)
 {
-    return begin(f, s, buf, mem, method, 0, req);
+    passion_ctx *gctx = f ? f->ctx : NULL;
+    int rc = core_call_begin(gctx);
+    if (rc)
+        return rc;
+    rc = begin(f, s, buf, mem, method, op_write, req);
+    core_call_end(gctx);
+    return rc;
 }
 
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_read_begin(passion_file *f, const passion_section *s,
-                               void *buf, const passion_memspec *mem,
-                               passion_method method, passion_request **req)
+                            void *buf, const passion_memspec *mem,
+                            passion_method method, passion_request **req)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_read_begin_body(f, s, buf, mem, method, req);
-    core_call_end(gctx);
-    return rc;
+    return begin_guarded(f, s, buf, mem, method, 0, req);
 }
 
-static int file_write_begin_body(passion_file *f, const passion_section *s,
-                                    const void *buf, const passion_memspec *mem,
-                                    passion_method method, passion_request **req)
-{
-    return begin(f, s, (void *)buf, mem, method, 1, req);
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
 int passion_file_write_begin(passion_file *f, const passion_section *s,
-                                const void *buf, const passion_memspec *mem,
-                                passion_method method, passion_request **req)
+                             const void *buf, const passion_memspec *mem,
+                             passion_method method, passion_request **req)
 {
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_write_begin_body(f, s, buf, mem, method, req);
-    core_call_end(gctx);
-    return rc;
+    return begin_guarded(f, s, (void *)buf, mem, method, 1, req);
 }
 
 static int finished(const passion_request *r)

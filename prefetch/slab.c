@@ -14,11 +14,11 @@
  * whenever halo > 0, because the shared cells may be dirty in memory.
  *
  * Invariants: at most one write is in flight (a sieved write rewrites the
- * holes of its extent, which may belong to the previous slab); a slot is handed to the caller only when its read is
- * complete; a slot is refilled only after its write-back completed; every
- * local index along dim is read once per sweep with reuse (plus 2*halo per
- * slab boundary without); buffers total at most the budget when the width
- * comes from it.
+ * holes of its extent, which may belong to the previous slab); a slot is
+ * handed to the caller only when its read is complete; a slot is refilled only
+ * after its write-back completed; every local index along dim is read once per
+ * sweep with reuse (plus 2*halo per slab boundary without); buffers total at
+ * most the budget when the width comes from it.
  */
 #include "pf.h"
 

@@ -126,18 +126,20 @@ int cli_demo_etp(const char *dir, int quiet)
     if (rc) {
         if (rank == 0)
             fprintf(stderr, "passion demo: ETP table setup: %s (%s)\n",
-                    passion_strerror(rc), ctx ? passion_ctx_errdetail(ctx) : "");
+                    passion_strerror(rc),
+                    ctx ? passion_ctx_errdetail(ctx) : "");
         goto done;
     }
     if (rank == 0 && !quiet)
-        printf("\n  extended two-phase (passion, auto) against ROMIO collective"
-               " I/O (MPI_File_*_all, default hints), P=%d%s, cold,\n"
-               "  one global %dx%d 4-byte column-major file (64 MiB), each "
-               "rank its section (thesis case in the name), best of %d:\n\n"
-               "  %-8s %-5s %12s %10s %10s %15s %s\n", size,
-               size > 2 ? " (oversubscribed)" : "", N, N, DEMO_REPS, "case", "op",
-               "KiB per rank", "passion s", "ROMIO s", "ROMIO/passion",
-               "check");
+        printf(
+            "\n  extended two-phase (passion, auto) against ROMIO collective"
+            " I/O (MPI_File_*_all, default hints), P=%d%s, cold,\n"
+            "  one global %dx%d 4-byte column-major file (64 MiB), each "
+            "rank its section (thesis case in the name), best of %d:\n\n"
+            "  %-8s %-5s %12s %10s %10s %15s %s\n",
+            size, size > 2 ? " (oversubscribed)" : "", N, N, DEMO_REPS, "case",
+            "op", "KiB per rank", "passion s", "ROMIO s", "ROMIO/passion",
+            "check");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !rc; i++) {
         const ecase *e = &cases[i];
         passion_section s;

@@ -113,7 +113,8 @@ static int info(int argc, char **argv)
         printf("ranks          %d\n", size);
         printf("nodes          %d (rank 0's node: %d ranks)\n", nnodes,
                node_size);
-        printf("engine         %s%s\n", rc ? "none: " : passion_engine_name(eng),
+        printf("engine         %s%s\n",
+               rc ? "none: " : passion_engine_name(eng),
                rc ? passion_ctx_errdetail(ctx) : "");
         /* every option the context holds, as PASSION_OPTIONS spells it */
         static const char *const keys[] = {

@@ -1114,7 +1114,8 @@ int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
     int rc = core_call_begin(gctx);
     if (rc)
         return rc;
-    rc = alltoallv_body(ctx, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, type, alg, radix);
+    rc = alltoallv_body(ctx, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
+                        rdispls, type, alg, radix);
     core_call_end(gctx);
     return rc;
 }

@@ -398,7 +398,8 @@ static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
         for (int64_t i = -1; i < k && pos < hi; i++) {
             const char *ptr = i < 0 ? m->hdr : out[m->first + i].ptr;
             int64_t len = i < 0 ? hb : out[m->first + i].len;
-            int64_t a = pos > lo ? pos : lo, b = pos + len < hi ? pos + len : hi;
+            int64_t a = pos > lo ? pos : lo,
+                    b = pos + len < hi ? pos + len : hi;
             if (b > a) {
                 MPI_Get_address(ptr + (a - pos), &disp[n]);
                 lens[n++] = (int)(b - a);
@@ -694,7 +695,8 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         return NULL;
     fs_piece *out = core_malloc(run->pl->ctx, (size_t)cap * sizeof *out);
     fs_piece *sorted = core_malloc(run->pl->ctx, (size_t)cap * sizeof *sorted);
-    int64_t *cnt = core_calloc(run->pl->ctx, (size_t)(nk > C ? nk : C) + 1, sizeof *cnt);
+    int64_t *cnt =
+        core_calloc(run->pl->ctx, (size_t)(nk > C ? nk : C) + 1, sizeof *cnt);
     int64_t n = 0;
     if (!out || !sorted || !cnt) {
         core_free(run->pl->ctx, out);
