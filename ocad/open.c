@@ -82,6 +82,17 @@ static int open_spec(passion_ctx *ctx, const char *name,
     return PASSION_OK;
 }
 
+/* The file name both calls take: non-empty and shorter than PATH_MAX. */
+static int name_check(passion_ctx *ctx, const char *name)
+{
+    if (!name || !*name)
+        return core_err(ctx, PASSION_EINVAL, "empty name");
+    if (strlen(name) >= PATH_MAX)
+        return core_err(ctx, PASSION_EINVAL, "name of %zu bytes: longer "
+                        "than PATH_MAX (%d)", strlen(name), PATH_MAX);
+    return PASSION_OK;
+}
+
 static int open_body(passion_ctx *ctx, const char *name, passion_mode mode,
                      const passion_array_spec *layout, passion_array **a,
                      passion_file **f)
@@ -94,12 +105,9 @@ static int open_body(passion_ctx *ctx, const char *name, passion_mode mode,
         return PASSION_EINVAL;
     core_enter(ctx);
     int rc = PASSION_OK;
-    if (!name || !*name)
-        rc = core_err(ctx, PASSION_EINVAL, "empty name");
-    else if (strlen(name) >= PATH_MAX)
-        rc = core_err(ctx, PASSION_EINVAL, "name of %zu bytes: longer than "
-                      "PATH_MAX (%d)", strlen(name), PATH_MAX);
-    else if (mode != PASSION_MODE_RDONLY && mode != PASSION_MODE_RDWR)
+    if ((rc = name_check(ctx, name))) {
+        /* the detail is set */
+    } else if (mode != PASSION_MODE_RDONLY && mode != PASSION_MODE_RDWR)
         rc = core_err(ctx, PASSION_EINVAL,
                       "passion_open opens existing files (RDONLY or RDWR); "
                       "create with passion_array_create + "
@@ -163,12 +171,9 @@ static int list_body(passion_ctx *ctx, const char *name,
         return PASSION_EINVAL;
     core_enter(ctx);
     int rc = PASSION_OK;
-    if (!name || !*name)
-        rc = core_err(ctx, PASSION_EINVAL, "empty name");
-    else if (strlen(name) >= PATH_MAX)
-        rc = core_err(ctx, PASSION_EINVAL, "name of %zu bytes: longer than "
-                      "PATH_MAX (%d)", strlen(name), PATH_MAX);
-    else if (max < 0 || (max > 0 && !entries))
+    if ((rc = name_check(ctx, name))) {
+        /* the detail is set */
+    } else if (max < 0 || (max > 0 && !entries))
         rc = core_err(ctx, PASSION_EINVAL,
                       "max %d with entries %s: max >= 0, and entries must "
                       "hold max entries", max, entries ? "given" : "NULL");
