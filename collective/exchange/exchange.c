@@ -211,6 +211,20 @@ static int fused_in(const xchg_round *x, int i)
     return hin(x, i)[H_FUSED] == 1 && hin(x, i)[H_SENT] >= 0;
 }
 
+/* the context's counters of a data message of `bytes` that went inside
+   a header's message to rank peer (within or between nodes, as
+   core_net_charge counts a message of its own) */
+static void count_inside(passion_ctx *ctx, int peer, int64_t bytes)
+{
+    if (core_node_of(ctx, peer) != ctx->node_id) {
+        ctx->cnt.messages_inter_node++;
+        ctx->cnt.bytes_inter_node += (uint64_t)bytes;
+    } else {
+        ctx->cnt.messages_intra_node++;
+        ctx->cnt.bytes_intra_node += (uint64_t)bytes;
+    }
+}
+
 #define TAG_HDR (COLL_TAG + 12)
 #define TAG_HDR_DATA (COLL_TAG + 13) /* a first step riding on the headers */
 
@@ -242,11 +256,11 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
             x->moved = 1;
             pl->st.messages++;
             pl->st.bytes_sent += b;
-            /* one message: counted as the data message it carries */
-            core_net_charge(pl->ctx, j, b, CORE_NET_COUNTED);
-        } else {
-            core_net_charge(pl->ctx, j, len, 0);
+            count_inside(pl->ctx, j, b);
         }
+        /* one message, charged once (the simulated network's wait); a
+           header message, as the counters see it */
+        core_net_charge(pl->ctx, j, len, 0);
         if (MPI_Isend(h, (int)len, MPI_BYTE, j, TAG_HDR, pl->comm,
                       &hq[n++]) != MPI_SUCCESS)
             rc = PASSION_EMPI;
