@@ -642,16 +642,12 @@ static int call_agree(xchg_call *c, int rc, int *done)
     int arc;
     *done = 1;
     /* by nodes (agree_nodes) when the ranks sit on several nodes, some
-       with more than one rank, and the algorithm is the context's option
-       (agreed equal at passion_init, so every rank takes this path
-       alike), fixed, and sends nothing with the headers */
-    const coll_xchg_ops *opt_ops =
-        c->from_option && c->alg != PASSION_XCHG_AUTO
-            ? coll_xchg_ops_get(c->alg)
-            : NULL;
-    const int by_nodes = P > 1 && P <= COLL_A2A_MAX && opt_ops &&
-                         !opt_ops->hdr_sends && !opt_ops->regular_only &&
-                         c->ctx->nnodes > 1 && c->ctx->nnodes < P &&
+       with more than one rank: a property of the context alone, so every
+       rank takes this path alike whatever algorithm it was passed (a
+       difference is then found in the folded header, V_ALG). Nothing
+       travels with these headers (A1's data goes in its own round), and
+       no round of the call goes to every rank from every rank. */
+    const int by_nodes = P > 1 && coll_xchg_by_nodes(c->ctx) &&
                          pl->P == c->ctx->size;
     if (by_nodes) {
         arc = agree_nodes(pl, v, V_N, V_NSUM);
