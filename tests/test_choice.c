@@ -17,6 +17,13 @@
  *     of disjoint sections takes one collective call too; one of shared
  *     elements is written again in rank order (the last rank's values
  *     stay); the two-phase method keeps its agreement after the I/O.
+ *  3. cached read requests priced by the learned cost (ocad_req_cost):
+ *     given a learned cost per request (fed with ocad_req_learn), auto
+ *     reads 16 runs 504 bytes apart one by one when requests are cheap
+ *     (0.1 us: the holes cost more than the requests) and sieves them in
+ *     one request when they are dear (100 us); a warm auto read of 16
+ *     direct requests records a sample of its own. A constant cost (2 us
+ *     over 8 requests in flight before) answers both cases alike.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -24,6 +31,8 @@
 #include "harness.h"
 
 #include "passion.h"
+
+#include "../ocad/ocad.h" /* ocad_req_learn, ocad_req_cost */
 
 #include <float.h>
 #include <stdint.h>
@@ -358,11 +367,71 @@ static void test_rounds(void)
     passion_finalize(ctx);
 }
 
+/* rank r's 16 doubles r * 1024 + 64 k: runs of 8 bytes, holes of 504 */
+static void spaced(passion_section *s)
+{
+    int64_t st[1] = {th_rank * 1024}, ct[1] = {16}, sd[1] = {64};
+    passion_section_set(s, 1, st, ct, sd);
+}
+
+static void test_learned(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = mkctx("");
+    passion_array *a = NULL;
+    passion_file *f = ctx ? mkfile(ctx, &a, "learned.raw") : NULL;
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    spaced(&s);
+    TH_CHECK(ocad_req_cost(ctx) == 0, "learned before any read: %g",
+             ocad_req_cost(ctx));
+    static const double cost[2] = {1e-7, 1e-4};
+    static const passion_method want[2] = {PASSION_METHOD_DIRECT,
+                                           PASSION_METHOD_SIEVE};
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < OCAD_LEARN_KEEP; i++)
+            ocad_req_learn(ctx, cost[k]);
+        TH_CHECK(ocad_req_cost(ctx) == cost[k], "learned %g, want %g",
+                 ocad_req_cost(ctx), cost[k]);
+        int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(ctx, &m, &pred);
+        TH_CHECK(rc == 0 && check_values(b, &s) && m == want[k],
+                 "cached read, %g s per request: rc %d, method %d (want "
+                 "%d)", cost[k], rc, (int)m, (int)want[k]);
+    }
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+    /* a fresh context learns from its own cached reads */
+    ctx = mkctx("");
+    f = ctx ? mkfile(ctx, &a, "learned2.raw") : NULL;
+    if (!f)
+        return;
+    for (int i = 0; i < OCAD_LEARN_KEEP - 1; i++)
+        ocad_req_learn(ctx, 1e-7);
+    int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    int last = (ctx->req_warm_i + OCAD_LEARN_KEEP - 1) % OCAD_LEARN_KEEP;
+    TH_CHECK(rc == 0 && check_values(b, &s) &&
+                 ctx->req_warm_n == OCAD_LEARN_KEEP &&
+                 ctx->req_warm[last] >= 1e-7 && ctx->req_warm[last] <= 1e-3,
+             "a cached direct read of 16 requests: rc %d, %d samples (want "
+             "%d), the last %g s", rc, ctx->req_warm_n, OCAD_LEARN_KEEP,
+             ctx->req_warm[last]);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
         {"1: passion_ctx_last_method", test_last_method},
         {"2: collective rounds of independent reads", test_rounds},
+        {"3: cached requests priced by the learned cost", test_learned},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
