@@ -918,7 +918,15 @@ typedef struct passion_slab_opts {
     int writeback;    /* 1: write the in buffer back when dirty */
     passion_file *out; /* NULL or the output file (see above) */
     passion_method method; /* for the slab sections; default auto */
-    int64_t reserved[8];   /* zero (see ABI above) */
+    int64_t ramp;     /* 1 (default): with prefetch, when width >= 4 and the
+                         local extent along dim is at least 2*width, the
+                         first width indices come as slabs of width/4,
+                         width/4 and the rest, the last width as the same
+                         in reverse, so that the I/O no computation can hide
+                         (first read, last write) is a quarter slab; slabs
+                         are then never wider than width. 0: all slabs
+                         width wide (the last one possibly less) */
+    int64_t reserved[7];   /* zero (see ABI above) */
 } passion_slab_opts;
 
 /* Defaults (see the fields), reserved space zeroed. */

@@ -35,6 +35,8 @@ struct passion_slab_iter {
     int nd, dim, pos;          /* pos: dim's place in storage order */
     int64_t esize;
     int64_t n, halo, width, nslabs;
+    int64_t nmid;              /* ramped: full-width slabs between the ramps;
+                                  -1 = no ramp */
     int64_t nloc[PASSION_MAX_DIMS], gh[PASSION_MAX_DIMS];
     int64_t bshape[PASSION_MAX_DIMS];
     int64_t outer, inner;      /* buffer = outer x bshape[dim] x inner */
@@ -57,15 +59,57 @@ int passion_slab_opts_init(passion_slab_opts *o)
     o->halo = -1;
     o->prefetch = 1;
     o->reuse = 1;
+    o->ramp = 1;
     o->method = PASSION_METHOD_AUTO;
     return PASSION_OK;
+}
+
+/*
+ * The ramp (prefetch only): the first slab's read and the last slab's
+ * write overlap no computation, so with s equal slabs at most 1 - 1/s of
+ * the I/O can be hidden. Ramped, the first width-wide stretch is cut into
+ * q, q, width - 2q (q = width/4) and the last into width - 2q, q, q: the
+ * unhidden I/O shrinks to a quarter slab at each end, and each ramp step at
+ * most doubles the width, so slab k+1's read still hides behind slab k's
+ * computation while I/O per index is at most half the computation's. The
+ * stretches between the ramps are width wide (the last of them shorter).
+ * Applied when width >= 4 and n >= 2 width; slab k's range is computed,
+ * not stored (n / width may be large).
+ */
+static void ramp_plan(passion_slab_iter *it)
+{
+    it->nmid = -1;
+    if (!it->o.prefetch || !it->o.ramp || it->width < 4 ||
+        it->n < 2 * it->width)
+        return;
+    it->nmid = (it->n - 2 * it->width + it->width - 1) / it->width;
+    it->nslabs = it->nmid + 6;
 }
 
 static void slab_range(const passion_slab_iter *it, int64_t k, int64_t *start,
                        int64_t *count)
 {
-    *start = k * it->width;
-    *count = it->n - *start < it->width ? it->n - *start : it->width;
+    int64_t w = it->width;
+    if (it->nmid < 0) {
+        *start = k * w;
+        *count = it->n - *start < w ? it->n - *start : w;
+        return;
+    }
+    int64_t q = w / 4, h = w - 2 * q;
+    const int64_t up_s[3] = {0, q, 2 * q}, up_c[3] = {q, q, h};
+    const int64_t dn_s[3] = {0, h, h + q}, dn_c[3] = {h, q, q};
+    if (k < 3) {
+        *start = up_s[k];
+        *count = up_c[k];
+    } else if (k < 3 + it->nmid) {
+        *start = w + (k - 3) * w;
+        int64_t left = it->n - w - *start;
+        *count = left < w ? left : w;
+    } else {
+        int64_t j = k - 3 - it->nmid;
+        *start = it->n - w + dn_s[j];
+        *count = dn_c[j];
+    }
 }
 
 /* Section of slab k from local index `from` along dim, into its buffer. */
@@ -214,6 +258,7 @@ static int setup(passion_slab_iter *it, passion_file *f,
     if (it->width > it->n)
         it->width = it->n > 0 ? it->n : 1;
     it->nslabs = it->n > 0 ? (it->n + it->width - 1) / it->width : 0;
+    ramp_plan(it);
     for (int d = 0; d < a->nd; d++)
         it->bshape[d] = d == it->dim ? it->width + 2 * it->halo
                                      : it->nloc[d] + 2 * it->gh[d];

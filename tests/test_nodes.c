@@ -307,6 +307,54 @@ static void test_agree_nodes(void)
         free(ref);
         passion_finalize(c);
     }
+    /* an algorithm passed explicitly, the context's option left at auto:
+       the agreement goes by nodes too (before, the flat round: P -
+       node_size header messages between nodes from every rank) */
+    static const int expl[] = {PASSION_XCHG_TWOLEVEL, PASSION_XCHG_A1,
+                               PASSION_XCHG_FOURSTAGE_NB};
+    for (int k = 1; k <= P; k++) {
+        if (P > 5 && k != 1 && k != 2 && k != 3 && k != P)
+            continue;
+        passion_ctx *c = NULL;
+        int rc = th_init(&c, "virtual_node_ranks=%d,sim_net_latency_us=20,"
+                         "msg_alpha=1e-5,msg_beta=1e-9", k);
+        TH_CHECK(rc == 0, "init k=%d: %d", k, rc);
+        if (rc)
+            continue;
+        const int nn = c->nnodes, ns = c->node_size, lead = !c->node_rank;
+        for (int a = 0; a < 3; a++) {
+            passion_counters cnt;
+            coll_xchg_stats st;
+            double s;
+            uint64_t before = c->net_uncounted_inter;
+            xchg(c, expl[a], 24, &cnt, &st, &s);
+            uint64_t hdr = c->net_uncounted_inter - before;
+            uint64_t want = nn > 1 && nn < P
+                                ? (lead ? (uint64_t)(nn - 1) : 0)
+                                : (uint64_t)(P - ns);
+            TH_CHECK(hdr == want && st.alg == expl[a],
+                     "explicit %s, k=%d (%d nodes, node rank %d): %llu "
+                     "header messages between nodes, want %llu; ran %s",
+                     coll_xchg_name(expl[a]), k, nn, c->node_rank,
+                     (unsigned long long)hdr, (unsigned long long)want,
+                     coll_xchg_name(st.alg));
+        }
+        /* ranks that pass different algorithms: EMISMATCH everywhere,
+           whatever path each would have taken */
+        if (P > 1) {
+            int64_t b = 8;
+            char *sb = calloc((size_t)P, 8), *rb = calloc((size_t)P, 8);
+            rc = passion_alltoall(c, sb, rb, b, MPI_BYTE,
+                                  me == 0 ? PASSION_XCHG_TWOLEVEL
+                                          : PASSION_XCHG_A1,
+                                  0);
+            TH_CHECK(rc == PASSION_EMISMATCH, "k=%d: twolevel on rank 0, a1 "
+                     "elsewhere: %d", k, rc);
+            free(sb);
+            free(rb);
+        }
+        passion_finalize(c);
+    }
     /* the option must be the same on every rank (agreed at init) */
     if (P > 1) {
         passion_ctx *c = NULL;

@@ -293,11 +293,13 @@ static int64_t lin(int nd, const int *order, const int64_t *shape,
  */
 static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
                       int dimsel, int64_t width, int prefetch, int reuse,
-                      int inplace, const char *tag)
+                      int inplace, int ramp, const char *tag)
 {
     int64_t shape[3] = {13, 11 * th_size, 6};
     if (nd == 3)
         shape[2] = 5 * th_size, shape[1] = 7;
+    if (ramp) /* room for ramps at widths 4-9 */
+        shape[0] = 23 * th_size, shape[nd - 1] *= 3;
     passion_array_spec sp;
     passion_array_spec_init(&sp, nd, shape, 4);
     sp.storage = storage;
@@ -341,6 +343,7 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     o.reuse = reuse;
     o.writeback = inplace;
     o.out = fo;
+    o.ramp = ramp;
     /* direct: no read-modify-write, so bytes_read counts input only */
     o.method = reuse ? PASSION_METHOD_DIRECT : PASSION_METHOD_AUTO;
     passion_slab_iter *it = NULL;
@@ -348,9 +351,32 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     TH_CHECK(rc == 0, "slab_open %s: %s", tag, passion_ctx_errdetail(ctx));
     int dim = dimsel < 0 ? ns->order[0] : dimsel;
     int64_t h = ghost, nslabs = 0, bad = 0;
+    /* the expected slab layout, written out: equal slabs of width, or
+       (ramped) width/4, width/4, the rest of width, full slabs, and the
+       last width mirrored */
+    int64_t n = nl[dim], wexp = width < n ? width : n, lay[64], nlay = 0;
+    if (n > 0 && ramp && prefetch && wexp >= 4 && n >= 2 * wexp) {
+        int64_t q = wexp / 4;
+        lay[nlay++] = q;
+        lay[nlay++] = q;
+        lay[nlay++] = wexp - 2 * q;
+        for (int64_t left = n - 2 * wexp; left > 0 && nlay < 58;
+             left -= wexp)
+            lay[nlay++] = left < wexp ? left : wexp;
+        lay[nlay++] = wexp - 2 * q;
+        lay[nlay++] = q;
+        lay[nlay++] = q;
+    } else {
+        for (int64_t left = n; left > 0 && nlay < 64; left -= wexp)
+            lay[nlay++] = left < wexp ? left : wexp;
+    }
+    int64_t at = 0, badlay = 0;
     memcpy(want, model, fb);
     passion_slab sl;
     while (it && (rc = passion_slab_next(it, &sl)) == 1) {
+        badlay += nslabs >= nlay || sl.start != at || sl.count != lay[nslabs] ||
+                  sl.nslabs != nlay || sl.index != nslabs;
+        at += sl.count;
         nslabs++;
         /* every cell of the buffer equals the model (halo and ghosts);
            in place, the model holds what earlier slabs wrote */
@@ -418,6 +444,11 @@ static void slab_case(passion_ctx *ctx, int nd, int storage, int64_t ghost,
     passion_counters_get(ctx, &c);
     TH_CHECK(bad == 0, "%s: %lld buffer cells differ from the file", tag,
              (long long)bad);
+    TH_CHECK(badlay == 0 && nslabs == nlay && at == n, "%s: slab layout "
+             "(n %lld width %lld ramp %d prefetch %d): %lld slabs ending at "
+             "%lld, want %lld; %lld misplaced", tag, (long long)n,
+             (long long)width, ramp, prefetch, (long long)nslabs,
+             (long long)at, (long long)nlay, (long long)badlay);
     /* expected output */
     if (!inplace) {
         memset(want, 0, fb);
@@ -477,9 +508,41 @@ static void slab_matrix(int engine)
                 char tag[64];
                 snprintf(tag, sizeof tag, "e%d-%d", engine, n++);
                 slab_case(ctx, nd, st ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR,
-                          ghost, dimsel, width, prefetch, reuse, inplace, tag);
+                          ghost, dimsel, width, prefetch, reuse, inplace, 1,
+                          tag);
             }
     passion_finalize(ctx);
+}
+
+/*
+ * The ramp: widths 4-9 (quarter 1 or 2, ramp remainders 2-5), both
+ * storage orders, both engines, output file and in-place write-back,
+ * with and without reuse; ramp 0 and no prefetch keep equal slabs. Data
+ * against the model, and the layout against the one written out in
+ * slab_case.
+ */
+static void test_slab_ramp(void)
+{
+    int n = 0;
+    for (int e = 0; e < 2; e++) {
+        passion_ctx *ctx = mkctx(engines[e], 1 << 20, 0);
+        for (int nd = 2; nd <= 3; nd++)
+            for (int st = 0; st < 2; st++)
+                for (int mode = 0; mode < 8; mode++) {
+                    int reuse = mode & 1, inplace = (mode >> 1) & 1;
+                    int ramp = mode < 6, prefetch = mode != 7;
+                    int64_t ghost = (mode + st) % 3;
+                    int dimsel = mode % 3 == 1 ? 1 : -1;
+                    int64_t width = 4 + (mode + 2 * st + nd) % 6;
+                    char tag[64];
+                    snprintf(tag, sizeof tag, "ramp-e%d-%d", e, n++);
+                    slab_case(ctx, nd,
+                              st ? PASSION_COL_MAJOR : PASSION_ROW_MAJOR,
+                              ghost, dimsel, width, prefetch, reuse, inplace,
+                              ramp, tag);
+                }
+        passion_finalize(ctx);
+    }
 }
 
 static void test_slab_uring(void)
@@ -504,12 +567,21 @@ static void test_slab_budget(void)
     passion_slab_opts o;
     passion_slab_opts_init(&o);
     o.budget = 2 * 102 * 8 * 7; /* two buffers of 7 columns: width 5 */
+    o.ramp = 0;
     passion_slab_iter *it;
     int rc = passion_slab_open(f, &o, &it);
     passion_slab sl;
     int got = passion_slab_next(it, &sl);
     TH_CHECK(rc == 0 && got == 1 && sl.count == 5 && sl.nslabs == 8,
              "width from budget: rc %d count %lld nslabs %lld", rc,
+             (long long)sl.count, (long long)sl.nslabs);
+    passion_slab_close(it);
+    /* ramped (the default): 1, 1, 3, six of 5, 3, 1, 1 */
+    o.ramp = 1;
+    rc = passion_slab_open(f, &o, &it);
+    got = passion_slab_next(it, &sl);
+    TH_CHECK(rc == 0 && got == 1 && sl.count == 1 && sl.nslabs == 12,
+             "ramped width from budget: rc %d count %lld nslabs %lld", rc,
              (long long)sl.count, (long long)sl.nslabs);
     passion_slab_close(it);
     o.budget = 2 * 102 * 8 * 2; /* no room beyond the halos */
@@ -577,6 +649,7 @@ static CU_TestInfo slab_tests[] = {
     {"slab iteration, io_uring", test_slab_uring},
     {"slab iteration, thread", test_slab_thread},
     {"slab width from the budget", test_slab_budget},
+    {"slab ramp: narrow first and last slabs", test_slab_ramp},
     {"slab sweep with failing I/O, both engines", test_slab_faults},
     CU_TEST_INFO_NULL,
 };

@@ -62,7 +62,8 @@ int main(void)
     F(passion_slab_opts, budget); F(passion_slab_opts, halo);
     F(passion_slab_opts, prefetch); F(passion_slab_opts, reuse);
     F(passion_slab_opts, writeback); F(passion_slab_opts, out);
-    F(passion_slab_opts, method); F(passion_slab_opts, reserved);
+    F(passion_slab_opts, method); F(passion_slab_opts, ramp);
+    F(passion_slab_opts, reserved);
     END();
     begin("passion_slab", sizeof(passion_slab));
     F(passion_slab, index); F(passion_slab, nslabs); F(passion_slab, start);

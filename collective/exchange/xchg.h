@@ -90,6 +90,13 @@ CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
    COLL_A2A_MAX ranks sends its headers in the round of its data (with
    the paper's model, costs from the options, it pays their messages). */
 CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
+/* Model seconds of the entry agreement of an exchange of shape s: by
+   nodes (coll_agree_by_nodes: an allreduce and a broadcast within the
+   largest node, a round of N - 1 messages between the leaders, each
+   charged the network's cost), else coll_agree_cost with the network's
+   cost of the P - P/N headers that leave a rank's node. */
+CORE_HIDDEN double coll_agree_cost_shape(const coll_xchg_costs *c,
+                                         const coll_xchg_shape *s);
 /* The cheapest algorithm (and radix) for s under c. allow_index: the
    algorithms that need equal blocks (index) are candidates (the exchange
    is regular). Deterministic. */
@@ -173,12 +180,33 @@ CORE_HIDDEN void coll_xchg_memo_put(coll_xchg_state *st,
                                     const coll_xchg_costs *c,
                                     const coll_xchg_shape *s, int64_t budget,
                                     const coll_xchg_choice *ch);
+/* Memory of at least `bytes` kept in the state between calls (the round
+   of headers: not staging, bookkeeping of one call at a time), NULL when
+   out of memory. Counts as one allocation for fault_alloc_at every call,
+   as a fresh one would. Local. */
+CORE_HIDDEN void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
+                                      size_t bytes);
 CORE_HIDDEN void coll_xchg_state_set_last(coll_xchg_state *st,
                                           const coll_xchg_stats *last);
 
 /* Up to this many ranks the agreement is an all-to-all of headers (one
    round); above, a non-blocking allreduce (log2 P rounds). */
 #define COLL_A2A_MAX 64
+
+/* The entry agreement goes by nodes (exchange.c, agree_nodes: the
+   headers fold within each node, the node leaders exchange the folds,
+   each leader gives the result to its node) when the ranks sit on
+   several nodes, some with more than one rank; a property of the context
+   (of the shape, for the model) alone, so that every rank takes the same
+   path whatever algorithm it was passed. */
+static inline int coll_agree_by_nodes(int procs, int nodes)
+{
+    return nodes > 1 && nodes < procs && nodes <= COLL_A2A_MAX;
+}
+static inline int coll_xchg_by_nodes(const passion_ctx *ctx)
+{
+    return coll_agree_by_nodes(ctx->size, ctx->nnodes);
+}
 
 /* Scratch bytes the calibration needs on P ranks. */
 CORE_HIDDEN int64_t coll_calib_bytes(int P);
@@ -263,6 +291,9 @@ struct coll_xchg_plan {
     int limit_hit;           /* an allocation was refused by the limit */
     int64_t stage_now, payload_now;
     coll_xchg_stats st;
+    /* messages of at most this many bytes went inside the headers of the
+       entry agreement: hdr_sends skips them (-1: none did) */
+    int64_t fused_max;
     /* rank in ctx->comm of every rank of comm (the simulated network and
        the node counters know those); NULL: comm's ranks are ctx's */
     const int *ranks;

@@ -56,3 +56,25 @@ double coll_agree_cost(const coll_xchg_costs *c, int P)
     return c->round + (double)(P - 1) * c->msg;
 }
 
+
+/* bytes of one header of the entry agreement (exchange.c: V_N words) */
+#define AGREE_HDR_BYTES 208.0
+
+double coll_agree_cost_shape(const coll_xchg_costs *c,
+                             const coll_xchg_shape *s)
+{
+    int P = s->procs, N = s->nodes > 1 ? s->nodes : 1;
+    if (P <= 1)
+        return 0;
+    double hdr = c->net_msg + AGREE_HDR_BYTES * c->net_byte;
+    if (!coll_agree_by_nodes(P, N)) {
+        /* flat: the headers that leave this rank's node pay the network */
+        double away = N > 1 && P <= COLL_A2A_MAX ? (double)(P - P / N) : 0;
+        return coll_agree_cost(c, P) + away * hdr;
+    }
+    int S = s->node_max > 1 ? s->node_max : 1;
+    double lg = S > 1 ? ceil(log2((double)S)) : 0;
+    /* allreduce and broadcast within the node, the leaders' round */
+    return 2 * lg * (c->round + c->msg) + c->round +
+           (double)(N - 1) * (c->msg + hdr);
+}

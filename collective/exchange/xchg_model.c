@@ -45,11 +45,15 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
        costs (msg is what one more peer in a round adds, and it adds
        none); with the paper's model (costs from the options) every
        message is a start-up, headers too */
-    if (ops->hdr_sends && s->procs > 1 && s->procs <= COLL_A2A_MAX) {
+    if (ops->hdr_sends && s->procs > 1 && s->procs <= COLL_A2A_MAX &&
+        !coll_agree_by_nodes(s->procs, s->nodes)) {
         if (c->source == COLL_COSTS_OPTIONS)
             t += (double)(s->procs - 1) * c->msg;
+        /* the headers that leave the node pay the network too */
+        if (s->nodes > 1)
+            t += (double)(s->procs - s->procs / s->nodes) * c->net_msg;
     } else {
-        t += coll_agree_cost(c, s->procs);
+        t += coll_agree_cost_shape(c, s);
     }
     return t;
 }

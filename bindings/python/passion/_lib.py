@@ -79,7 +79,7 @@ class SlabOpts(ctypes.Structure):
     _fields_ = [("dim", c_int), ("width", c_int64), ("budget", c_int64),
                 ("halo", c_int64), ("prefetch", c_int), ("reuse", c_int),
                 ("writeback", c_int), ("out", c_void_p), ("method", c_int),
-                ("reserved", c_int64 * 8)]
+                ("ramp", c_int64), ("reserved", c_int64 * 7)]
 
 
 class Slab(ctypes.Structure):
