@@ -807,6 +807,18 @@ static int pair_runs(int w, int m, int x)
         /* write */
         {{1, 0, 0, 0, 0, 1, 0}, {1}, {1}, {1, 0, 1, 0, 0, 0, 1},
          {0, 1, 0, 1, 0, 1, 0}}};
+    /* above 2 ranks (oversubscribed on this 2-core machine, where a
+       faulty run's fresh context costs time slices): each exchange
+       algorithm once under the two two-phase methods, reads and writes,
+       each method and direction with some (2 ranks run every pick above,
+       5 ranks too: suite slow) */
+    static const int pick3[2][2][7] = {
+        /* read: etp-static, etp-dynamic */
+        {{0, 1, 0, 0, 0, 1, 0}, {0, 0, 1, 0, 1, 0, 0}},
+        /* write */
+        {{1, 0, 0, 0, 0, 0, 1}, {0, 0, 0, 1, 0, 0, 0}}};
+    if (th_size == 3 && m >= 3 && pick[w][m][x] && !pick3[w][m - 3][x])
+        return -1; /* a pick left out here: still numbered (see below) */
     return pick[w][m][x];
 }
 
@@ -815,7 +827,13 @@ static void test_sections(void)
     for (int w = 0; w < 2; w++)
         for (int m = 0; m < 5; m++)
             for (int x = 0; x < 7; x++) {
-                if (!pair_runs(w, m, x))
+                int pr = pair_runs(w, m, x);
+                /* a pick left out at 3 ranks keeps its case number, so
+                   the cases run there (their victims, their jitter) are
+                   those of the full pick */
+                if (pr < 0)
+                    ci++;
+                if (pr <= 0)
                     continue;
                 fcase c = {.kind = K_SECTION, .placement =
                            PASSION_PLACE_GLOBAL, .method = methods[m],
