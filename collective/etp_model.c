@@ -204,8 +204,9 @@ int coll_method_choose(coll_plan *p, double *seconds)
         if (coll_write_ordered(p, PASSION_METHOD_AUTO))
             t_ind += (double)(P - 1) * S;
     } else {
-        /* independent reads keep core_io_concurrency requests in flight */
-        t_ind = (double)req_max * L / core_io_concurrency(ctx) +
+        /* independent reads keep core_io_concurrency requests in flight
+           (not on cached data: the CPU copies them one after another) */
+        t_ind = (double)req_max * L / ocad_env_conc(ctx, &p->env) +
                 (double)bytes_sum / B + (double)useful_max / COPY_BW;
     }
     if (ctx->opt.verbosity >= 3 && ctx->rank == 0)

@@ -234,8 +234,11 @@ static void plan_caps(coll_plan *p, int64_t M)
 }
 
 /* the file costs of a call: options, else measured, else the defaults;
-   memory-like when the data is cached (warm) */
-static ocad_env call_env(passion_ctx *ctx, int warm)
+   memory-like when the data is cached (warm): a request costs req, the
+   learned cost of a cached read request (ocad_req_cost; 0: not learned
+   yet, COLL_WARM_LATENCY), and reads of cached data do not overlap (the
+   CPU copies them one after another) */
+static ocad_env call_env(passion_ctx *ctx, int warm, double req)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     ocad_env env = ocad_env_ctx(ctx);
@@ -244,8 +247,10 @@ static ocad_env call_env(passion_ctx *ctx, int warm)
     if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
         env.bw = e->file_bw;
     if (warm) {
-        env.lat = COLL_WARM_LATENCY;
+        env.lat = req > 0 ? req : COLL_WARM_LATENCY;
         env.bw = COLL_WARM_BANDWIDTH;
+        env.conc = 1;
+        env.warm = 1;
     }
     return env;
 }
@@ -356,7 +361,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
     }
     if (!have_x)
         ocad_xfer_build(&f->fv, s, m, &x);
-    ocad_env env = call_env(ctx, out->cached >= 950);
+    ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx));
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
     env.budget = left > 0 ? left : 1;
     if (method == PASSION_METHOD_AUTO) {
@@ -516,6 +521,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     /* the last round's timing (the state is made here: a rank without it
        sends 0, and no rank learns from this round) */
     mine[COLL_FAD_SYNC] = sync_word(ext_get(ctx));
+    /* this rank's learned cost of a cached read request (0: none) */
+    mine[COLL_FAD_REQ] = dbits(ocad_req_cost(ctx));
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -658,7 +665,16 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     }
     /* the file costs of this call: options, else memory-like when the
        data is cached, else measured, else the defaults */
-    p->env = call_env(ctx, p->warm);
+    /* a cached read request: the slowest rank's learned cost, the same
+       on every rank (from the FAD) */
+    double req_cost = 0;
+    for (int r = 0; r < P; r++) {
+        double v;
+        int64_t b = p->fad[(int64_t)r * W + COLL_FAD_REQ];
+        memcpy(&v, &b, sizeof v);
+        req_cost = v > req_cost ? v : req_cost;
+    }
+    p->env = call_env(ctx, p->warm, req_cost);
     p->io_lat = p->env.lat;
     p->io_bw = p->env.bw;
     double h = p->io_lat * p->io_bw;

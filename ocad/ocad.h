@@ -131,10 +131,34 @@ typedef struct ocad_env {
     double lat;     /* seconds per file request */
     double bw;      /* bytes per second of the file */
     int64_t budget; /* staging bytes the transfer may hold (>= 1) */
+    int conc;       /* read requests that overlap in time: 0 = the
+                       engine's (core_io_concurrency); 1 for data in the
+                       page cache, whose reads are copies by the CPU */
+    int warm;       /* the data is in the page cache: the reads' measured
+                       time per request is learned (ocad_req_learn) */
 } ocad_env;
 /* From the options (io_latency, io_bandwidth, memory_budget), else the
-   disk-like defaults. */
+   disk-like defaults; conc 0, warm 0. */
 CORE_HIDDEN ocad_env ocad_env_ctx(const passion_ctx *ctx);
+/* The read requests env's model counts as overlapping (>= 1). */
+CORE_HIDDEN int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env);
+
+/*
+ * The learned cost of one read request on data in the page cache: every
+ * independent read on a warm env of at least OCAD_LEARN_MIN requests
+ * records (its time - bytes / bw - copied bytes / OCAD_COPY_BW) /
+ * requests, clamped to [1e-7, 1e-3] s; ocad_req_cost is the median of the
+ * last OCAD_LEARN_KEEP samples of this rank (0: none yet). A system call
+ * and a copy from the page cache cost 0.2-5 us depending on the machine
+ * (a paravirtualised guest pays the most), so a constant misprices many
+ * small direct reads against a few large ones. ocad_req_learn records one
+ * sample (the tests feed it known values).
+ */
+#define OCAD_LEARN_KEEP 8
+#define OCAD_LEARN_MIN 8
+#define OCAD_COPY_BW 4e9
+CORE_HIDDEN void ocad_req_learn(passion_ctx *ctx, double seconds);
+CORE_HIDDEN double ocad_req_cost(const passion_ctx *ctx);
 
 /* Count the requests and bytes a method would use (no I/O). */
 CORE_HIDDEN void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x,

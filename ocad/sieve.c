@@ -37,7 +37,39 @@ ocad_env ocad_env_ctx(const passion_ctx *ctx)
     e.bw = ctx->opt.io_bandwidth > 0 ? ctx->opt.io_bandwidth
                                      : SIEVE_DEFAULT_BANDWIDTH;
     e.budget = ctx->opt.memory_budget > 0 ? ctx->opt.memory_budget : 1;
+    e.conc = 0;
+    e.warm = 0;
     return e;
+}
+
+int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env)
+{
+    return env && env->conc > 0 ? env->conc : core_io_concurrency(ctx);
+}
+
+void ocad_req_learn(passion_ctx *ctx, double seconds)
+{
+    seconds = seconds < 1e-7 ? 1e-7 : seconds > 1e-3 ? 1e-3 : seconds;
+    ctx->req_warm[ctx->req_warm_i] = seconds;
+    ctx->req_warm_i = (ctx->req_warm_i + 1) % OCAD_LEARN_KEEP;
+    if (ctx->req_warm_n < OCAD_LEARN_KEEP)
+        ctx->req_warm_n++;
+}
+
+double ocad_req_cost(const passion_ctx *ctx)
+{
+    int n = ctx->req_warm_n;
+    if (n <= 0)
+        return 0;
+    double v[OCAD_LEARN_KEEP];
+    memcpy(v, ctx->req_warm, (size_t)n * sizeof *v);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v[n / 2];
 }
 
 /* One window: from the iterator's block, as far as budget and holes let. */
@@ -69,12 +101,13 @@ static window window_scan(ocad_iter *it, int64_t budget, int64_t hmax)
 }
 
 /* Per-request latency as the model sees it: reads are kept in flight
-   together (core_io_read_batch), so each costs L / concurrency. */
+   together (core_io_read_batch), so each costs L / concurrency (the
+   env's: 1 for cached data, read by the CPU one after another). */
 static double req_latency(const passion_ctx *ctx, const ocad_env *e,
                           int op_write)
 {
     double L = e->lat;
-    return op_write ? L : L / core_io_concurrency(ctx);
+    return op_write ? L : L / ocad_env_conc(ctx, e);
 }
 
 static int64_t hole_limit(const passion_ctx *ctx, const ocad_env *e,
@@ -246,7 +279,8 @@ static int64_t stage_size(const ocad_env *e, const ocad_xfer *x)
  * memory. Same windows, requests and bytes as one at a time.
  */
 static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
-                        const ocad_xfer *x, char *mem, int64_t h)
+                        const ocad_xfer *x, char *mem, int64_t h,
+                        int64_t *nreq, int64_t *nbytes, int64_t *ncopied)
 {
     typedef struct bentry {
         ocad_iter start;
@@ -291,12 +325,17 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
         }
         if (!rc)
             rc = core_io_read_batch(fh, v, n);
-        for (int i = 0; i < n && !rc; i++)
-            if (be[i].soff >= 0)
+        for (int i = 0; i < n && !rc; i++) {
+            *nreq += 1;
+            *nbytes += v[i].len;
+            if (be[i].soff >= 0) {
                 window_copy(&be[i].start, &be[i].w, stage + be[i].soff, mem,
                             1);
-            else /* read straight into memory: convert it there */
+                *ncopied += be[i].w.nblk * x->blen;
+            } else { /* read straight into memory: convert it there */
                 ocad_swap(v[i].buf, v[i].len, x->swap);
+            }
+        }
     }
     core_stage_free(ctx, stage, ssz);
     core_tmp_free(ctx, be);
@@ -360,8 +399,18 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
     int64_t h = choose(ctx, e, x, op_write, method, &chosen);
     ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
     ctx->last_method = chosen; /* passion_ctx_last_method */
-    if (!op_write)
-        return read_batched(ctx, e, fh, x, mem, h);
+    if (!op_write) {
+        /* on cached data, learn what a request costs (ocad_req_learn) */
+        double t0 = e->warm ? core_now() : 0;
+        int64_t nreq = 0, nbytes = 0, ncopied = 0;
+        int rc = read_batched(ctx, e, fh, x, mem, h, &nreq, &nbytes,
+                              &ncopied);
+        if (e->warm && !rc && nreq >= OCAD_LEARN_MIN)
+            ocad_req_learn(ctx, (core_now() - t0 - (double)nbytes / e->bw -
+                                 (double)ncopied / OCAD_COPY_BW) /
+                                    (double)nreq);
+        return rc;
+    }
     int rc = PASSION_OK;
     ocad_iter it;
     ocad_iter_begin(&it, x);

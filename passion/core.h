@@ -142,6 +142,10 @@ struct passion_ctx {
        auto resolved (0 = none), and the collective model's prediction */
     int last_method;
     double last_predicted;
+    /* the learned cost of a read request on cached data (ocad/sieve.c,
+       ocad_req_learn): the last samples, a ring */
+    double req_warm[8];
+    int req_warm_n, req_warm_i;
 };
 
 /* ---- errors ---- */

@@ -16,7 +16,8 @@
  *      guess, and a checksum that is zero exactly when sendcounts[j] on
  *      rank i equals recvcounts[i] on rank j for every pair (with high
  *      probability); the guessed algorithm's first step travels with it
- *      when the table says it can;
+ *      when the table says it can, a short message inside its header's
+ *      message (one message per pair, as MPI's own call sends);
  *   4. call_shape: disagreements become codes; the agreed shape and
  *      budget (the smallest of the ranks');
  *   5. call_costs: the calibration, when a choice needs it (first call);
@@ -122,27 +123,116 @@ static void fold(int64_t *a, const int64_t *b, int n, int nsum)
 
 /*
  * The entry agreement when every rank sends its header to every rank, and
- * A1's data that may travel with it. hdr[i] is rank i's header; its last
- * entry is the number of bytes rank i sent to this rank with it (-1:
- * none).
+ * A1's data that may travel with it. Each header is a slot of
+ * HDR_B + fuse bytes: the V_N values, then H_SENT (bytes the sender sent
+ * to this rank with the round, -1: none) and H_FUSED (1: those bytes
+ * follow the values in the same message). A message of at most `fuse`
+ * bytes travels inside its header's message, so that a small exchange
+ * costs one message per pair, as MPI's own call does; a longer one
+ * follows in a message of its own. Every receive is posted with the
+ * slot's whole capacity, so no header is ever truncated. The round's
+ * memory is kept in the context's exchange state between calls (no
+ * allocation, no page touched for the first time, per call).
  */
+#define H_SENT V_N
+#define H_FUSED (V_N + 1)
+#define HDR_W (V_N + 2)
+#define HDR_B ((int64_t)HDR_W * (int64_t)sizeof(int64_t))
+/* at most FUSE_ALL bytes of data ride in one rank's headers (its receive
+   slots hold as much), and no message longer than FUSE_MAX */
+#define FUSE_MAX 4096
+#define FUSE_ALL (32 * 1024)
+
 typedef struct xchg_round {
-    int64_t hin[COLL_A2A_MAX][V_N + 1];
-    int64_t hout[COLL_A2A_MAX][V_N + 1];
-    int posted;  /* data receives posted into the receive buffer */
-    int spec;    /* this rank's data went with its headers */
-    int rfirst[COLL_A2A_MAX], rn[COLL_A2A_MAX]; /* receive requests */
-    int sfirst, sn;                             /* send requests */
-    int nreq;                                   /* requests in use */
+    int64_t fuse;   /* largest message inside its header's message */
+    int64_t slot;   /* bytes of a slot: HDR_B + fuse */
+    char *in, *out; /* P slots each: received and sent headers */
+    int *rfirst, *rn; /* P each: receive requests of data with the round */
+    int posted;     /* data receives posted into the receive buffer */
+    int spec;       /* this rank's data went with its headers */
+    int sfirst, sn; /* send requests */
+    int nreq;       /* requests in use */
+    int moved;      /* data went or came inside a header */
 } xchg_round;
+
+/* the message length that rides inside a header on P ranks: identical on
+   every rank (P and the chunk limit are) */
+static int64_t round_fuse(int P)
+{
+    int64_t f = P > 1 ? FUSE_ALL / (P - 1) : FUSE_MAX;
+    f = f > FUSE_MAX ? FUSE_MAX : f;
+    int64_t ch = coll_xchg_chunk();
+    if (HDR_B + f > ch)
+        f = ch > HDR_B ? ch - HDR_B : 0;
+    return f & ~(int64_t)7; /* slots stay 8-byte aligned */
+}
+
+static int64_t round_bytes(int P, int64_t fuse)
+{
+    return (int64_t)sizeof(xchg_round) + 2 * (int64_t)P * (HDR_B + fuse) +
+           2 * (int64_t)P * (int64_t)sizeof(int) + 16;
+}
+
+static int64_t *hin(const xchg_round *x, int i);
+
+/* the round laid out in mem (round_bytes of it) */
+static xchg_round *round_layout(void *mem, int P, int64_t fuse)
+{
+    xchg_round *x = mem;
+    x->fuse = fuse;
+    x->slot = HDR_B + fuse;
+    x->in = (char *)(x + 1);
+    x->out = x->in + (int64_t)P * x->slot;
+    x->rfirst = (int *)(void *)(x->out + (int64_t)P * x->slot);
+    x->rn = x->rfirst + P;
+    x->posted = x->spec = 0;
+    x->sfirst = x->sn = x->nreq = x->moved = 0;
+    /* what round_finish reads of a round that stopped early */
+    for (int i = 0; i < P; i++) {
+        x->rn[i] = 0;
+        hin(x, i)[H_SENT] = -1;
+    }
+    return x;
+}
+
+static int64_t *hin(const xchg_round *x, int i)
+{
+    return (int64_t *)(void *)(x->in + (int64_t)i * x->slot);
+}
+
+static int64_t *hout(const xchg_round *x, int j)
+{
+    return (int64_t *)(void *)(x->out + (int64_t)j * x->slot);
+}
+
+/* peer i's data came inside its header */
+static int fused_in(const xchg_round *x, int i)
+{
+    return hin(x, i)[H_FUSED] == 1 && hin(x, i)[H_SENT] >= 0;
+}
+
+/* the context's counters of a data message of `bytes` that went inside
+   a header's message to rank peer (within or between nodes, as
+   core_net_charge counts a message of its own) */
+static void count_inside(passion_ctx *ctx, int peer, int64_t bytes)
+{
+    if (core_node_of(ctx, peer) != ctx->node_id) {
+        ctx->cnt.messages_inter_node++;
+        ctx->cnt.bytes_inter_node += (uint64_t)bytes;
+    } else {
+        ctx->cnt.messages_intra_node++;
+        ctx->cnt.bytes_intra_node += (uint64_t)bytes;
+    }
+}
 
 #define TAG_HDR (COLL_TAG + 12)
 #define TAG_HDR_DATA (COLL_TAG + 13) /* a first step riding on the headers */
 
 /* headers to everyone (and the first step of `spec`'s algorithm when
-   spec is not NULL); returns the fold of all headers in out. That data is
-   received only once its sender's header has said how long it is, so
-   that nothing is ever truncated. */
+   spec is not NULL: short messages inside the headers' messages, longer
+   ones after them); returns the fold of all headers in out. A long
+   message is received only once its sender's header has said how long it
+   is, so that nothing is ever truncated. */
 static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
                        int nsum, const coll_xchg_ops *spec, int64_t *out)
 {
@@ -150,37 +240,61 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
     MPI_Request hq[2 * COLL_A2A_MAX];
     for (int i = 0; i < P && !rc; i++)
         if (i != me &&
-            MPI_Irecv(x->hin[i], V_N + 1, MPI_INT64_T, i, TAG_HDR, pl->comm,
-                      &hq[n++]) != MPI_SUCCESS)
+            MPI_Irecv(hin(x, i), (int)x->slot, MPI_BYTE, i, TAG_HDR,
+                      pl->comm, &hq[n++]) != MPI_SUCCESS)
             rc = PASSION_EMPI;
     for (int j = 0; j < P && !rc; j++) {
         if (j == me)
             continue;
-        memcpy(x->hout[j], v, V_N * sizeof *v);
-        x->hout[j][V_N] = x->spec ? coll_sc(pl, j) : -1;
-        if (core_net_isend(pl->ctx, x->hout[j], V_N + 1, MPI_INT64_T, j,
-                           TAG_HDR, pl->comm, 0, &hq[n++]))
+        int64_t *h = hout(x, j), b = coll_sc(pl, j), len = HDR_B;
+        memcpy(h, v, V_N * sizeof *v);
+        h[H_SENT] = x->spec ? b : -1;
+        h[H_FUSED] = x->spec && b <= x->fuse;
+        if (h[H_FUSED] && b > 0) {
+            memcpy(h + HDR_W, pl->sbuf + coll_sd(pl, j), (size_t)b);
+            len += b;
+            x->moved = 1;
+            pl->st.messages++;
+            pl->st.bytes_sent += b;
+            count_inside(pl->ctx, j, b);
+        }
+        /* one message, charged once (the simulated network's wait); a
+           header message, as the counters see it */
+        core_net_charge(pl->ctx, j, len, 0);
+        if (MPI_Isend(h, (int)len, MPI_BYTE, j, TAG_HDR, pl->comm,
+                      &hq[n++]) != MPI_SUCCESS)
             rc = PASSION_EMPI;
     }
-    /* sends first in the pool: [0, sn) */
+    /* the longer messages: sends first in the pool, [0, sn) */
     int k = 0;
-    if (!rc && x->spec)
+    if (!rc && x->spec) {
+        pl->fused_max = x->fuse;
         rc = spec->hdr_sends(pl, TAG_HDR_DATA, &k);
+        pl->fused_max = -1;
+    }
     x->sfirst = 0;
     x->sn = k;
     if (!rc)
         rc = coll_waitall(n, hq);
     if (rc)
         return rc;
-    memcpy(x->hin[me], v, V_N * sizeof *v);
-    x->hin[me][V_N] = -1;
+    memcpy(hin(x, me), v, V_N * sizeof *v);
+    hin(x, me)[H_SENT] = -1;
+    hin(x, me)[H_FUSED] = 0;
     /* data that came with the headers and fits where it is expected */
     for (int i = 0; i < P && !rc; i++) {
         x->rfirst[i] = k;
         x->rn[i] = 0;
-        int64_t sb = x->hin[i][V_N];
+        int64_t sb = hin(x, i)[H_SENT];
         if (i == me || !x->posted || sb < 0 || sb != coll_rc(pl, i))
             continue;
+        if (fused_in(x, i)) {
+            x->moved |= sb > 0;
+            if (sb > 0)
+                memcpy(pl->rbuf + coll_rd(pl, i), hin(x, i) + HDR_W,
+                       (size_t)sb);
+            continue;
+        }
         x->rn[i] = (int)coll_nparts(sb);
         rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, i), sb, i, TAG_HDR_DATA,
                         pl->req + k);
@@ -190,7 +304,7 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
     memcpy(out, v, V_N * sizeof *v);
     for (int i = 0; i < P; i++)
         if (i != me)
-            fold(out, x->hin[i], V_N, nsum);
+            fold(out, hin(x, i), V_N, nsum);
     return rc;
 }
 
@@ -207,7 +321,7 @@ static void drain(coll_xchg_plan *pl, int src, int tag)
  * step rides on the headers is what runs, so finish it (data not yet
  * sent with the headers goes now). Otherwise take what arrived and drain
  * what has no place (inconsistent arguments), so that no message is left
- * behind.
+ * behind (data inside a header needs nothing).
  */
 static int round_finish(coll_xchg_plan *pl, xchg_round *x,
                         const coll_xchg_ops *complete)
@@ -215,7 +329,7 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x,
     int P = pl->P, me = pl->me, rc = PASSION_OK, k = x->nreq;
     if (complete) {
         for (int i = 0; i < P && !rc; i++) {
-            if (i == me || x->hin[i][V_N] >= 0)
+            if (i == me || hin(x, i)[H_SENT] >= 0)
                 continue;
             int64_t b = coll_rc(pl, i);
             rc = coll_irecv(pl, pl->rbuf + coll_rd(pl, i), b, i, TAG_HDR_DATA,
@@ -227,7 +341,7 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x,
         coll_copy_self(pl);
         if (!rc)
             rc = coll_waitall(k, pl->req);
-        if (k > 0)
+        if (k > 0 || x->moved)
             pl->st.rounds++;
         pl->st.alg = complete->id;
         return rc ? core_err(pl->ctx, rc, "%s: exchange failed",
@@ -235,8 +349,8 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x,
                   : rc;
     }
     for (int i = 0; i < P; i++) {
-        int64_t sb = x->hin[i][V_N];
-        if (i == me || sb <= 0 || x->rn[i] > 0)
+        int64_t sb = hin(x, i)[H_SENT];
+        if (i == me || sb <= 0 || x->rn[i] > 0 || fused_in(x, i))
             continue;
         for (int64_t q = 0; q < coll_nparts(sb); q++)
             drain(pl, i, TAG_HDR_DATA);
@@ -301,24 +415,51 @@ static int agree_nodes(coll_xchg_plan *pl, int64_t *v, int n, int nsum)
 }
 
 /*
- * The round of headers for a rank that could not allocate its round: it
- * still sends its header to every rank and receives theirs (a round on
- * the stack, used only here, so that the usual path keeps its stack
- * small), with no data, drains whatever data its peers sent with their
- * headers, and reports the failure in the header it sent (v[V_FAIL]):
- * every rank then takes the agreement's failure path. noinline: the
- * round's 28 KiB of stack are taken only when this runs.
+ * The round of headers for a rank that could not have its round: it
+ * still sends its header to every rank and receives theirs, one at a
+ * time into one slot on the stack, with no data, drains whatever data its
+ * peers sent after their headers, and reports the failure in the header
+ * it sent (v[V_FAIL]): every rank then takes the agreement's failure
+ * path. noinline: the slot's stack is taken only when this runs.
  */
 __attribute__((noinline)) static int round_without_memory(coll_xchg_plan *pl,
                                                           const int64_t *v,
                                                           int nsum,
                                                           int64_t *out)
 {
-    xchg_round x;
-    memset(&x, 0, sizeof x);
-    int rc = round_start(pl, &x, v, nsum, NULL, out);
-    int frc = round_finish(pl, &x, NULL);
-    return rc ? rc : frc;
+    int P = pl->P, me = pl->me, rc = PASSION_OK, n = 0;
+    int64_t fuse = round_fuse(P);
+    int64_t h[HDR_W + FUSE_MAX / 8], mine[HDR_W];
+    MPI_Request q[COLL_A2A_MAX];
+    memcpy(mine, v, V_N * sizeof *v);
+    mine[H_SENT] = -1;
+    mine[H_FUSED] = 0;
+    for (int j = 0; j < P && !rc; j++) {
+        if (j == me)
+            continue;
+        core_net_charge(pl->ctx, j, HDR_B, 0);
+        if (MPI_Isend(mine, (int)HDR_B, MPI_BYTE, j, TAG_HDR, pl->comm,
+                      &q[n++]) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    }
+    memcpy(out, v, V_N * sizeof *v);
+    for (int i = 0; i < P && !rc; i++) {
+        if (i == me)
+            continue;
+        MPI_Request r;
+        if (MPI_Irecv(h, (int)(HDR_B + fuse), MPI_BYTE, i, TAG_HDR, pl->comm,
+                      &r) != MPI_SUCCESS ||
+            coll_waitall(1, &r)) {
+            rc = PASSION_EMPI;
+            break;
+        }
+        fold(out, h, V_N, nsum);
+        if (h[H_SENT] > 0 && h[H_FUSED] != 1)
+            for (int64_t p = 0; p < coll_nparts(h[H_SENT]); p++)
+                drain(pl, i, TAG_HDR_DATA);
+    }
+    int wrc = coll_waitall(n, q);
+    return rc ? rc : wrc;
 }
 
 /* ------------------------------------------------------------- one call */
@@ -503,6 +644,7 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     pl->P = ctx->size;
     pl->me = ctx->rank;
     pl->st.alg = -1;
+    pl->fused_max = -1;
     c->state = coll_xchg_state_get(ctx);
     int crc = coll_xchg_comm_setup(ctx, &pl->comm);
     c->from_option = a->alg == PASSION_XCHG_DEFAULT;
@@ -652,9 +794,10 @@ static int call_agree(xchg_call *c, int rc, int *done)
     if (by_nodes) {
         arc = agree_nodes(pl, v, V_N, V_NSUM);
     } else if (P > 1 && P <= COLL_A2A_MAX) {
-        c->x = core_tmp_alloc(c->ctx, sizeof *c->x, 1);
-        if (c->x)
-            memset(c->x, 0, sizeof *c->x);
+        int64_t fuse = round_fuse(P);
+        void *mem = coll_xchg_state_buf(c->ctx, c->state,
+                                        (size_t)round_bytes(P, fuse));
+        c->x = mem ? round_layout(mem, P, fuse) : NULL;
         if (!c->x) {
             /* calloc or agree: this rank still takes part in the round
                (its peers wait for its header), says in it that it failed,
@@ -662,8 +805,8 @@ static int call_agree(xchg_call *c, int rc, int *done)
             v[V_FAIL] = 1;
             if (!rc)
                 rc = core_err(c->ctx, PASSION_ENOMEM,
-                              "exchange: the round of headers (%zu bytes)",
-                              sizeof *c->x);
+                              "exchange: the round of headers (%lld bytes)",
+                              (long long)round_bytes(P, round_fuse(P)));
             int64_t w[V_N];
             arc = round_without_memory(pl, v, V_NSUM, w);
             memcpy(v, w, sizeof w);
@@ -736,7 +879,6 @@ static int call_costs(xchg_call *c)
         return PASSION_OK;
     if (c->x)
         round_finish(&c->pl, c->x, NULL);
-    core_tmp_free(c->ctx, c->x);
     c->x = NULL;
     int rc = coll_xchg_costs_get(c->ctx, &c->costs);
     if (!rc)
@@ -872,13 +1014,11 @@ static int call_run(xchg_call *c)
     /* the step that rode on the agreement is the whole algorithm */
     if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
         int rc = round_finish(pl, c->x, ops);
-        core_tmp_free(c->ctx, c->x);
         c->x = NULL;
         return rc;
     }
     if (c->x) {
         round_finish(pl, c->x, NULL);
-        core_tmp_free(c->ctx, c->x);
         c->x = NULL;
     }
     /* the guesses of step 2 may differ between ranks (budgets, the local
@@ -924,7 +1064,6 @@ static void call_end(xchg_call *c, double t0)
     coll_xchg_plan *pl = &c->pl;
     if (c->x) {
         round_finish(pl, c->x, NULL);
-        core_tmp_free(c->ctx, c->x);
         c->x = NULL;
     }
     unprepare(c);

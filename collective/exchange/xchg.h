@@ -180,6 +180,12 @@ CORE_HIDDEN void coll_xchg_memo_put(coll_xchg_state *st,
                                     const coll_xchg_costs *c,
                                     const coll_xchg_shape *s, int64_t budget,
                                     const coll_xchg_choice *ch);
+/* Memory of at least `bytes` kept in the state between calls (the round
+   of headers: not staging, bookkeeping of one call at a time), NULL when
+   out of memory. Counts as one allocation for fault_alloc_at every call,
+   as a fresh one would. Local. */
+CORE_HIDDEN void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
+                                      size_t bytes);
 CORE_HIDDEN void coll_xchg_state_set_last(coll_xchg_state *st,
                                           const coll_xchg_stats *last);
 
@@ -285,6 +291,9 @@ struct coll_xchg_plan {
     int limit_hit;           /* an allocation was refused by the limit */
     int64_t stage_now, payload_now;
     coll_xchg_stats st;
+    /* messages of at most this many bytes went inside the headers of the
+       entry agreement: hdr_sends skips them (-1: none did) */
+    int64_t fused_max;
     /* rank in ctx->comm of every rank of comm (the simulated network and
        the node counters know those); NULL: comm's ranks are ctx's */
     const int *ranks;

@@ -121,6 +121,8 @@ int coll_a1_isends(coll_xchg_plan *pl, int tag, int *k)
     for (int j = 1; j < pl->P && !rc; j++) {
         int to = (pl->me + j) % pl->P;
         int64_t b = coll_sc(pl, to);
+        if (b <= pl->fused_max)
+            continue; /* it went inside its header's message */
         if (*k + coll_nparts(b) > pl->nreq)
             rc = PASSION_ENOMEM;
         else

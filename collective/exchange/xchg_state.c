@@ -29,12 +29,15 @@ struct coll_xchg_state {
     coll_xchg_shape memo_shape;
     int64_t memo_budget;
     coll_xchg_choice memo;
+    void *buf; /* coll_xchg_state_buf */
+    size_t buf_bytes;
 };
 
 static void state_free(passion_ctx *ctx, void *p)
 {
     coll_xchg_state *s = p;
     coll_nodes_free(ctx, &s->nodes);
+    core_free(ctx, s->buf);
     if (s->comm != MPI_COMM_NULL)
         MPI_Comm_free(&s->comm);
     core_free(ctx, s);
@@ -160,6 +163,22 @@ void coll_xchg_memo_put(coll_xchg_state *st, const coll_xchg_costs *c,
     st->memo_shape = *s;
     st->memo_budget = budget;
     st->memo = *ch;
+}
+
+void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
+                          size_t bytes)
+{
+    if (!st)
+        return NULL;
+    if (st->buf && st->buf_bytes >= bytes)
+        return core_alloc_fault(ctx) ? NULL : st->buf;
+    void *p = core_malloc(ctx, bytes);
+    if (!p)
+        return NULL;
+    core_free(ctx, st->buf);
+    st->buf = p;
+    st->buf_bytes = bytes;
+    return p;
 }
 
 void coll_xchg_state_set_last(coll_xchg_state *st, const coll_xchg_stats *l)

@@ -89,12 +89,29 @@ static void fs_grid_net(int P, double lmax, double *msgs, double *bytes)
                    : 0;
 }
 
+/* The leaders' exchange: A1 (one round, N - 1 messages per leader, no
+   staging) while it sends no more messages between nodes than the
+   four-stage's 2(C - 1) + 2(R - 1) in four dependent stages (up to 9
+   nodes), else the four-stage. A function of N alone: every leader
+   takes the same. */
+static int tl_leaders_a1(int N)
+{
+    double m, b;
+    fs_grid_net(N, 1.0, &m, &b);
+    return N <= 2 || (double)(N - 1) <= m;
+}
+
 static void tl_net(const coll_xchg_shape *s, int radix, double *msgs,
                    double *bytes)
 {
     (void)radix;
-    fs_grid_net(s->nodes > 1 ? s->nodes : 1, tl_leader_bytes(s), msgs,
-                bytes);
+    int N = s->nodes > 1 ? s->nodes : 1;
+    if (N > 1 && tl_leaders_a1(N)) {
+        *msgs = N - 1;
+        *bytes = tl_leader_bytes(s);
+        return;
+    }
+    fs_grid_net(N, tl_leader_bytes(s), msgs, bytes);
 }
 
 static double tl_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
@@ -107,7 +124,8 @@ static double tl_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
     double B = tl_leader_bytes(s);
     coll_xchg_shape sub = tl_sub_shape(s);
     int r = 0;
-    double t = coll_xchg_fourstage_nb.model(c, &sub, &r);
+    double t = tl_leaders_a1(N) ? coll_xchg_a1.model(c, &sub, &r)
+                                : coll_xchg_fourstage_nb.model(c, &sub, &r);
     /* steps 1 and 3: one round each; the leader receives (sends) S - 1
        messages and B bytes; the direct pairs of the node overlap step 1 */
     t += 2 * (c->round + (double)(S - 1) * c->msg + c->byte * B);
@@ -125,6 +143,8 @@ static int64_t tl_staging(const coll_xchg_shape *s, int radix)
         return 0;
     coll_xchg_shape sub = tl_sub_shape(s);
     int64_t B = (int64_t)tl_leader_bytes(s);
+    if (tl_leaders_a1(sub.procs))
+        return 2 * B;
     return 2 * B + coll_xchg_staging(PASSION_XCHG_FOURSTAGE_NB, 0, &sub);
 }
 
@@ -378,6 +398,55 @@ static inline int64_t hr(const tl_run_t *r, int k, int i)
     return r->tb.hdr[(int64_t)k * 2 * r->pl->P + r->pl->P + i];
 }
 
+/*
+ * The leaders' exchange by A1 (tl_leaders_a1) on the sub-plan of the
+ * leaders: every receive posted, then every send, one wait. A leader
+ * without its blocks (fail) keeps the protocol: it sends each leader as
+ * many empty parts as that leader expects and drains what comes.
+ */
+static int tl_leaders_run_a1(coll_xchg_plan *sub, int fail)
+{
+    int N = sub->P, me = sub->me, rc = PASSION_OK;
+    int64_t n = 0;
+    for (int b = 0; b < N; b++)
+        if (b != me)
+            n += coll_nparts(coll_sc(sub, b)) + coll_nparts(coll_rc(sub, b));
+    MPI_Request *q = NULL;
+    if (!fail && n > 0) {
+        q = core_malloc(sub->ctx, (size_t)n * sizeof *q);
+        if (!q) {
+            fail = 1;
+            rc = core_err(sub->ctx, PASSION_ENOMEM,
+                          "twolevel: %lld requests of the leaders' exchange",
+                          (long long)n);
+        }
+    }
+    if (!fail) {
+        sub->req = q;
+        sub->nreq = (int)n;
+        rc = coll_xchg_a1.run(sub);
+        sub->req = NULL;
+        sub->nreq = 0;
+        core_free(sub->ctx, q);
+        return rc;
+    }
+    char c = 0;
+    for (int i = 1; i < N; i++) {
+        int to = (me + i) % N;
+        for (int64_t k = 0; k < coll_nparts(coll_sc(sub, to)); k++) {
+            MPI_Request one;
+            if (!coll_net_isend(sub, &c, 0, MPI_BYTE, to, COLL_TAG,
+                                CORE_NET_COUNTED, &one))
+                coll_waitall(1, &one);
+        }
+    }
+    for (int i = 1; i < N; i++) {
+        int from = (me - i + N) % N;
+        tl_drain(sub, coll_rc(sub, from), from, COLL_TAG);
+    }
+    return rc ? rc : PASSION_ENOMEM;
+}
+
 static int tl_leader(tl_run_t *r)
 {
     coll_xchg_plan *pl = r->pl;
@@ -525,7 +594,8 @@ static int tl_leader(tl_run_t *r)
         sub.ranks = T->leader_rank;
         sub.limit = pl->limit - pl->stage_now;
         sub.base = ctx->staging_now;
-        if (fail) /* empty blocks: the four-stage drains what comes */
+        if (fail && !tl_leaders_a1(N)) /* empty blocks: the four-stage
+                                           drains what comes */
             for (int b = 0; b < N; b++)
                 osc[b] = osd[b] = irc[b] = ird[b] = 0;
         sub.sbuf = ob;
@@ -534,7 +604,8 @@ static int tl_leader(tl_run_t *r)
         sub.sd = osd;
         sub.rc = irc;
         sub.rd = ird;
-        int e = coll_xchg_fourstage_nb.run(&sub);
+        int e = tl_leaders_a1(N) ? tl_leaders_run_a1(&sub, fail)
+                                 : coll_xchg_fourstage_nb.run(&sub);
         pl->st.messages += sub.st.messages;
         pl->st.bytes_sent += sub.st.bytes_sent;
         pl->st.msgs_net += sub.st.messages;
