@@ -64,6 +64,7 @@ struct passion_slab_iter {
     char *inb[SLAB_NIN], *outb[SLAB_NOUT];
     passion_request *inreq[SLAB_NIN], *wbreq[SLAB_NIN], *outreq[SLAB_NOUT];
     int hinted[SLAB_NIN];      /* slot's slab advised, read at hand-out */
+    int64_t hlo[SLAB_NIN], hhi[SLAB_NIN]; /* its advised file range */
     int64_t k;                 /* current slab, -1 before the first */
     int cur;                   /* its in slot */
     int dirty;
@@ -422,8 +423,9 @@ static int finish_current(passion_slab_iter *it)
 
 /* Advise the kernel to read section s (a buffered, dense range); 1 if the
    advice went out, 0 if the slab must be read asynchronously instead. */
-static int hint_read(passion_slab_iter *it, const passion_section *s,
-                     char *buf, const passion_memspec *m)
+static int hint_read(passion_slab_iter *it, int slot,
+                     const passion_section *s, char *buf,
+                     const passion_memspec *m)
 {
     ocad_xfer x;
     if (ocad_section_prepare(it->f, s, buf, m, it->o.method, 0, &x) ||
@@ -432,6 +434,8 @@ static int hint_read(passion_slab_iter *it, const passion_section *s,
     int64_t span = x.fend - x.foff0, useful = x.nblocks * x.blen;
     if (span > 2 * useful)
         return 0;
+    it->hlo[slot] = x.foff0;
+    it->hhi[slot] = x.fend;
     return core_io_advise(it->f->fh, x.foff0, span, CORE_ADV_WILLNEED) == 1;
 }
 
@@ -472,6 +476,11 @@ static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
             /* advised when the previous slab was handed out: now a copy
                from the page cache */
             it->hinted[slot] = 0;
+            /* a prefetch hit: the advised range is all in the page cache
+               (read in, or being read in, during the computation) */
+            if (core_io_cached(it->f->fh, it->hlo[slot], it->hhi[slot]) >=
+                1000)
+                it->ctx->cnt.prefetch_hits++;
             read_section(it, k, reuse ? (int)(2 * it->halo) : 0, &s, &m);
             if ((rc = passion_file_read(it->f, &s, it->inb[slot], &m,
                                         it->o.method)))
@@ -491,7 +500,7 @@ static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
         if (it->rc)
             return it->rc;
         read_section(it, k + 1, reuse ? (int)(2 * it->halo) : 0, &s, &m);
-        if (hint_read(it, &s, it->inb[ns], &m))
+        if (hint_read(it, ns, &s, it->inb[ns], &m))
             it->hinted[ns] = 1;
         else if ((rc = passion_file_read_begin(it->f, &s, it->inb[ns], &m,
                                                it->o.method,
