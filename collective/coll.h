@@ -114,8 +114,12 @@ typedef struct coll_early {
     double pred;   /* its predicted seconds (0 when not predicted) */
 } coll_early;
 
+/* Extents up to this many bytes are not probed (coll_io_early): one
+   request reads them whatever the cache holds. */
+#define COLL_PROBE_MIN 4096
+
 /*
- * Before the FAD: probe the cache and, for an independent method (reads:
+ * Before the FAD: probe the cache (extents over COLL_PROBE_MIN bytes) and, for an independent method (reads:
  * direct or sieve; writes: direct) or for auto when this rank's predicted
  * time of that access is at most the cost of the collective round it
  * saves (coll_sync_cost; reads twice that, as they are what independent

@@ -58,6 +58,7 @@ typedef struct coll_ext {
     uint32_t sync_at, sync_wait;
     double sync[COLL_SYNC_KEEP];
     int sync_n, sync_i;
+    double sync_med; /* their median (coll_sync_cost), kept as learned */
     int file_tries;
     double file_lat, file_bw;
 } coll_ext;
@@ -255,24 +256,28 @@ static ocad_env call_env(passion_ctx *ctx, int warm, double req)
     return env;
 }
 
+/* the median of the samples learned: a round usually costs this; the
+   mean followed the rare scheduling stalls of a loaded machine
+   (milliseconds) and made auto trade cheap rounds for costly requests */
+static double sync_median(const coll_ext *e)
+{
+    double v[COLL_SYNC_KEEP];
+    int n = e->sync_n;
+    memcpy(v, e->sync, (size_t)n * sizeof *v);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v[n / 2];
+}
+
 double coll_sync_cost(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
-    if (e && e->sync_n > 0) {
-        /* the median: a round usually costs this; the mean followed the
-           rare scheduling stalls of a loaded machine (milliseconds) and
-           made auto trade cheap rounds for costly requests */
-        double v[COLL_SYNC_KEEP];
-        int n = e->sync_n;
-        memcpy(v, e->sync, (size_t)n * sizeof *v);
-        for (int i = 1; i < n; i++)
-            for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-                double t = v[j];
-                v[j] = v[j - 1];
-                v[j - 1] = t;
-            }
-        return v[n / 2];
-    }
+    if (e && e->sync_n > 0)
+        return e->sync_med;
     coll_xchg_costs mc;
     if (!coll_xchg_costs_ready(ctx, &mc))
         mc = coll_xchg_costs_default();
@@ -323,6 +328,7 @@ static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
         e->sync_i = (e->sync_i + 1) % COLL_SYNC_KEEP;
         if (e->sync_n < COLL_SYNC_KEEP)
             e->sync_n++;
+        e->sync_med = sync_median(e);
     }
     if (e) {
         double w = (t1 - t0) * 1e9;
@@ -342,13 +348,19 @@ int coll_io_early(passion_file *f, const passion_section *s,
     if (rc)
         return rc;
     ocad_xfer x;
-    int have_x = 0;
+    int have_x = 0, unprobed = 0;
     if (method != PASSION_METHOD_DIRECT && method != PASSION_METHOD_SIEVE &&
         ctx->opt.io_latency <= 0 && ctx->opt.io_bandwidth <= 0 &&
         elems > 0) {
         ocad_xfer_build(&f->fv, s, m, &x);
         have_x = 1;
-        if (x.nblocks > 0)
+        /* an extent of at most COLL_PROBE_MIN bytes is read in one
+           request whatever the cache holds: counted as cached without
+           the probe's system call (and not learned from) */
+        unprobed = x.nblocks > 0 && x.fend - x.foff0 <= COLL_PROBE_MIN;
+        if (unprobed)
+            out->cached = 1000;
+        else if (x.nblocks > 0)
             out->cached = core_io_cached(f->fh, x.foff0, x.fend);
     }
     if (method == PASSION_METHOD_ETP_STATIC ||
@@ -362,6 +374,8 @@ int coll_io_early(passion_file *f, const passion_section *s,
     if (!have_x)
         ocad_xfer_build(&f->fv, s, m, &x);
     ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx));
+    if (unprobed)
+        env.warm = 0;
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
     env.budget = left > 0 ? left : 1;
     if (method == PASSION_METHOD_AUTO) {

@@ -417,6 +417,10 @@ struct core_fh {
     passion_ctx *ctx;
     char *path;
     int align; /* > 1: O_DIRECT, reads must be aligned to it */
+    int64_t stripe; /* core_io_stripe's answer, asked once (0: not yet):
+                       a file's layout does not change while it is open,
+                       and the stat cost a system call per collective
+                       call */
 };
 
 CORE_HIDDEN const core_driver_ops *core_driver_get(int id);
@@ -484,7 +488,8 @@ CORE_HIDDEN int core_io_concurrency(const passion_ctx *ctx);
 CORE_HIDDEN int core_io_size(core_fh *fh, int64_t *bytes);
 /* The size to align a file's domains to: Lustre's stripe size
    (LL_IOC_LOV_GETSTRIPE, when built with Lustre's header), else
-   st_blksize, else 4096; never fails, 1..2^30. */
+   st_blksize, else 4096; never fails, 1..2^30. Asked of the driver once
+   per open file (fh->stripe). */
 CORE_HIDDEN int64_t core_io_stripe(core_fh *fh);
 /* The same on a descriptor (drivers with one). */
 CORE_HIDDEN int64_t core_posix_stripe(int fd);

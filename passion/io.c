@@ -121,12 +121,15 @@ int core_io_size(core_fh *fh, int64_t *bytes)
 
 int64_t core_io_stripe(core_fh *fh)
 {
+    if (fh->stripe > 0)
+        return fh->stripe;
     int64_t s = fh->ops->stripe ? fh->ops->stripe(fh) : 0;
     struct stat st;
     if (s <= 0 && fh->path && stat(fh->path, &st) == 0 && st.st_blksize > 0 &&
         st.st_blksize <= (1L << 30))
         s = (int64_t)st.st_blksize;
-    return s > 0 ? s : 4096;
+    fh->stripe = s > 0 ? s : 4096;
+    return fh->stripe;
 }
 
 int core_io_resize(core_fh *fh, int64_t bytes)

@@ -27,6 +27,11 @@
  *  4. a small exchange (a1, its step riding on the entry agreement) sends
  *     one message per peer, data inside the header's message, counted the
  *     same way; long messages follow their header; data checked.
+ *  5. a tiny section of an uncached file (an extent of at most
+ *     COLL_PROBE_MIN bytes, one request whatever the cache holds): an
+ *     auto read takes one collective call, the FAD, on a fresh context
+ *     (before, the probe found it uncached, the read waited for the FAD
+ *     and the file costs were calibrated on it: one more round).
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -35,7 +40,8 @@
 
 #include "passion.h"
 
-#include "../ocad/ocad.h" /* ocad_req_learn, ocad_req_cost */
+#include "../collective/coll.h" /* COLL_PROBE_MIN */
+#include "../ocad/ocad.h"         /* ocad_req_learn, ocad_req_cost */
 
 #include <float.h>
 #include <stdint.h>
@@ -534,6 +540,36 @@ static void test_learned(void)
     passion_finalize(ctx);
 }
 
+static void test_tiny_uncached(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = mkctx("");
+    passion_array *a = NULL;
+    passion_file *f = ctx ? mkfile(ctx, &a, "tiny.raw") : NULL;
+    if (!f)
+        return;
+    int rc = passion_file_drop_cache(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int cached = core_io_cached(f->fh, 0, N * (int64_t)sizeof(double));
+    TH_CHECK(rc == 0 && cached >= 0 && cached < 950,
+             "the file's pages dropped: rc %d, %d per mille cached", rc,
+             cached);
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank looked before any reads */
+    static double b[N];
+    passion_section s;
+    /* 8 doubles at rank * 1024: 64 bytes, within one page */
+    int64_t st[1] = {th_rank * 1024}, ct[1] = {8};
+    passion_section_set(&s, 1, st, ct, NULL);
+    TH_CHECK(8 * sizeof(double) <= COLL_PROBE_MIN, "a tiny extent");
+    rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == 0 && n_coll == 1 && n_send == 0,
+             "tiny uncached read: rc %d, %ld collective calls (want 1: the "
+             "FAD), %ld sends", rc, n_coll, n_send);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -541,6 +577,7 @@ int main(int argc, char **argv)
         {"2: collective rounds of independent reads", test_rounds},
         {"3: cached requests priced by the learned cost", test_learned},
         {"4: a small exchange, one message per pair", test_fused},
+        {"5: a tiny uncached section in one round", test_tiny_uncached},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
