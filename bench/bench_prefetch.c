@@ -29,7 +29,10 @@
  * Memory-limited regime (--regime memlimit --memlimit BYTES; bench/run
  * runs the program in a memory control group of that limit): cold, one
  * 8-bit image of n x n >= 8 times the limit (n a multiple of 1024), 3x3,
- * 8 and 16 slabs, 3 repetitions, memory budget limit/8 per rank.
+ * 3 repetitions, memory budget limit/8 shared by the ranks; the slabs as
+ * wide as the prefetching run's four buffers fit in the budget (every
+ * method the same width; the slab count follows). Equal slabs of 1/8 or
+ * 1/16 of the local array would need buffers of the whole limit.
  */
 #include "bench_apps_util.h"
 #include "../apps/apps.h"
@@ -132,7 +135,7 @@ int main(int argc, char **argv)
         "bytes_written,t_io,t_compute,slabs,window,prefetch,reuse,"
         "overlap_efficiency,hidden,io_wait,t_compute_run,engine,load,check");
     int nimg = ba.quick && !only ? 1 : 2;
-    img big = {"memlimit-u8", 1024, APP_PIXEL_U8, {3, 0}, 1, {8, 16, 0}, 2};
+    img big = {"memlimit-u8", 1024, APP_PIXEL_U8, {3, 0}, 1, {-1, 0, 0}, 1};
     int64_t budget = 64LL << 20;
     char bigname[64];
     const int memlim = bench_memlimit_min_bytes(&ba) > 0;
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
         snprintf(bigname, sizeof bigname, "%lldx%lld-u8",
                  (long long)big.n, (long long)big.n);
         big.name = bigname;
-        budget = ba.memlimit / 8;
+        budget = ba.memlimit / 8 / ba.size;
         nimg = 1;
     }
     for (int ii = 0; ii < nimg; ii++) {
@@ -224,7 +227,17 @@ int main(int argc, char **argv)
                 }
                 for (int si = 0; si < im->nslabs; si++) {
                     int slabs = im->slabs[si];
-                    int64_t width = (nl[1] + slabs - 1) / slabs;
+                    int64_t width = slabs > 0 ? (nl[1] + slabs - 1) / slabs
+                                              : 0;
+                    if (slabs < 0) {
+                        /* from the budget: two in and two out buffers of
+                           width + 2 halo columns */
+                        width = budget / (4 * nl[0] * im->pixel) -
+                                2 * (window / 2);
+                        if (width < 1)
+                            width = 1;
+                        slabs = (int)((nl[1] + width - 1) / width);
+                    }
                     runres rr[3];
                     static const char *mname[3] = {"io-only", "no-prefetch",
                                                    "prefetch"};

@@ -217,6 +217,18 @@ CORE_HIDDEN int64_t coll_plan_desc_bytes(int P, int nd);
  * rank's extent reaches into. Same answer on every rank.
  */
 CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
+/*
+ * Shared elements of direct writes without the ordering token: when every
+ * rank's section either lies inside a higher rank's section or shares no
+ * element with any higher rank's, each element has one writer, its
+ * highest rank (a rank of the second kind), and the writers may go at
+ * once. Returns 1 then, with *writes (this rank is such a writer) and
+ * *meets_lower (a lower rank's section shares an element with this
+ * rank's: after early writes, only these ranks write again); 0 when the
+ * token is needed. Same answer on every rank (from the FAD).
+ */
+CORE_HIDDEN int coll_shared_writers(const coll_plan *p, int *writes,
+                                    int *meets_lower);
 
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 

@@ -163,6 +163,59 @@ static int sections_meet(int nd, const int64_t *s1, const int64_t *s2)
     return 1;
 }
 
+/* Is {a + i s : i < n} inside {b + j t : j < m}? (n, m >= 1) */
+static int progression_in(int64_t a, int64_t s, int64_t n, int64_t b,
+                          int64_t t, int64_t m)
+{
+    if (a < b || a + (n - 1) * s > b + (m - 1) * t)
+        return 0;
+    if (m == 1)
+        return n == 1; /* then a == b */
+    if ((a - b) % t)
+        return 0;
+    return n == 1 || s % t == 0;
+}
+
+/* Is validated, non-empty section s1 inside s2 (every element of s1 an
+   element of s2)? */
+static int section_in(int nd, const int64_t *s1, const int64_t *s2)
+{
+    for (int d = 0; d < nd; d++)
+        if (!progression_in(s1[d], s1[2 * nd + d], s1[nd + d], s2[d],
+                            s2[2 * nd + d], s2[nd + d]))
+            return 0;
+    return 1;
+}
+
+int coll_shared_writers(const coll_plan *p, int *writes, int *meets_lower)
+{
+    const int P = p->P, nd = p->nd, W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
+    *writes = 1;
+    *meets_lower = 0;
+    for (int r = 0; r < P; r++) {
+        if (!p->elems[r])
+            continue;
+        const int64_t *sr = p->fad + (int64_t)r * W + COLL_FAD_HEAD;
+        int inside = 0, meets = 0;
+        for (int q = r + 1; q < P && !inside; q++) {
+            if (!p->elems[q])
+                continue;
+            const int64_t *sq = p->fad + (int64_t)q * W + COLL_FAD_HEAD;
+            inside = section_in(nd, sr, sq);
+            meets = meets || sections_meet(nd, sr, sq);
+        }
+        if (!inside && meets)
+            return 0;
+        if (r == p->me)
+            *writes = !inside;
+        if (r < p->me && p->elems[p->me] &&
+            sections_meet(nd, sr, p->fad + (int64_t)p->me * W +
+                                      COLL_FAD_HEAD))
+            *meets_lower = 1;
+    }
+    return 1;
+}
+
 /*
  * The file's costs, measured once per context ("calibrated costs ...
  * measured once per context"): called by every rank of the first auto or

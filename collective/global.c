@@ -20,13 +20,29 @@
 
 #include <string.h>
 
-/* Independent access; writes ordered by rank when they could collide.
-   skip: this rank's part is done (coll_io_early): it only passes the
-   ordering token on. */
-static int independent(coll_plan *p, char *buf, int method, int skip)
+/* Independent access; writes ordered by rank when they could collide,
+   unless each shared element has one writer (coll_shared_writers: direct
+   writes whose sections nest, as identical ones do), which then writes
+   without waiting. skip: this rank's part is done (coll_io_early): it
+   only passes the ordering token on. rewrite: every rank's direct write
+   was done early, shared elements are written again by their highest
+   rank. */
+static int independent(coll_plan *p, char *buf, int method, int skip,
+                       int rewrite)
 {
     passion_ctx *ctx = p->ctx;
     int ordered = p->op_write && coll_write_ordered(p, method);
+    int writes = 1, lower = 1;
+    if (ordered && method == PASSION_METHOD_DIRECT &&
+        coll_shared_writers(p, &writes, &lower)) {
+        ordered = 0;
+        if (!writes || (rewrite && !lower)) {
+            skip = 1; /* a higher rank writes these elements */
+            if (!rewrite)
+                ctx->cnt.bytes_useful +=
+                    (uint64_t)(p->elems[p->me] * p->esize);
+        }
+    }
     int rc = PASSION_OK, token = 0;
     MPI_Request req;
     if (ordered && p->me > 0 &&
@@ -125,7 +141,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     } else {
         /* the independent engine counts bytes_useful itself and sets
            last_method where this rank moves data */
-        rc = independent(&p, buf, chosen, early.done && !redo);
+        rc = independent(&p, buf, chosen, early.done && !redo,
+                         early.done && redo);
         if (early.done) /* counted once, by the early access */
             ctx->cnt.bytes_useful = useful;
     }

@@ -13,6 +13,25 @@
  * and only the rest is read; with in-place write-back reuse is forced
  * whenever halo > 0, because the shared cells may be dirty in memory.
  *
+ * Buffered input (the driver takes page-cache advice, no O_DIRECT): the
+ * next slab is prefetched by asking the kernel to read its file range into
+ * the page cache (WILLNEED: the device works during the computation, no
+ * thread copies anything), and the slab is read synchronously when it is
+ * handed out, a copy from the page cache that the run without prefetch
+ * pays too. The asynchronous read would copy the same bytes on a kernel
+ * worker that competes with the computation for the cores (every core is
+ * busy when there is a rank per core) and cost a hand-off per slab; the
+ * kernel's own sequential readahead already overlaps much of a buffered
+ * sweep without prefetch, so there the asynchronous read lost (issue 14).
+ * Used when the slab's covering file range is dense (at most twice its
+ * bytes); strided slabs, O_DIRECT and drivers without advice keep the
+ * asynchronous read. Writes to a buffered file are a copy into the page
+ * cache, so they too run on the calling thread at the point the
+ * asynchronous write would have been issued: handed to a kernel worker they
+ * waited for that worker to be scheduled (measured: the prefetching run
+ * blocked on I/O several times t_io on the loaded 2-core VM). Writes to an
+ * O_DIRECT file stay asynchronous (the device's transfer overlaps).
+ *
  * Invariants: at most one write is in flight (a sieved write rewrites the
  * holes of its extent, which may belong to the previous slab); a slot is
  * handed to the caller only when its read is complete; a slot is refilled only
@@ -44,6 +63,8 @@ struct passion_slab_iter {
     int nin, nout;
     char *inb[SLAB_NIN], *outb[SLAB_NOUT];
     passion_request *inreq[SLAB_NIN], *wbreq[SLAB_NIN], *outreq[SLAB_NOUT];
+    int hinted[SLAB_NIN];      /* slot's slab advised, read at hand-out */
+    int64_t hlo[SLAB_NIN], hhi[SLAB_NIN]; /* its advised file range */
     int64_t k;                 /* current slab, -1 before the first */
     int cur;                   /* its in slot */
     int dirty;
@@ -359,6 +380,13 @@ static int fail(passion_slab_iter *it, int rc)
     return it->rc;
 }
 
+/* Write asynchronously to g? Only with prefetch and only to an O_DIRECT
+   handle (see the top). */
+static int async_write(const passion_slab_iter *it, const passion_file *g)
+{
+    return it->o.prefetch && g->fh->align > 1;
+}
+
 /* Write slab k's output and dirty input, sync or async. */
 static int finish_current(passion_slab_iter *it)
 {
@@ -377,21 +405,38 @@ static int finish_current(passion_slab_iter *it)
     if (it->out) {
         int os = (int)(it->k % it->nout);
         char *b = it->outb[os];
-        rc = it->o.prefetch ? passion_file_write_begin(it->out, &s, b, &m,
-                                                          it->o.method,
-                                                          &it->outreq[os])
-                            : passion_file_write(it->out, &s, b, &m,
-                                                    it->o.method);
+        rc = async_write(it, it->out)
+                 ? passion_file_write_begin(it->out, &s, b, &m, it->o.method,
+                                            &it->outreq[os])
+                 : passion_file_write(it->out, &s, b, &m, it->o.method);
     }
     if (!rc && it->o.writeback && it->dirty) {
         char *b = it->inb[it->cur];
-        rc = it->o.prefetch
+        rc = async_write(it, it->f)
                  ? passion_file_write_begin(it->f, &s, b, &m, it->o.method,
                                                &it->wbreq[it->cur])
                  : passion_file_write(it->f, &s, b, &m, it->o.method);
     }
     it->dirty = 0;
     return rc;
+}
+
+/* Advise the kernel to read section s (a buffered, dense range); 1 if the
+   advice went out, 0 if the slab must be read asynchronously instead. */
+static int hint_read(passion_slab_iter *it, int slot,
+                     const passion_section *s, char *buf,
+                     const passion_memspec *m)
+{
+    ocad_xfer x;
+    if (ocad_section_prepare(it->f, s, buf, m, it->o.method, 0, &x) ||
+        x.nblocks == 0)
+        return 0;
+    int64_t span = x.fend - x.foff0, useful = x.nblocks * x.blen;
+    if (span > 2 * useful)
+        return 0;
+    it->hlo[slot] = x.foff0;
+    it->hhi[slot] = x.fend;
+    return core_io_advise(it->f->fh, x.foff0, span, CORE_ADV_WILLNEED) == 1;
 }
 
 static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
@@ -427,6 +472,20 @@ static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
             return it->rc;
         if (reuse)
             reuse_copy(it, it->inb[slot], it->inb[it->cur], pcount);
+        if (it->hinted[slot]) {
+            /* advised when the previous slab was handed out: now a copy
+               from the page cache */
+            it->hinted[slot] = 0;
+            /* a prefetch hit: the advised range is all in the page cache
+               (read in, or being read in, during the computation) */
+            if (core_io_cached(it->f->fh, it->hlo[slot], it->hhi[slot]) >=
+                1000)
+                it->ctx->cnt.prefetch_hits++;
+            read_section(it, k, reuse ? (int)(2 * it->halo) : 0, &s, &m);
+            if ((rc = passion_file_read(it->f, &s, it->inb[slot], &m,
+                                        it->o.method)))
+                return fail(it, rc);
+        }
     } else {
         if (reuse)
             reuse_copy(it, it->inb[0], it->inb[0], pcount);
@@ -441,8 +500,11 @@ static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
         if (it->rc)
             return it->rc;
         read_section(it, k + 1, reuse ? (int)(2 * it->halo) : 0, &s, &m);
-        if ((rc = passion_file_read_begin(it->f, &s, it->inb[ns], &m,
-                                                 it->o.method, &it->inreq[ns])))
+        if (hint_read(it, ns, &s, it->inb[ns], &m))
+            it->hinted[ns] = 1;
+        else if ((rc = passion_file_read_begin(it->f, &s, it->inb[ns], &m,
+                                               it->o.method,
+                                               &it->inreq[ns])))
             return fail(it, rc);
     }
     int os = it->nout ? (int)(k % it->nout) : 0;

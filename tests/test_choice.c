@@ -362,8 +362,10 @@ static void test_rounds(void)
     TH_CHECK(rc == 0 && n_coll == want,
              "shared direct write: %d, %ld collective calls (want %ld)", rc,
              n_coll, want);
-    TH_CHECK(th_size == 1 || n_send == (th_rank < th_size - 1),
-             "shared direct write: %ld sends (the ordering token)", n_send);
+    /* identical sections nest: the last rank alone writes them again, no
+       ordering token */
+    TH_CHECK(n_send == 0, "shared direct write: %ld sends (want none)",
+             n_send);
     static double back[64];
     rc = passion_file_read_all(f, &sh, back, NULL, PASSION_METHOD_SIEVE);
     int bad = rc != 0;
@@ -371,6 +373,50 @@ static void test_rounds(void)
         bad = back[k] != 1000.0 * th_size + k;
     TH_CHECK(!bad, "shared direct write: the last rank's values expected "
              "(rc %d, first %g)", rc, back[0]);
+    /* nested strided sections: rank r writes elements 0, 2^(P-1-r), ...
+       below 64, each inside the next rank's; no token, the last rank's
+       values everywhere */
+    int64_t sd1[1] = {(int64_t)1 << (th_size - 1 - th_rank)};
+    int64_t c1[1] = {64 / sd1[0] > 0 ? 64 / sd1[0] : 1};
+    passion_section nest;
+    passion_section_set(&nest, 1, NULL, c1, sd1);
+    for (int k = 0; k < c1[0]; k++)
+        b[k] = 2000.0 * (th_rank + 1) + (double)(k * sd1[0]);
+    rc = counted(f, &nest, b, 1, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && n_coll == want && n_send == 0,
+             "nested direct write (stride %lld): %d, %ld collective calls "
+             "(want %ld), %ld sends (want none)", (long long)sd1[0], rc,
+             n_coll, want, n_send);
+    rc = passion_file_read_all(f, &sh, back, NULL, PASSION_METHOD_SIEVE);
+    bad = rc != 0;
+    for (int k = 0; k < 64 && !bad; k++)
+        bad = back[k] != 2000.0 * th_size + k;
+    TH_CHECK(!bad, "nested direct write: the last rank's values expected "
+             "(rc %d, element 0 %g, 1 %g)", rc, back[0], back[1]);
+    /* overlapping, not nested: rank r writes 64 elements from 16 r; the
+       token orders them; each element holds its highest rank's value */
+    int64_t s2[1] = {16 * (int64_t)th_rank};
+    passion_section ov;
+    passion_section_set(&ov, 1, s2, c64, NULL);
+    for (int k = 0; k < 64; k++)
+        b[k] = 3000.0 * (th_rank + 1) + (double)(16 * th_rank + k);
+    rc = counted(f, &ov, b, 1, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && n_coll == want &&
+                 (th_size == 1 || n_send == (th_rank < th_size - 1)),
+             "overlapping direct write: %d, %ld collective calls, %ld sends "
+             "(the ordering token)", rc, n_coll, n_send);
+    static double all[64 + 16 * 8];
+    int64_t call[1] = {64 + 16 * (int64_t)(th_size - 1)};
+    passion_section whole;
+    passion_section_set(&whole, 1, NULL, call, NULL);
+    rc = passion_file_read_all(f, &whole, all, NULL, PASSION_METHOD_SIEVE);
+    bad = rc != 0;
+    for (int64_t k = 0; k < call[0] && !bad; k++) {
+        int64_t hi = k / 16 < th_size - 1 ? k / 16 : th_size - 1;
+        bad = all[k] != 3000.0 * (double)(hi + 1) + (double)k;
+    }
+    TH_CHECK(!bad, "overlapping direct write: the highest rank's value in "
+             "each element expected (rc %d)", rc);
     passion_file_close(f);
     passion_array_free(a);
     passion_finalize(ctx);

@@ -516,7 +516,8 @@ static void slab_matrix(int engine)
 
 /*
  * The ramp: widths 4-9 (quarter 1 or 2, ramp remainders 2-5), both
- * storage orders, both engines, output file and in-place write-back,
+ * storage orders, both engines, buffered and O_DIRECT, output file and
+ * in-place write-back,
  * with and without reuse; ramp 0 and no prefetch keep equal slabs. Data
  * against the model, and the layout against the one written out in
  * slab_case.
@@ -524,8 +525,10 @@ static void slab_matrix(int engine)
 static void test_slab_ramp(void)
 {
     int n = 0;
-    for (int e = 0; e < 2; e++) {
-        passion_ctx *ctx = mkctx(engines[e], 1 << 20, 0);
+    /* buffered files: the next slab advised, read and written on the
+       calling thread; O_DIRECT: read and written asynchronously */
+    for (int e = 0; e < 4; e++) {
+        passion_ctx *ctx = mkctx(engines[e % 2], 1 << 20, e / 2);
         for (int nd = 2; nd <= 3; nd++)
             for (int st = 0; st < 2; st++)
                 for (int mode = 0; mode < 8; mode++) {

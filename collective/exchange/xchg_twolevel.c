@@ -1,13 +1,14 @@
 /*
  * xchg_twolevel.c - the two-level (node-aware) exchange: the ranks of a
  * node combine what leaves the node at the node's leader, the leaders
- * exchange it among themselves with the four-stage algorithm of Liu, Wang
- * and Prasanna (seeds/001, section 3.2; non-blocking, their 3.4) on the
- * leaders' communicator, and each leader distributes what arrived to the
- * ranks of its node. Messages between nodes then depend on the number of
- * nodes N, not of ranks P: a leader sends 2(C-1) + 2(R-1) messages over
- * the network for a C x R grid of N nodes (C = ceil(sqrt N)), where a
- * flat exchange sends about P - P/N from every rank. The idea is the
+ * exchange it among themselves on the leaders' communicator, by A1 (one
+ * round, N - 1 messages each) up to 9 nodes and above by the four-stage
+ * algorithm of Liu, Wang and Prasanna (seeds/001, section 3.2;
+ * non-blocking, their 3.4), and each leader distributes what arrived to
+ * the ranks of its node. Messages between nodes then depend on the number
+ * of nodes N, not of ranks P: a leader sends N - 1 messages, or 2(C-1) +
+ * 2(R-1) for a C x R grid of N nodes (C = ceil(sqrt N)), over the
+ * network, where a flat exchange sends about P - P/N from every rank. The idea is the
  * hierarchical all-to-all of SMP clusters (Sistare, vandeVaart and
  * Loh, "Optimization of MPI collectives on clusters of large-scale SMPs",
  * SC 1999; Kumar et al.'s node leaders in "Optimization of all-to-all
@@ -25,7 +26,7 @@
  *      block per destination node b: the data of (source rank i of a,
  *      destination d of b) in order of i, then d; its receive counts
  *      give it the layout of the blocks that will arrive the same way;
- *      the leaders run the four-stage exchange of these blocks;
+ *      the leaders exchange these blocks (A1 or four-stage);
  *   3. each leader sends every rank of its node, in one message, what the
  *      other nodes sent it, in order of (source node, source rank); the
  *      rank receives it in place into its receive buffer (hindexed).
