@@ -309,23 +309,6 @@ static ocad_env call_env(passion_ctx *ctx, int warm, double req)
     return env;
 }
 
-/* the median of the samples learned: a round usually costs this; the
-   mean followed the rare scheduling stalls of a loaded machine
-   (milliseconds) and made auto trade cheap rounds for costly requests */
-static double sync_median(const coll_ext *e)
-{
-    double v[COLL_SYNC_KEEP];
-    int n = e->sync_n;
-    memcpy(v, e->sync, (size_t)n * sizeof *v);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return v[n / 2];
-}
-
 double coll_sync_cost(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
@@ -381,7 +364,10 @@ static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
         e->sync_i = (e->sync_i + 1) % COLL_SYNC_KEEP;
         if (e->sync_n < COLL_SYNC_KEEP)
             e->sync_n++;
-        e->sync_med = sync_median(e);
+        /* the median: a round usually costs this; the mean followed the
+           rare scheduling stalls of a loaded machine (milliseconds) and
+           made auto trade cheap rounds for costly requests */
+        e->sync_med = core_median(e->sync, e->sync_n);
     }
     if (e) {
         double w = (t1 - t0) * 1e9;

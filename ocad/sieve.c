@@ -58,18 +58,8 @@ void ocad_req_learn(passion_ctx *ctx, double seconds)
 
 double ocad_req_cost(const passion_ctx *ctx)
 {
-    int n = ctx->req_warm_n;
-    if (n <= 0)
-        return 0;
-    double v[OCAD_LEARN_KEEP];
-    memcpy(v, ctx->req_warm, (size_t)n * sizeof *v);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return v[n / 2];
+    return ctx->req_warm_n > 0 ? core_median(ctx->req_warm, ctx->req_warm_n)
+                               : 0;
 }
 
 /* One window: from the iterator's block, as far as budget and holes let. */

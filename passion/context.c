@@ -265,3 +265,18 @@ int passion_counters_reset(passion_ctx *ctx)
     core_call_end(ctx);
     return PASSION_OK;
 }
+
+double core_median(const double *v, int n)
+{
+    double w[64];
+    if (n > 64)
+        n = 64;
+    memcpy(w, v, (size_t)n * sizeof *w);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && w[j - 1] > w[j]; j--) {
+            double t = w[j];
+            w[j] = w[j - 1];
+            w[j - 1] = t;
+        }
+    return w[n / 2];
+}

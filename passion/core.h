@@ -498,6 +498,10 @@ CORE_HIDDEN int core_io_sync(core_fh *fh);
 CORE_HIDDEN int core_io_drop_cache(core_fh *fh);
 /* Per mille of the file range [lo, hi) in the page cache, -1 unknown. */
 CORE_HIDDEN int core_io_cached(core_fh *fh, int64_t lo, int64_t hi);
+
+/* The median (the upper middle value) of v[0..n), 1 <= n <= 64, for the
+ * costs learned from recent calls; v is left as it is. */
+CORE_HIDDEN double core_median(const double *v, int n);
 /* Give the driver a hint about a range: 1 passed on, 0 not (O_DIRECT, a
    driver without hints); never an error. */
 CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
