@@ -146,6 +146,9 @@ CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
  */
 #define COLL_SYNC_KEEP 16
 CORE_HIDDEN double coll_sync_cost(passion_ctx *ctx);
+/* The learned round samples (at most COLL_SYNC_KEEP, ring order) into v;
+   returns how many (tests: coll_sync_cost is their median). */
+CORE_HIDDEN int coll_sync_samples(passion_ctx *ctx, double *v);
 /* The pages a direct write of bytes in requests touches over an extent
    of ext bytes (an estimate: each request its own pages, at most the
    extent's): the kernel's first-dirty cost is per page. */
