@@ -212,6 +212,12 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  */
 #define CORE_SPIN_LONG 2e-3
 #define CORE_SPIN_SHORT 20e-6
+/* core_waitall reads the clock once every this many polls while it
+   spins, never once it yields */
+#define CORE_POLLS_PER_CLOCK 16
+/* Polls (MPI_Testall calls) and clock reads of core_waitall so far in
+   this process (tests). */
+CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 /* Collective over ctx->comm (passion_init): choose and set the spin
    time; the seconds chosen. */
 CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
