@@ -35,6 +35,9 @@
  *      + rounds R
  *      + beta max_r(exchanged_r)
  *      + 2 max_r useful_r / COPY_BW
+ *      + on several nodes, per round, the exchange's entry agreement by
+ *        nodes and the network's charges (etp_net: flat or two-level, as
+ *        the exchange option says)
  *    where skipped holes add the union's windows (interleaved sections
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel
@@ -49,6 +52,8 @@
  *    showed why: the linear model predicted 2-10x below their measured
  *    times (tens of microseconds), and chose the two-phase method where
  *    direct reads were 6.6x faster.
+ * Every candidate also pays the FAD's round (a learned round): the same
+ * for all, added to the prediction only.
  * The two-phase candidates are left out when the budget is below their
  * minimum (coll_etp_min_budget), and a round holds at least one element
  * in the counts above (no division by a zero capacity at tiny budgets).
@@ -81,6 +86,110 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
         return 0;
     return coll_count_lt(&p->x[r], p->esize, b) -
            coll_count_lt(&p->x[r], p->esize, a);
+}
+
+/*
+ * What the nodes add to the two-phase method's rounds (issue 13). Every
+ * round is one exchange call; on several nodes (coll_agree_by_nodes) its
+ * entry agreement is a round of its own (within the node, among the
+ * leaders, within the node again: coll_agree_cost_shape, whose leaders'
+ * messages the network charges), not the round A1's data rides on. Then,
+ * by the exchange the context's option names (auto: the cheaper of the
+ * two):
+ *  - flat (A1 and the others): the busiest sender waits the network's
+ *    cost for each of its messages to another node (reads: an aggregator
+ *    to the ranks whose data its domain holds; writes: a rank to the
+ *    aggregators), counted pair by pair on the domains;
+ *  - twolevel: a node's leader sends one message to each node its node
+ *    has data for, after a gather within the node and before a scatter
+ *    (two more rounds), and the run's outcome is agreed over all ranks
+ *    (an allreduce) since it allocates while running.
+ * A learned round S is the least any of these rounds costs. Zero on one
+ * node; with one rank per node the flat header round carries the data
+ * and each of its P - 1 headers pays the network.
+ */
+static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
+                      int64_t rounds, double S)
+{
+    passion_ctx *ctx = p->ctx;
+    const int P = p->P, N = ctx->nnodes;
+    if (N <= 1 || P <= 1 || rounds <= 0)
+        return 0;
+    const double hdr = mc->net_msg + 208.0 * mc->net_byte;
+    if (!coll_agree_by_nodes(P, N)) /* a rank per node: flat headers */
+        return (double)rounds * (double)(P - 1) * hdr;
+    int node_max = 0;
+    for (int a = 0, n = 0; a < N; a++, n = 0) {
+        for (int r = 0; r < P; r++)
+            n += core_node_of(ctx, r) == a;
+        node_max = n > node_max ? n : node_max;
+    }
+    coll_xchg_shape sh = {0};
+    sh.procs = P;
+    sh.nodes = N;
+    sh.node_max = node_max;
+    double agree = coll_agree_cost_shape(mc, &sh);
+    agree = agree > S ? agree : S;
+    /* flat: messages and bytes of the busiest sender between nodes;
+       twolevel: of the busiest node (its leader sends them) */
+    int64_t msgs_max = 0, bytes_max = 0, nmsgs_max = 0, nbytes_max = 0;
+    for (int s = 0; s < P; s++) {
+        int64_t m = 0, b = 0;
+        for (int d = 0; d < P; d++) {
+            if (d == s || core_node_of(ctx, d) == core_node_of(ctx, s))
+                continue;
+            /* reads: s is the aggregator, d the owner; writes: reverse */
+            int64_t n = p->op_write ? cnt_in(p, s, p->dlo[d], p->dhi[d])
+                                    : cnt_in(p, d, p->dlo[s], p->dhi[s]);
+            if (n > 0) {
+                m++;
+                b += n * p->esize;
+            }
+        }
+        msgs_max = m > msgs_max ? m : msgs_max;
+        bytes_max = b > bytes_max ? b : bytes_max;
+    }
+    /* N <= COLL_A2A_MAX here (coll_agree_by_nodes) */
+    int64_t to[COLL_A2A_MAX];
+    for (int a = 0; a < N; a++) {
+        for (int c = 0; c < N; c++)
+            to[c] = 0;
+        for (int s = 0; s < P; s++) {
+            if (core_node_of(ctx, s) != a)
+                continue;
+            for (int d = 0; d < P; d++) {
+                int c = core_node_of(ctx, d);
+                if (c != a)
+                    to[c] += p->op_write
+                                 ? cnt_in(p, s, p->dlo[d], p->dhi[d])
+                                 : cnt_in(p, d, p->dlo[s], p->dhi[s]);
+            }
+        }
+        int64_t m = 0, b = 0;
+        for (int c = 0; c < N; c++) {
+            m += to[c] > 0;
+            b += to[c] * p->esize;
+        }
+        nmsgs_max = m > nmsgs_max ? m : nmsgs_max;
+        nbytes_max = b > nbytes_max ? b : nbytes_max;
+    }
+    double flat = (double)rounds * (agree + (double)msgs_max * mc->net_msg) +
+                  (double)bytes_max * mc->net_byte;
+    /* twolevel: the gather and the scatter within the node, the leaders'
+       messages, the outcome's allreduce over all ranks */
+    double within = mc->round + (double)(node_max - 1) * mc->msg;
+    within = within > S ? within : S;
+    double out = coll_agree_cost(mc, P);
+    out = out > S ? out : S;
+    double two = (double)rounds * (agree + 2 * within + out +
+                                   (double)nmsgs_max * mc->net_msg) +
+                 (double)nbytes_max * mc->net_byte;
+    int alg = ctx->opt.exchange;
+    if (alg == PASSION_XCHG_TWOLEVEL)
+        return two;
+    if (alg == PASSION_XCHG_AUTO)
+        return two < flat ? two : flat;
+    return flat;
 }
 
 /* Predicted seconds of the extended two-phase method on p's domains. */
@@ -154,9 +263,11 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
            runs of one case on a loaded machine); before, at least the
            calibration's */
         double r = mc->round + (double)(P - 1) * mc->msg;
-        if (coll_sync_learned(p->ctx) < CORE_LEARN_TRUST && r > S)
-            S = r;
-        t += (double)rounds * S + mc->byte * (double)max_x;
+        double R = S;
+        if (coll_sync_learned(p->ctx) < CORE_LEARN_TRUST && r > R)
+            R = r;
+        t += (double)rounds * R + mc->byte * (double)max_x;
+        t += etp_net(p, mc, rounds, S);
     }
     return t;
 }
@@ -278,6 +389,9 @@ int coll_method_choose(coll_plan *p, double *seconds)
                 : best == PASSION_METHOD_ETP_DYNAMIC ? "etp-dynamic"
                                                      : "etp-static",
                 tbest);
-    *seconds = tbest;
+    /* every method pays the FAD's round, at least the learned round (not
+       a choice: the same for every candidate; the prediction of the
+       call); the outcome's agreement is in the fixed cost */
+    *seconds = tbest + S;
     return best;
 }

@@ -117,7 +117,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     int redo = op_write && p.overlap;
     if (all_done && !redo) { /* every rank's part is done, none failed */
         coll_plan_free(&p);
-        ctx->last_predicted = method == PASSION_METHOD_AUTO ? predicted : 0;
+        /* the reads, and the FAD's round (the learned round's cost) */
+        ctx->last_predicted = method == PASSION_METHOD_AUTO
+                                  ? predicted + coll_sync_cost(ctx)
+                                  : 0;
         return PASSION_OK;
     }
     /* this call's costs travel in the plan (p.env), passed as arguments

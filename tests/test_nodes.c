@@ -652,6 +652,97 @@ static void test_aggr_results(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/*
+ * auto weighs the network (issue 13): on virtual nodes of k ranks, an
+ * interleaved write of small elements (rank r writes elements r, r + P,
+ * ...: many tiny file requests independently, one per aggregator in the
+ * two-phase method) under fixed costs (io_latency 1 ms, msg_alpha/beta).
+ * Without the simulated network auto must take the two-phase method (the
+ * model's requests alone decide: hundreds of 1 ms requests against a few);
+ * with a network of 1 s per message between nodes, every two-phase round
+ * pays at least one such message (the agreement's or the data's), more
+ * than the independent writes' requests: auto must write independently,
+ * and its prediction of the two-phase method would have to exceed 1 s.
+ * Before the model counted the network, auto took the two-phase method in
+ * both and this run waited seconds per round.
+ */
+static void model_case(int k, double lat_us, int want_etp)
+{
+    passion_ctx *c = NULL;
+    int rc = th_init(&c, "virtual_node_ranks=%d,sim_net_latency_us=%g,"
+                     "msg_alpha=1e-5,msg_beta=1e-9,io_latency=1e-3,"
+                     "io_bandwidth=1e9", k, lat_us);
+    TH_CHECK(rc == 0, "init k=%d: %d", k, rc);
+    if (rc)
+        return;
+    enum { NE = 512 };
+    int64_t shape[1] = {NE};
+    passion_array_spec spec;
+    passion_array_spec_init(&spec, 1, shape, 8);
+    spec.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.raw", th_dir());
+    rc = passion_array_create(c, &spec, &a);
+    if (!rc)
+        rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "create: %d (%s)", rc, passion_ctx_errdetail(c));
+    int64_t n = (NE - me + P - 1) / P;
+    int64_t st[1] = {me}, cn[1] = {n}, sd[1] = {P};
+    passion_section ws;
+    passion_section_set(&ws, 1, st, cn, sd);
+    double *b = malloc((size_t)(n + 1) * sizeof *b);
+    for (int64_t i = 0; i < n; i++)
+        b[i] = (double)(me + i * P) + 0.5;
+    if (!rc) {
+        rc = passion_file_write_all(f, &ws, b, NULL, PASSION_METHOD_AUTO);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(c, &m, &pred);
+        int etp = m == PASSION_METHOD_ETP_STATIC ||
+                  m == PASSION_METHOD_ETP_DYNAMIC;
+        TH_CHECK(rc == 0 && etp == want_etp,
+                 "k=%d, network %g us: auto wrote with method %d (%s the "
+                 "two-phase method), predicted %g s: %d (%s)", k, lat_us,
+                 (int)m, want_etp ? "want" : "do not want", pred, rc,
+                 passion_ctx_errdetail(c));
+        /* the file: every element written once */
+        static double all[NE];
+        passion_section whole;
+        int64_t wc[1] = {NE};
+        passion_section_set(&whole, 1, NULL, wc, NULL);
+        rc = passion_file_read_all(f, &whole, all, NULL,
+                                   PASSION_METHOD_DIRECT);
+        int bad = rc != 0;
+        for (int64_t i = 0; i < NE && !bad; i++)
+            bad = all[i] != (double)i + 0.5;
+        TH_CHECK(!bad, "k=%d: the file after the write (rc %d)", k, rc);
+    }
+    free(b);
+    if (f)
+        passion_file_close(f);
+    if (a)
+        passion_array_free(a);
+    TH_CHECK(passion_finalize(c) == 0, "finalize");
+    if (me == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_model_net(void)
+{
+    if (P < 2)
+        return; /* one node whatever the split */
+    int ks[2] = {1, 2};
+    for (int i = 0; i < 2; i++) {
+        if (ks[i] >= P)
+            continue;
+        model_case(ks[i], 0, 1);
+        model_case(ks[i], 1e6, 0);
+    }
+}
+
 static CU_TestInfo nodes_tests[] = {
     {"virtual nodes of k ranks", test_virtual},
     {"real nodes (shared memory)", test_real},
@@ -662,6 +753,7 @@ static CU_TestInfo net_tests[] = {
     {"within / between node counts by hand", test_counts},
     {"simulated network", test_simnet},
     {"exchange agreement by nodes", test_agree_nodes},
+    {"auto weighs the network", test_model_net},
     CU_TEST_INFO_NULL};
 
 static CU_TestInfo aggr_tests[] = {
