@@ -30,7 +30,10 @@
  *     sieved).
  *  4. a small exchange (a1, its step riding on the entry agreement) sends
  *     one message per peer, data inside the header's message, counted the
- *     same way; long messages follow their header; data checked.
+ *     same way; long messages follow their header; data checked. A
+ *     regular one of 16 bytes a pair sends the compact header (24 bytes
+ *     before the data, counted by MPI_Isend's bytes); 512 bytes a pair,
+ *     the full one.
  *  5. a tiny section of an uncached file (an extent of at most
  *     COLL_PROBE_MIN bytes, one request whatever the cache holds): an
  *     auto read takes one collective call, the FAD, on a fresh context
@@ -133,7 +136,7 @@ static int same_double(double v)
 /* ---- MPI calls made between count_begin and count_end ---- */
 
 static int counting;
-static long n_coll, n_send;
+static long n_coll, n_send, n_sbytes;
 
 #define COUNT_COLL() (n_coll += counting)
 #define COUNT_SEND() (n_send += counting)
@@ -203,12 +206,15 @@ int MPI_Isend(const void *b, int n, MPI_Datatype t, int dest, int tag,
               MPI_Comm comm, MPI_Request *req)
 {
     COUNT_SEND();
+    int ts = 0;
+    if (counting && PMPI_Type_size(t, &ts) == MPI_SUCCESS)
+        n_sbytes += (long)n * ts;
     return PMPI_Isend(b, n, t, dest, tag, comm, req);
 }
 
 static void count_begin(void)
 {
-    n_coll = n_send = 0;
+    n_coll = n_send = n_sbytes = 0;
     counting = 1;
 }
 
@@ -528,11 +534,40 @@ static void test_fused(void)
                 bad = r2[16 * i + k] != xval(i, me, k, th_case_seed);
         TH_CHECK(th_all(!bad), "alltoall %s: rc %d, data %s",
                  algs[ai] ? "a1" : "auto", code, bad ? "differ" : "equal");
-        if (algs[ai] == PASSION_XCHG_A1)
+        if (algs[ai] == PASSION_XCHG_A1) {
             TH_CHECK(n_send == P - 1 && n_coll == 0,
                      "alltoall a1 of 16 bytes: %ld sends (want %d), %ld "
                      "collective calls", n_send, P - 1, n_coll);
+            /* the compact header: 3 words before the data (the full
+               header was 27 words, 216 bytes) */
+            TH_CHECK(n_sbytes == (long)(P - 1) * (16 + 24),
+                     "alltoall a1 of 16 bytes: %ld bytes sent (want %d: "
+                     "16 bytes and a 24-byte header to each peer)",
+                     n_sbytes, (P - 1) * (16 + 24));
+        }
     }
+    /* above 256 bytes a pair, the full header */
+    unsigned char *s3 = malloc(512 * (size_t)P), *r3 = malloc(512 * (size_t)P);
+    for (int j = 0; j < P; j++)
+        for (int k = 0; k < 512; k++)
+            s3[512 * j + k] = xval(me, j, k, th_case_seed);
+    memset(r3, 0xee, 512 * (size_t)P);
+    count_begin();
+    int code3 = passion_alltoall(ctx, s3, r3, 512, MPI_BYTE, PASSION_XCHG_A1,
+                                 0);
+    count_end();
+    int bad3 = code3 != 0;
+    for (int i = 0; i < P && !bad3; i++)
+        for (int k = 0; k < 512 && !bad3; k++)
+            bad3 = r3[512 * i + k] != xval(i, me, k, th_case_seed);
+    TH_CHECK(th_all(!bad3), "alltoall a1 of 512 bytes: rc %d, data %s",
+             code3, bad3 ? "differ" : "equal");
+    TH_CHECK(P == 1 || (n_send == P - 1 && n_sbytes > (long)(P - 1) * 512 +
+                                                         24 * (P - 1)),
+             "alltoall a1 of 512 bytes: %ld sends, %ld bytes", n_send,
+             n_sbytes);
+    free(s3);
+    free(r3);
     free(s2);
     free(r2);
     free(sb);
