@@ -56,7 +56,7 @@ void ocad_req_learn(passion_ctx *ctx, double seconds)
         ctx->req_warm_n++;
     /* computed here, not at every call that prices requests (each
        collective call asks twice) */
-    ctx->req_warm_med = core_median(ctx->req_warm, ctx->req_warm_n);
+    ctx->req_warm_med = core_learned(ctx->req_warm, ctx->req_warm_n);
 }
 
 double ocad_req_cost(const passion_ctx *ctx)

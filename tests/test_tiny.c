@@ -15,9 +15,10 @@
  *     then counts every allocation, none fails). Every value read is
  *     checked, every write read back.
  *  2. the learned round cost (coll_sync_cost, updated by every collective
- *     call at P > 1) is the median of its samples, as core_median gives
- *     it, after each of 3 x COLL_SYNC_KEEP calls (the samples are kept
- *     sorted as they come and go, instead of sorted at every call).
+ *     call at P > 1) is what core_learned gives for its samples (the
+ *     smallest, then the median), after each of 3 x COLL_SYNC_KEEP calls
+ *     (the samples are kept sorted as they come and go, instead of sorted
+ *     at every call).
  *
  * File values: v(i) = i (file order), doubles, written by rank 0 first.
  */
@@ -26,7 +27,7 @@
 #include "passion.h"
 
 #include "../collective/coll.h" /* coll_sync_cost, coll_sync_samples */
-#include "../passion/core.h"    /* ctx->fault_allocs, core_median */
+#include "../passion/core.h"    /* ctx->fault_allocs, core_learned */
 
 #include <stdint.h>
 
@@ -164,11 +165,11 @@ static void test_sync_median(void)
         int n = coll_sync_samples(ctx, v);
         /* at P = 1 no sample is learned: the cost is then the message
            calibration's, not checked here */
-        if (n > 0 && coll_sync_cost(ctx) != core_median(v, n)) {
+        if (n > 0 && coll_sync_cost(ctx) != core_learned(v, n)) {
             bad = 1;
-            TH_CHECK(0, "call %d: learned round cost %g, the median of its "
+            TH_CHECK(0, "call %d: learned round cost %g, core_learned of its "
                      "%d samples %g", i, coll_sync_cost(ctx), n,
-                     core_median(v, n));
+                     core_learned(v, n));
         }
         TH_CHECK(rc == 0 && values_ok(b, &s), "read %d: %d", i, rc);
         TH_CHECK(th_size == 1 ||
