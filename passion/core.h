@@ -146,6 +146,7 @@ struct passion_ctx {
        ocad_req_learn): the last samples, a ring */
     double req_warm[8];
     int req_warm_n, req_warm_i;
+    double req_warm_med; /* their median, kept as they are learned */
 };
 
 /* ---- errors ---- */
@@ -211,6 +212,12 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  */
 #define CORE_SPIN_LONG 2e-3
 #define CORE_SPIN_SHORT 20e-6
+/* core_waitall reads the clock once every this many polls while it
+   spins, never once it yields */
+#define CORE_POLLS_PER_CLOCK 16
+/* Polls (MPI_Testall calls) and clock reads of core_waitall so far in
+   this process (tests). */
+CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 /* Collective over ctx->comm (passion_init): choose and set the spin
    time; the seconds chosen. */
 CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
@@ -367,7 +374,8 @@ typedef struct core_driver_ops {
                 core_fh **fh);
     /* One request; returns bytes moved (maybe short, 0 = EOF) or -errno.
        On a handle with align > 1, reads come aligned (core_io_once
-       bounces them); writes may come unaligned. */
+       bounces them) unless the memory budget left no room for a bounce;
+       writes may come unaligned. */
     int64_t (*pread)(core_fh *fh, void *buf, int64_t len, int64_t off);
     int64_t (*pwrite)(core_fh *fh, const void *buf, int64_t len,
                       int64_t off);
@@ -461,8 +469,12 @@ CORE_HIDDEN int core_io_write(core_fh *fh, const void *buf, int64_t len,
  * One driver request with the O_DIRECT alignment applied (the one place
  * that does it): an unaligned read on an aligned handle goes through an
  * aligned bounce buffer covering it (at most CORE_BOUNCE bytes: a short
- * count); unaligned writes are the driver's (posix: its buffered
- * descriptor). Bytes moved or -errno; touches no counter.
+ * count), taken from the staging memory within the budget (so reused, not
+ * faulted per call); when the budget has not one aligned unit left, the
+ * read goes to the driver unaligned (posix: its buffered descriptor).
+ * Unaligned writes are the driver's (posix: its buffered descriptor).
+ * Bytes moved or -errno; touches no counter but staging. Calling thread
+ * only (core_io_once_via is the one for the worker).
  */
 /* (io_req.c) A failed request as a code and a detail: e a positive errno
    or CORE_EOF; how prefixes the verb ("asynchronous "). */
@@ -470,6 +482,19 @@ CORE_HIDDEN int core_io_fail(core_fh *fh, const char *how, int write,
                              int64_t off, int64_t len, int e);
 CORE_HIDDEN int64_t core_io_once(core_fh *fh, int write, void *buf,
                                  int64_t len, int64_t off);
+/* The same through a given bounce (bsize bytes, aligned; NULL: none, the
+   read goes unaligned to the driver); touches no counter, so the worker
+   thread may call it. */
+CORE_HIDDEN int64_t core_io_once_via(core_fh *fh, int write, void *buf,
+                                     int64_t len, int64_t off, char *bounce,
+                                     int64_t bsize);
+/* A bounce buffer of want bytes (a multiple of the alignment), or fewer:
+   what the memory budget leaves, rounded down to the alignment (*got);
+   NULL when that is less than one aligned unit. Staging memory: counted,
+   kept in the context's cache after core_stage_free(ctx, b, *got).
+   Calling thread only. */
+CORE_HIDDEN char *core_io_bounce_get(core_fh *fh, int64_t want,
+                                     int64_t *got);
 /* Does a read of (buf, len, off) on fh need the bounce? If so, the
    aligned span to read instead is [*a0, *a0 + *alen), alen <= limit. */
 CORE_HIDDEN int core_io_bounce_span(const core_fh *fh, const void *buf,
@@ -502,6 +527,14 @@ CORE_HIDDEN int core_io_cached(core_fh *fh, int64_t lo, int64_t hi);
 /* The median (the upper middle value) of v[0..n), 1 <= n <= 64, for the
  * costs learned from recent calls; v is left as it is. */
 CORE_HIDDEN double core_median(const double *v, int n);
+/* A cost learned from the n (1 <= n <= 64) most recent samples v of a
+ * call's own measured time: their median once there are CORE_LEARN_TRUST
+ * of them, the smallest before. A sample can only be too slow (a load
+ * spike, a page fault, a one-time start: io_uring's ring, a first
+ * allocation), never much too fast, so while a median would still be one
+ * of the few first samples, the fastest is the safer figure. */
+#define CORE_LEARN_TRUST 3
+CORE_HIDDEN double core_learned(const double *v, int n);
 /* Give the driver a hint about a range: 1 passed on, 0 not (O_DIRECT, a
    driver without hints); never an error. */
 CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
@@ -601,8 +634,10 @@ struct core_op {
     int64_t calls;  /* driver requests / SQEs issued */
     int err;        /* 0, a positive errno, or CORE_EOF */
     int fd, buffered;   /* io_uring: descriptor, page cache */
-    char *bounce;       /* io_uring, unaligned O_DIRECT read: aligned copy */
-    int64_t b0, blen;   /* its file offset and length */
+    char *bounce;       /* unaligned O_DIRECT read: aligned staging
+                           (io_uring: the whole span at b0; worker: a
+                           piece at a time), counted in the budget */
+    int64_t b0, blen;   /* its file offset (io_uring) and length */
     int where;          /* engine queue it went to */
     core_op *next;
 };

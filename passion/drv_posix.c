@@ -5,10 +5,11 @@
  * else mincore(2)), advice (posix_fadvise) and the calibration reads.
  *
  * With O_DIRECT the handle has align = 4096: reads come aligned (io.c's
- * core_io_once and the engine bounce unaligned ones), aligned writes go
- * straight to the device, unaligned writes through a second, buffered
- * descriptor (the kernel flushes cached pages of a range before direct
- * I/O on it, so both views stay coherent).
+ * core_io_once and the engine bounce unaligned ones through staging
+ * memory) unless the memory budget left no room for a bounce; aligned
+ * requests go straight to the device, unaligned ones through a second,
+ * buffered descriptor (the kernel flushes cached pages of a range before
+ * direct I/O on it, so both views stay coherent).
  *
  * Invariants: no descriptor leaves passion/ (ring_fd is for the engine
  * only); nothing here touches the context's counters.

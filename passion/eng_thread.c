@@ -1,7 +1,8 @@
 /*
  * eng_thread.c - the fallback engine: one worker thread that runs queued
- * ops in order through the file's driver (core_io_once: one driver
- * request, O_DIRECT alignment applied), looping on short counts and EINTR.
+ * ops in order through the file's driver (core_io_once_via: one driver
+ * request, O_DIRECT alignment applied through the bounce the op was given
+ * at submit), looping on short counts and EINTR.
  *
  * Invariants: the worker touches only the ops it is given and their
  * driver handles (never the context's counters or detail); the queues are
@@ -24,8 +25,9 @@ typedef struct thread_impl {
 void core_op_run(core_op *op)
 {
     while (op->done < op->len) {
-        int64_t r = core_io_once(op->fh, op->write, op->buf + op->done,
-                                 op->len - op->done, op->off + op->done);
+        int64_t r = core_io_once_via(op->fh, op->write, op->buf + op->done,
+                                     op->len - op->done, op->off + op->done,
+                                     op->bounce, op->blen);
         op->calls++;
         if (r == -EINTR || r == -EAGAIN)
             continue;

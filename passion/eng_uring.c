@@ -125,7 +125,7 @@ static void unbounce(core_op *op)
     if (got > op->len)
         got = op->len;
     memcpy(op->buf, op->bounce + (op->off - op->b0), (size_t)got);
-    free(op->bounce);
+    core_stage_free(op->fh->ctx, op->bounce, op->blen);
     op->bounce = NULL;
     op->done = got;
 }

@@ -10,7 +10,7 @@
  *
  * Routing of one op: to the ring when the engine is io_uring and the
  * driver gives a descriptor for it (drv_posix.c's ring_fd); else to the
- * worker thread, which calls the driver (core_io_once). A driver that
+ * worker thread, which calls the driver (core_io_once_via). A driver that
  * calls MPI (mpiio) runs on the worker only when MPI provides
  * MPI_THREAD_MULTIPLE (checked once, MPI_Query_thread, when the engine
  * starts); otherwise its ops run synchronously inside core_aio_submit and
@@ -20,7 +20,11 @@
  * Invariants: the state is created on first use on the calling thread and
  * freed by passion_finalize after every op in flight has completed;
  * completions (counters, detail, fn) run only on the calling thread, in
- * core_aio_progress; every submitted op completes exactly once.
+ * core_aio_progress; every submitted op completes exactly once; the
+ * bounce buffers of unaligned O_DIRECT reads are staging memory, taken at
+ * submit and returned at completion on the calling thread, so that every
+ * op in flight together stays within the memory budget (they were once
+ * allocated per op beside it: 64 ops in flight each held their own).
  */
 #include "core.h"
 
@@ -197,19 +201,25 @@ int passion_engine_get(passion_ctx *ctx, passion_engine *engine)
 }
 
 /* Give a ring op its descriptor and, for an unaligned O_DIRECT read, its
-   aligned bounce buffer (whole op, so the kernel runs one request). */
+   aligned bounce buffer (whole op, so the kernel runs one request), taken
+   from the staging memory: only when the whole span fits in what the
+   memory budget leaves (every op in flight holds its bounce until it
+   completes, so the budget bounds them together); otherwise -1 and the
+   worker bounces it a piece at a time. */
 static int ring_prep(core_op *op)
 {
     core_fh *fh = op->fh;
+    passion_ctx *ctx = fh->ctx;
     int64_t a0, alen;
     op->bounce = NULL;
     if (!op->write && core_io_bounce_span(fh, op->buf, op->len, op->off,
                                           INT64_MAX, &a0, &alen)) {
-        if (alen > CORE_MAXREQ)
-            return -1; /* the worker bounces it piece by piece */
-        void *b;
-        if (core_alloc_fault(fh->ctx) ||
-            posix_memalign(&b, (size_t)fh->align, (size_t)alen))
+        if (alen > CORE_MAXREQ ||
+            alen > ctx->opt.memory_budget - ctx->staging_now)
+            return -1;
+        int64_t got;
+        char *b = core_io_bounce_get(fh, alen, &got);
+        if (!b)
             return -1;
         op->bounce = b;
         op->b0 = a0;
@@ -220,11 +230,27 @@ static int ring_prep(core_op *op)
                                   &op->buffered);
     }
     if (op->fd < 0) {
-        free(op->bounce);
+        core_stage_free(ctx, op->bounce, op->blen);
         op->bounce = NULL;
         return -1;
     }
     return 0;
+}
+
+/* A worker op's bounce (an unaligned O_DIRECT read): up to CORE_BOUNCE
+   bytes of what the budget leaves, given here on the calling thread (the
+   worker may not touch the context's staging), returned at completion;
+   none when the budget is used up (the read then goes unaligned to the
+   driver). */
+static void worker_prep(core_op *op)
+{
+    int64_t a0, alen;
+    op->bounce = NULL;
+    op->blen = 0;
+    if (!op->write &&
+        core_io_bounce_span(op->fh, op->buf, op->len, op->off, CORE_BOUNCE,
+                            &a0, &alen))
+        op->bounce = core_io_bounce_get(op->fh, alen, &op->blen);
 }
 
 int core_aio_submit(core_fh *fh, core_op *op)
@@ -248,6 +274,7 @@ int core_aio_submit(core_fh *fh, core_op *op)
         st->uring.ops->submit(&st->uring, op);
         return PASSION_OK;
     }
+    worker_prep(op);
     if (fh->ops->needs_mpi_thread && !st->mpi_multiple) {
         /* MPI without MPI_THREAD_MULTIPLE: the driver may not run on the
            worker; run it now, complete it at the next progress */
@@ -262,8 +289,11 @@ int core_aio_submit(core_fh *fh, core_op *op)
         st->ran_inline++;
         return PASSION_OK;
     }
-    if ((rc = thread_up(ctx, st)))
+    if ((rc = thread_up(ctx, st))) {
+        core_stage_free(ctx, op->bounce, op->blen);
+        op->bounce = NULL;
         return rc;
+    }
     op->where = Q_THREAD;
     st->thread.inflight++;
     st->thread.ops->submit(&st->thread, op);
@@ -304,6 +334,10 @@ int64_t core_aio_inflight(passion_ctx *ctx)
 
 static void finish(core_op *op)
 {
+    if (op->bounce) { /* a worker op's (the ring's went at completion) */
+        core_stage_free(op->fh->ctx, op->bounce, op->blen);
+        op->bounce = NULL;
+    }
     core_io_op_done(op);
     op->fn(op);
 }

@@ -7,9 +7,9 @@
  * one place that does so for synchronous, batched and asynchronous
  * requests (the engine hands completed ops to core_io_op_done on the
  * calling thread). O_DIRECT alignment is also done once, here: unaligned
- * reads on an aligned handle go through an aligned bounce buffer
- * (core_io_once in io_req.c; the engine's ring uses the same
- * core_io_bounce_span).
+ * reads on an aligned handle go through an aligned bounce buffer of
+ * staging memory, within the memory budget (core_io_once in io_req.c; the
+ * engine's ring uses the same core_io_bounce_span).
  * Batched reads go to the context's engine, so that one io_uring ring
  * serves them and the asynchronous requests.
  */

@@ -47,25 +47,38 @@ int core_io_bounce_span(const core_fh *fh, const void *buf, int64_t len,
     return 1;
 }
 
-int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
-                     int64_t off)
+char *core_io_bounce_get(core_fh *fh, int64_t want, int64_t *got)
+{
+    passion_ctx *ctx = fh->ctx;
+    const int64_t A = fh->align;
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    int64_t n = want <= left ? want : left / A * A;
+    *got = 0;
+    if (n < A)
+        return NULL;
+    char *b = core_stage_alloc(ctx, n);
+    if (b)
+        *got = n;
+    return b;
+}
+
+int64_t core_io_once_via(core_fh *fh, int write, void *buf, int64_t len,
+                         int64_t off, char *bounce, int64_t bsize)
 {
     if (len > CORE_MAXREQ)
         len = CORE_MAXREQ;
     int64_t a0, alen;
-    if (write || !core_io_bounce_span(fh, buf, len, off, CORE_BOUNCE, &a0,
-                                      &alen))
+    if (write || !bounce ||
+        !core_io_bounce_span(fh, buf, len, off, bsize, &a0, &alen))
+        /* aligned, a write, or no bounce: the driver takes it as it is
+           (posix: an unaligned one through its buffered descriptor) */
         return write ? fh->ops->pwrite(fh, buf, len, off)
                      : fh->ops->pread(fh, buf, len, off);
-    void *b;
-    if (core_alloc_fault(fh->ctx) ||
-        posix_memalign(&b, (size_t)fh->align, (size_t)alen))
-        return -ENOMEM;
     /* a short count that stops before the wanted bytes is not the end of
        the file: read on into the bounce */
     int64_t n, got = 0;
     do {
-        n = fh->ops->pread(fh, (char *)b + got, alen - got, a0 + got);
+        n = fh->ops->pread(fh, bounce + got, alen - got, a0 + got);
         if (n > 0)
             got += n;
     } while ((n > 0 || n == -EINTR) && got > 0 && got <= off - a0);
@@ -75,9 +88,22 @@ int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
             n = 0;
         if (n > len)
             n = len;
-        memcpy(buf, (char *)b + (off - a0), (size_t)n);
+        memcpy(buf, bounce + (off - a0), (size_t)n);
     }
-    free(b);
+    return n;
+}
+
+int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
+                     int64_t off)
+{
+    int64_t a0, alen, bsize = 0;
+    char *b = NULL;
+    if (!write && core_io_bounce_span(fh, buf, len > CORE_MAXREQ ? CORE_MAXREQ
+                                                                 : len,
+                                      off, CORE_BOUNCE, &a0, &alen))
+        b = core_io_bounce_get(fh, alen, &bsize);
+    int64_t n = core_io_once_via(fh, write, buf, len, off, b, bsize);
+    core_stage_free(fh->ctx, b, bsize);
     return n;
 }
 
