@@ -95,7 +95,8 @@ CORE_HIDDEN int64_t coll_etp_desc_bytes(int P);
 enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
        COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,
-       COLL_FAD_STRIPE, COLL_FAD_SYNC, COLL_FAD_REQ, COLL_FAD_HEAD };
+       COLL_FAD_STRIPE, COLL_FAD_SYNC, COLL_FAD_REQ, COLL_FAD_FIXED,
+       COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
 
@@ -146,6 +147,8 @@ CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
  */
 #define COLL_SYNC_KEEP 16
 CORE_HIDDEN double coll_sync_cost(passion_ctx *ctx);
+/* the samples coll_sync_cost holds (0 to COLL_SYNC_KEEP) */
+CORE_HIDDEN int coll_sync_learned(passion_ctx *ctx);
 /* The pages a direct write of bytes in requests touches over an extent
    of ext bytes (an estimate: each request its own pages, at most the
    extent's): the kernel's first-dirty cost is per page. */
@@ -154,6 +157,35 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
 /* seconds of first dirtying a cached page (page locking and dirty
    accounting; a rewrite of a dirty page costs about a request) */
 #define COLL_PAGE_DIRTY 20e-6
+
+/*
+ * The fixed cost of a collective call's method, learned from the calls'
+ * own measured times as the request cost is (ocad_req_cost): what the
+ * linear model leaves out of a small call (the agreement round after the
+ * access, the two-phase method's domains, schedule and buffers, the
+ * independent engine's plan and staging). After every auto call that
+ * chose (not one done before the FAD) and succeeded, with a raw
+ * prediction under COLL_FIXED_LEARN_MAX, each rank records the seconds
+ * from the choice to the end of the agreement minus the raw prediction,
+ * clamped to [0, COLL_FIXED_CAP], for the class chosen: independent or
+ * two-phase. The FAD carries each rank's learned figure (core_learned of
+ * its last COLL_FIXED_KEEP samples, and their number) and the call takes
+ * the largest figure and the fewest samples, so every rank prices alike.
+ * The prior, before any sample: one learned round (coll_sync_cost) for
+ * independent access (its agreement), two for the two-phase method (its
+ * agreement and its setup). With fewer than CORE_LEARN_TRUST samples the
+ * learned figure may lower the prior, not raise it: a first call of a
+ * method pays one-time costs (measured here: 0.3 ms for a first
+ * two-phase call against 10-50 us after), and one such sample must not
+ * keep the method from ever being chosen, and so measured, again.
+ */
+enum { COLL_FIX_IND, COLL_FIX_ETP, COLL_FIX_N };
+#define COLL_FIXED_KEEP 8
+#define COLL_FIXED_LEARN_MAX 1e-3
+#define COLL_FIXED_CAP 1e-3
+CORE_HIDDEN void coll_fixed_learn(passion_ctx *ctx, int cls, double seconds);
+/* this rank's learned fixed cost of class cls (-1: none yet) */
+CORE_HIDDEN double coll_fixed_mine(passion_ctx *ctx, int cls);
 
 typedef struct coll_plan {
     passion_ctx *ctx;
@@ -182,6 +214,11 @@ typedef struct coll_plan {
                            staging it may hold: passed to it, never set
                            in the context */
     int warm;           /* the requested data is in the page cache */
+    double fixed[COLL_FIX_N]; /* the learned fixed costs, largest over
+                                 ranks (-1: none; coll_fixed_learn) */
+    int fixed_n[COLL_FIX_N];  /* their samples, fewest over ranks */
+    double pred_raw;    /* coll_method_choose: the chosen method's
+                           prediction without its fixed cost */
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
     int desc_uncounted; /* they did not fit the budget (the call fails) */
     char *reserve;      /* address space for the round buffers, reserved

@@ -32,7 +32,7 @@
  *    data in its domain in chunks of the stage size (fewer bytes where the
  *    independent reads show that holes are skipped):
  *      max_i(requests_i) L + min(sum_i span_i, sum_r bytes_r) / B
- *      + rounds max(round + (P-1) msg, learned round)
+ *      + rounds R
  *      + beta max_r(exchanged_r)
  *      + 2 max_r useful_r / COPY_BW
  *      + on several nodes, per round, the exchange's entry agreement by
@@ -41,16 +41,27 @@
  *    where skipped holes add the union's windows (interleaved sections
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel
- *    for partly written pages of an uncached file (twice the requests).
- * Every candidate also pays the FAD's round and the outcome's agreement
- * (two learned rounds): the same for all, added to the prediction only.
+ *    for partly written pages of an uncached file (twice the requests);
+ *    R is the learned round (coll_sync_cost) once it holds
+ *    CORE_LEARN_TRUST samples, before that at least round + (P-1) msg;
+ *  - each candidate plus its class's fixed cost (independent or
+ *    two-phase), learned from the calls that ran it (coll_fixed_learn in
+ *    coll.h: the measured time minus the prediction, the median of recent
+ *    calls, the largest over ranks), before that one learned round for
+ *    independent access and two for the two-phase method. Small sections
+ *    showed why: the linear model predicted 2-10x below their measured
+ *    times (tens of microseconds), and chose the two-phase method where
+ *    direct reads were 6.6x faster.
+ * Every candidate also pays the FAD's round (a learned round): the same
+ * for all, added to the prediction only.
  * The two-phase candidates are left out when the budget is below their
  * minimum (coll_etp_min_budget), and a round holds at least one element
  * in the counts above (no division by a zero capacity at tiny budgets).
  * The smallest prediction wins; ties go to the first of independent,
  * dynamic, static. Every input is identical on every rank (the FAD, the
- * options checked equal in it, the calibration reduced with MPI_MAX), so
- * every rank chooses the same method.
+ * options checked equal in it, the calibration reduced with MPI_MAX, the
+ * learned costs carried in the FAD), so every rank chooses the same
+ * method.
  */
 #include "coll.h"
 
@@ -246,12 +257,31 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     double t = (double)max_req * L + (double)bytes / B +
                2.0 * (double)max_useful / COPY_BW;
     if (P > 1 && max_x > 0) {
-        /* a round costs at least what the FAD's rounds were seen to */
+        /* a round costs what the FAD's rounds were seen to, once there
+           are enough of them (the calibration is one measurement, at
+           the context's first choice: 0.9 us to 4 ms per round between
+           runs of one case on a loaded machine); before, at least the
+           calibration's */
         double r = mc->round + (double)(P - 1) * mc->msg;
-        t += (double)rounds * (r > S ? r : S) + mc->byte * (double)max_x;
+        double R = S;
+        if (coll_sync_learned(p->ctx) < CORE_LEARN_TRUST && r > R)
+            R = r;
+        t += (double)rounds * R + mc->byte * (double)max_x;
         t += etp_net(p, mc, rounds, S);
     }
     return t;
+}
+
+/* a class's fixed cost: learned (coll_fixed_learn), lowering the prior
+   only until there are CORE_LEARN_TRUST samples */
+static double fixed_cost(const coll_plan *p, int cls, double prior)
+{
+    double v = p->fixed[cls];
+    if (p->fixed_n[cls] <= 0 || v < 0)
+        return prior;
+    if (p->fixed_n[cls] < CORE_LEARN_TRUST && v > prior)
+        return prior;
+    return v;
 }
 
 int coll_method_choose(coll_plan *p, double *seconds)
@@ -322,12 +352,19 @@ int coll_method_choose(coll_plan *p, double *seconds)
     if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
         fprintf(stderr, "passion: auto: independent %.3g s (requests max "
                 "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
-                "%.3g; round %.3g msg %.3g, learned round %.3g)\n", t_ind,
+                "%.3g; round %.3g msg %.3g, learned round %.3g; fixed: "
+                "independent %.3g two-phase %.3g, -1 none)\n", t_ind,
                 (long long)req_max, (long long)req_sum, (long long)bytes_sum,
                 p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
-                p->warm, L, B, mc.round, mc.msg, S);
+                p->warm, L, B, mc.round, mc.msg, S, p->fixed[COLL_FIX_IND],
+                p->fixed[COLL_FIX_ETP]);
+    /* each method's fixed cost: learned from the calls that ran it, else
+       its rounds (coll_fixed_learn) */
+    const double F_ind = fixed_cost(p, COLL_FIX_IND, S);
+    const double F_etp = fixed_cost(p, COLL_FIX_ETP, 2 * S);
     int best = PASSION_METHOD_AUTO; /* = independent */
-    double tbest = t_ind;
+    double tbest = t_ind + F_ind;
+    p->pred_raw = t_ind;
     static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
                                PASSION_METHOD_ETP_STATIC};
     /* below its minimum budget the two-phase method cannot run: only
@@ -338,11 +375,12 @@ int coll_method_choose(coll_plan *p, double *seconds)
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
         double t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: %s %.3g s\n",
-                    k ? "etp-static" : "etp-dynamic", t);
-        if (t < tbest) {
-            tbest = t;
+            fprintf(stderr, "passion: auto: %s %.3g s + fixed %.3g s\n",
+                    k ? "etp-static" : "etp-dynamic", t, F_etp);
+        if (t + F_etp < tbest) {
+            tbest = t + F_etp;
             best = etp[k];
+            p->pred_raw = t;
         }
     }
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
@@ -351,9 +389,9 @@ int coll_method_choose(coll_plan *p, double *seconds)
                 : best == PASSION_METHOD_ETP_DYNAMIC ? "etp-dynamic"
                                                      : "etp-static",
                 tbest);
-    /* every method pays the FAD's round and the outcome's agreement:
-       two collective rounds, each at least the learned round (not a
-       choice: the same for every candidate; the prediction of the call) */
-    *seconds = tbest + 2 * S;
+    /* every method pays the FAD's round, at least the learned round (not
+       a choice: the same for every candidate; the prediction of the
+       call); the outcome's agreement is in the fixed cost */
+    *seconds = tbest + S;
     return best;
 }

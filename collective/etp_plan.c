@@ -59,6 +59,9 @@ typedef struct coll_ext {
     double sync[COLL_SYNC_KEEP];
     int sync_n, sync_i;
     double sync_med; /* their median (coll_sync_cost), kept as learned */
+    /* the fixed costs' samples per class (coll_fixed_learn) */
+    double fixed[COLL_FIX_N][COLL_FIXED_KEEP];
+    int fixed_n[COLL_FIX_N], fixed_i[COLL_FIX_N];
     int file_tries;
     double file_lat, file_bw;
 } coll_ext;
@@ -320,6 +323,51 @@ double coll_sync_cost(passion_ctx *ctx)
     return coll_xchg_alpha(&mc);
 }
 
+void coll_fixed_learn(passion_ctx *ctx, int cls, double seconds)
+{
+    coll_ext *e = ext_get(ctx);
+    if (!e || cls < 0 || cls >= COLL_FIX_N)
+        return;
+    seconds = seconds < 0 ? 0 : seconds > COLL_FIXED_CAP ? COLL_FIXED_CAP
+                                                         : seconds;
+    e->fixed[cls][e->fixed_i[cls]] = seconds;
+    e->fixed_i[cls] = (e->fixed_i[cls] + 1) % COLL_FIXED_KEEP;
+    if (e->fixed_n[cls] < COLL_FIXED_KEEP)
+        e->fixed_n[cls]++;
+}
+
+double coll_fixed_mine(passion_ctx *ctx, int cls)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    if (!e || cls < 0 || cls >= COLL_FIX_N || e->fixed_n[cls] == 0)
+        return -1;
+    return core_learned(e->fixed[cls], e->fixed_n[cls]);
+}
+
+/* the COLL_FAD_FIXED word: per class 32 bits, the samples held (bits
+   24-31) and the learned cost in ns (bits 0-23: up to 16 ms, above
+   COLL_FIXED_CAP) */
+static int64_t fixed_word(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    uint64_t w = 0;
+    for (int c = 0; c < COLL_FIX_N && e; c++) {
+        double v = coll_fixed_mine(ctx, c);
+        if (v < 0)
+            continue;
+        uint64_t ns = (uint64_t)(v * 1e9 + 0.5);
+        ns = ns > 0xffffff ? 0xffffff : ns;
+        w |= (((uint64_t)e->fixed_n[c] << 24) | ns) << (32 * c);
+    }
+    return (int64_t)w;
+}
+
+int coll_sync_learned(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    return e ? e->sync_n : 0;
+}
+
 int64_t coll_write_pages(int64_t requests, int64_t bytes, int64_t ext)
 {
     int64_t pg = requests + bytes / 4096, most = ext / 4096 + 1;
@@ -367,7 +415,7 @@ static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
         /* the median: a round usually costs this; the mean followed the
            rare scheduling stalls of a loaded machine (milliseconds) and
            made auto trade cheap rounds for costly requests */
-        e->sync_med = core_median(e->sync, e->sync_n);
+        e->sync_med = core_learned(e->sync, e->sync_n);
     }
     if (e) {
         double w = (t1 - t0) * 1e9;
@@ -576,6 +624,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_SYNC] = sync_word(ext_get(ctx));
     /* this rank's learned cost of a cached read request (0: none) */
     mine[COLL_FAD_REQ] = dbits(ocad_req_cost(ctx));
+    /* and of each method's fixed cost (-1: none) */
+    mine[COLL_FAD_FIXED] = fixed_word(ctx);
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -728,6 +778,22 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         req_cost = v > req_cost ? v : req_cost;
     }
     p->env = call_env(ctx, p->warm, req_cost);
+    /* the methods' fixed costs: the largest learned and the fewest
+       samples (a rank that could not learn has none), the same
+       everywhere */
+    for (int c = 0; c < COLL_FIX_N; c++) {
+        int64_t ns = 0, n = COLL_FIXED_KEEP;
+        for (int r = 0; r < P; r++) {
+            uint64_t w = (uint64_t)p->fad[(int64_t)r * W + COLL_FAD_FIXED] >>
+                         (32 * c);
+            int64_t rn = (int64_t)((w >> 24) & 0xff),
+                    rv = (int64_t)(w & 0xffffff);
+            n = rn < n ? rn : n;
+            ns = rv > ns ? rv : ns;
+        }
+        p->fixed[c] = n > 0 ? (double)ns * 1e-9 : -1;
+        p->fixed_n[c] = (int)n;
+    }
     p->io_lat = p->env.lat;
     p->io_bw = p->env.bw;
     double h = p->io_lat * p->io_bw;

@@ -133,6 +133,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     } else {
         chosen = PASSION_METHOD_DIRECT; /* the early writes, in order */
     }
+    /* the chosen method's fixed cost is learned from here to the end of
+       the agreement (coll_fixed_learn) */
+    double t_run = core_now(), raw = p.pred_raw;
     uint64_t useful = ctx->cnt.bytes_useful;
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
@@ -153,6 +156,14 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     rc = core_agree(ctx, rc);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
+    else if (method == PASSION_METHOD_AUTO && !all_done &&
+             raw < COLL_FIXED_LEARN_MAX)
+        coll_fixed_learn(ctx,
+                         chosen == PASSION_METHOD_ETP_STATIC ||
+                                 chosen == PASSION_METHOD_ETP_DYNAMIC
+                             ? COLL_FIX_ETP
+                             : COLL_FIX_IND,
+                         core_now() - t_run - raw);
     ctx->last_predicted = rc ? 0 : predicted;
     return rc;
 }

@@ -148,7 +148,11 @@ CORE_HIDDEN int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env);
  * independent read on a warm env of at least OCAD_LEARN_MIN requests
  * records (its time - bytes / bw - copied bytes / OCAD_COPY_BW) /
  * requests, clamped to [1e-7, 1e-3] s; ocad_req_cost is the median of the
- * last OCAD_LEARN_KEEP samples of this rank (0: none yet). A system call
+ * last OCAD_LEARN_KEEP samples of this rank, the smallest while there are
+ * fewer than CORE_LEARN_TRUST (core_learned: a first warm read of a
+ * context measured 29 us per request, loaded, and that one sample priced
+ * every cached request until the next, against about 1 us per request
+ * measured by the direct reads of the same run; 0: none yet). A system call
  * and a copy from the page cache cost 0.2-5 us depending on the machine
  * (a paravirtualised guest pays the most), so a constant misprices many
  * small direct reads against a few large ones. ocad_req_learn records one

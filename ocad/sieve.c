@@ -58,7 +58,7 @@ void ocad_req_learn(passion_ctx *ctx, double seconds)
 
 double ocad_req_cost(const passion_ctx *ctx)
 {
-    return ctx->req_warm_n > 0 ? core_median(ctx->req_warm, ctx->req_warm_n)
+    return ctx->req_warm_n > 0 ? core_learned(ctx->req_warm, ctx->req_warm_n)
                                : 0;
 }
 

@@ -266,6 +266,16 @@ int passion_counters_reset(passion_ctx *ctx)
     return PASSION_OK;
 }
 
+double core_learned(const double *v, int n)
+{
+    if (n >= CORE_LEARN_TRUST)
+        return core_median(v, n);
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
 double core_median(const double *v, int n)
 {
     double w[64];

@@ -211,6 +211,12 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  */
 #define CORE_SPIN_LONG 2e-3
 #define CORE_SPIN_SHORT 20e-6
+/* core_waitall reads the clock once every this many polls while it
+   spins, never once it yields */
+#define CORE_POLLS_PER_CLOCK 16
+/* Polls (MPI_Testall calls) and clock reads of core_waitall so far in
+   this process (tests). */
+CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 /* Collective over ctx->comm (passion_init): choose and set the spin
    time; the seconds chosen. */
 CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
@@ -520,6 +526,14 @@ CORE_HIDDEN int core_io_cached(core_fh *fh, int64_t lo, int64_t hi);
 /* The median (the upper middle value) of v[0..n), 1 <= n <= 64, for the
  * costs learned from recent calls; v is left as it is. */
 CORE_HIDDEN double core_median(const double *v, int n);
+/* A cost learned from the n (1 <= n <= 64) most recent samples v of a
+ * call's own measured time: their median once there are CORE_LEARN_TRUST
+ * of them, the smallest before. A sample can only be too slow (a load
+ * spike, a page fault, a one-time start: io_uring's ring, a first
+ * allocation), never much too fast, so while a median would still be one
+ * of the few first samples, the fastest is the safer figure. */
+#define CORE_LEARN_TRUST 3
+CORE_HIDDEN double core_learned(const double *v, int n);
 /* Give the driver a hint about a range: 1 passed on, 0 not (O_DIRECT, a
    driver without hints); never an error. */
 CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,

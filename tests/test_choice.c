@@ -23,15 +23,32 @@
  *     (0.1 us: the holes cost more than the requests) and sieves them in
  *     one request when they are dear (100 us); a warm auto read of 16
  *     direct requests records a sample of its own. A constant cost (2 us
- *     over 8 requests in flight before) answers both cases alike.
+ *     over 8 requests in flight before) answers both cases alike. One
+ *     slow sample (100 us: a load spike, a one-time start) followed by a
+ *     cheap one (0.1 us) prices requests as cheap, and auto reads the runs
+ *     one by one (before, the median of the two was the slow one: it
+ *     sieved).
  *  4. a small exchange (a1, its step riding on the entry agreement) sends
  *     one message per peer, data inside the header's message, counted the
- *     same way; long messages follow their header; data checked.
+ *     same way; long messages follow their header; data checked. A
+ *     regular one of 16 bytes a pair sends the compact header (24 bytes
+ *     before the data, counted by MPI_Isend's bytes); 512 bytes a pair,
+ *     the full one.
  *  5. a tiny section of an uncached file (an extent of at most
  *     COLL_PROBE_MIN bytes, one request whatever the cache holds): an
  *     auto read takes one collective call, the FAD, on a fresh context
  *     (before, the probe found it uncached, the read waited for the FAD
  *     and the file costs were calibrated on it: one more round).
+ *  6. the methods' fixed costs (coll_fixed_learn), with every other cost
+ *     given by the options (io_latency 100 us, io_bandwidth 40 MB/s per
+ *     rank beyond one, msg_alpha 10 us, msg_beta 1 ns; the read is the
+ *     context's first collective call, so no round is learned yet):
+ *     ranks reading interleaved elements (start rank, stride P) choose
+ *     the two-phase method (each rank's independent sieve reads the whole
+ *     extent, the aggregators read it once: 0.7 ms less by the model);
+ *     after three calls of the two-phase method measured 1 ms above their
+ *     prediction, independent access; after only one (a first call's
+ *     one-time costs) still the two-phase method. Two ranks or more.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -119,7 +136,7 @@ static int same_double(double v)
 /* ---- MPI calls made between count_begin and count_end ---- */
 
 static int counting;
-static long n_coll, n_send;
+static long n_coll, n_send, n_sbytes;
 
 #define COUNT_COLL() (n_coll += counting)
 #define COUNT_SEND() (n_send += counting)
@@ -189,12 +206,15 @@ int MPI_Isend(const void *b, int n, MPI_Datatype t, int dest, int tag,
               MPI_Comm comm, MPI_Request *req)
 {
     COUNT_SEND();
+    int ts = 0;
+    if (counting && PMPI_Type_size(t, &ts) == MPI_SUCCESS)
+        n_sbytes += (long)n * ts;
     return PMPI_Isend(b, n, t, dest, tag, comm, req);
 }
 
 static void count_begin(void)
 {
-    n_coll = n_send = 0;
+    n_coll = n_send = n_sbytes = 0;
     counting = 1;
 }
 
@@ -514,11 +534,40 @@ static void test_fused(void)
                 bad = r2[16 * i + k] != xval(i, me, k, th_case_seed);
         TH_CHECK(th_all(!bad), "alltoall %s: rc %d, data %s",
                  algs[ai] ? "a1" : "auto", code, bad ? "differ" : "equal");
-        if (algs[ai] == PASSION_XCHG_A1)
+        if (algs[ai] == PASSION_XCHG_A1) {
             TH_CHECK(n_send == P - 1 && n_coll == 0,
                      "alltoall a1 of 16 bytes: %ld sends (want %d), %ld "
                      "collective calls", n_send, P - 1, n_coll);
+            /* the compact header: 3 words before the data (the full
+               header was 27 words, 216 bytes) */
+            TH_CHECK(n_sbytes == (long)(P - 1) * (16 + 24),
+                     "alltoall a1 of 16 bytes: %ld bytes sent (want %d: "
+                     "16 bytes and a 24-byte header to each peer)",
+                     n_sbytes, (P - 1) * (16 + 24));
+        }
     }
+    /* above 256 bytes a pair, the full header */
+    unsigned char *s3 = malloc(512 * (size_t)P), *r3 = malloc(512 * (size_t)P);
+    for (int j = 0; j < P; j++)
+        for (int k = 0; k < 512; k++)
+            s3[512 * j + k] = xval(me, j, k, th_case_seed);
+    memset(r3, 0xee, 512 * (size_t)P);
+    count_begin();
+    int code3 = passion_alltoall(ctx, s3, r3, 512, MPI_BYTE, PASSION_XCHG_A1,
+                                 0);
+    count_end();
+    int bad3 = code3 != 0;
+    for (int i = 0; i < P && !bad3; i++)
+        for (int k = 0; k < 512 && !bad3; k++)
+            bad3 = r3[512 * i + k] != xval(i, me, k, th_case_seed);
+    TH_CHECK(th_all(!bad3), "alltoall a1 of 512 bytes: rc %d, data %s",
+             code3, bad3 ? "differ" : "equal");
+    TH_CHECK(P == 1 || (n_send == P - 1 && n_sbytes > (long)(P - 1) * 512 +
+                                                         24 * (P - 1)),
+             "alltoall a1 of 512 bytes: %ld sends, %ld bytes", n_send,
+             n_sbytes);
+    free(s3);
+    free(r3);
     free(s2);
     free(r2);
     free(sb);
@@ -584,6 +633,75 @@ static void test_learned(void)
     passion_file_close(f);
     passion_array_free(a);
     passion_finalize(ctx);
+    /* one slow sample, then a cheap one: requests are cheap */
+    ctx = mkctx("");
+    f = ctx ? mkfile(ctx, &a, "learned3.raw") : NULL;
+    if (!f)
+        return;
+    ocad_req_learn(ctx, 1e-4);
+    ocad_req_learn(ctx, 1e-7);
+    rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    TH_CHECK(rc == 0 && check_values(b, &s) && m == PASSION_METHOD_DIRECT,
+             "cached read after samples of 100 us and 0.1 us per request: "
+             "rc %d, method %d (want direct %d)", rc, (int)m,
+             (int)PASSION_METHOD_DIRECT);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+/* auto's choice for interleaved elements on a fresh context whose
+   two-phase calls were measured n times, each `extra` seconds above
+   their prediction; AUTO on failure */
+static passion_method fixed_choice(int n, double extra)
+{
+    char opts[160];
+    snprintf(opts, sizeof opts,
+             "io_latency=1e-4,io_bandwidth=%g,msg_alpha=1e-5,msg_beta=1e-9",
+             4e7 * (th_size - 1));
+    passion_ctx *ctx = mkctx(opts);
+    passion_array *a = NULL;
+    passion_file *f = ctx ? mkfile(ctx, &a, "fixed.raw") : NULL;
+    if (!f)
+        return PASSION_METHOD_AUTO;
+    for (int i = 0; i < n; i++)
+        coll_fixed_learn(ctx, COLL_FIX_ETP, extra);
+    static double b[N];
+    passion_section s;
+    cyclic(&s, N / th_size);
+    int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    TH_CHECK(rc == 0 && check_values(b, &s) && same_int((int)m),
+             "interleaved read, %d two-phase samples of %g s: rc %d, "
+             "method %d", n, extra, rc, (int)m);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+    return rc ? PASSION_METHOD_AUTO : m;
+}
+
+static void test_fixed(void)
+{
+    th_case_seed = th_seed;
+    if (th_size < 2)
+        return; /* one rank: nothing to aggregate */
+    passion_method m = fixed_choice(0, 0);
+    TH_CHECK(m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC,
+             "no fixed cost learned: method %d (want the two-phase method)",
+             (int)m);
+    m = fixed_choice(3, 1e-3);
+    TH_CHECK(m == PASSION_METHOD_DIRECT || m == PASSION_METHOD_SIEVE,
+             "two-phase calls measured 1 ms above their prediction, three "
+             "times: method %d (want independent access)", (int)m);
+    m = fixed_choice(1, 1e-3);
+    TH_CHECK(m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC,
+             "one two-phase call measured 1 ms above its prediction: "
+             "method %d (want the two-phase method still)", (int)m);
 }
 
 static void test_tiny_uncached(void)
@@ -624,6 +742,7 @@ int main(int argc, char **argv)
         {"3: cached requests priced by the learned cost", test_learned},
         {"4: a small exchange, one message per pair", test_fused},
         {"5: a tiny uncached section in one round", test_tiny_uncached},
+        {"6: the methods' fixed costs, learned", test_fixed},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},

@@ -17,6 +17,7 @@
 #include "xchg_case.h"
 
 #include <math.h>
+#include <time.h>
 
 static passion_ctx *ctx;
 static int P, me;
@@ -379,6 +380,17 @@ static void test_errors(void)
                               me == 0 ? PASSION_XCHG_A1 : PASSION_XCHG_MPI,
                               0);
         TH_CHECK(rc == PASSION_EMISMATCH, "alg mismatch: rc %d", rc);
+        /* a different count on rank 0, every header compact (a1, at most
+           256 bytes a pair): the fold still finds it */
+        rc = passion_alltoall(ctx, buf, out, me == 0 ? 2 : 1, MPI_INT,
+                              PASSION_XCHG_A1, 0);
+        TH_CHECK(rc == PASSION_EMISMATCH, "alltoall count mismatch: rc %d",
+                 rc);
+        /* a compact header beside a full one (rank 0 asks for auto) */
+        rc = passion_alltoall(ctx, buf, out, 1, MPI_INT,
+                              me == 0 ? PASSION_XCHG_AUTO : PASSION_XCHG_A1,
+                              0);
+        TH_CHECK(rc == PASSION_EMISMATCH, "auto beside a1: rc %d", rc);
         /* counts that do not match: rank 0 sends 2 to rank 1 */
         int64_t sc[64];
         memcpy(sc, cnt, sizeof sc);
@@ -858,6 +870,42 @@ static void test_budget_least(void)
     free(m);
 }
 
+/*
+ * The waits read the clock once every CORE_POLLS_PER_CLOCK polls while
+ * they spin, and never once they yield (a clock read costs as much as a
+ * poll on a VM's kvm-clock: 70 ns here; every poll read it before). Rank
+ * 0 waits for a message that rank 1 sends 20 ms later: many polls; the
+ * reads counted by the core (core_wait_counts) are at most one per
+ * CORE_POLLS_PER_CLOCK polls.
+ */
+static void test_wait_clock(void)
+{
+    if (P < 2)
+        return;
+    long long p0, r0, p1, r1;
+    int v = 7, got = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    core_wait_counts(&p0, &r0);
+    if (me == 0) {
+        MPI_Request q;
+        MPI_Irecv(&got, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &q);
+        TH_CHECK(core_waitall(1, &q) == PASSION_OK, "core_waitall failed");
+    } else if (me == 1) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        MPI_Send(&v, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+    }
+    core_wait_counts(&p1, &r1);
+    if (me == 0) {
+        long long polls = p1 - p0, reads = r1 - r0;
+        TH_CHECK(got == 7 && polls >= 2, "%lld polls, value %d", polls, got);
+        TH_CHECK(reads * CORE_POLLS_PER_CLOCK <= polls + CORE_POLLS_PER_CLOCK,
+                 "%lld clock reads in %lld polls (at most one per %d)",
+                 reads, polls, CORE_POLLS_PER_CLOCK);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static CU_TestInfo tests[] = {
     {"grid and row schedules", test_grid_schedule},
     {"index counts C1 C2", test_index_counts},
@@ -872,6 +920,7 @@ static CU_TestInfo tests[] = {
     {"mpi algorithm past the int limit", test_large_counts},
     {"failed allocation mid-exchange", test_fault},
     {"cost model choices", test_model_choices},
+    {"waits read the clock once every few polls", test_wait_clock},
     {"staging within the budget given, in steps", test_budget_steps},
     {"four-stage's least budget, stated and exact", test_budget_least},
     CU_TEST_INFO_NULL,
