@@ -32,8 +32,8 @@
  *     one message per peer, data inside the header's message, counted the
  *     same way; long messages follow their header; data checked. A
  *     regular one of 16 bytes a pair sends the compact header (24 bytes
- *     before the data, counted by MPI_Isend's bytes); 512 bytes a pair,
- *     the full one.
+ *     before the data, counted by MPI_Isend's bytes), and so does one of
+ *     512 bytes a pair; 8 KiB a pair, the full one and a message of data.
  *  5. a tiny section of an uncached file (an extent of at most
  *     COLL_PROBE_MIN bytes, one request whatever the cache holds): an
  *     auto read takes one collective call, the FAD, on a fresh context
@@ -546,26 +546,38 @@ static void test_fused(void)
                      n_sbytes, (P - 1) * (16 + 24));
         }
     }
-    /* above 256 bytes a pair, the full header */
-    unsigned char *s3 = malloc(512 * (size_t)P), *r3 = malloc(512 * (size_t)P);
-    for (int j = 0; j < P; j++)
-        for (int k = 0; k < 512; k++)
-            s3[512 * j + k] = xval(me, j, k, th_case_seed);
-    memset(r3, 0xee, 512 * (size_t)P);
-    count_begin();
-    int code3 = passion_alltoall(ctx, s3, r3, 512, MPI_BYTE, PASSION_XCHG_A1,
-                                 0);
-    count_end();
-    int bad3 = code3 != 0;
-    for (int i = 0; i < P && !bad3; i++)
-        for (int k = 0; k < 512 && !bad3; k++)
-            bad3 = r3[512 * i + k] != xval(i, me, k, th_case_seed);
-    TH_CHECK(th_all(!bad3), "alltoall a1 of 512 bytes: rc %d, data %s",
-             code3, bad3 ? "differ" : "equal");
-    TH_CHECK(P == 1 || (n_send == P - 1 && n_sbytes > (long)(P - 1) * 512 +
-                                                         24 * (P - 1)),
-             "alltoall a1 of 512 bytes: %ld sends, %ld bytes", n_send,
-             n_sbytes);
+    /* 512 bytes a pair: compact too; 8 KiB a pair (longer than what
+       rides inside a header, 4 KiB): the full header, and the data in a
+       message of its own */
+    static const int64_t big[2] = {512, 8192};
+    unsigned char *s3 = malloc(8192 * (size_t)P), *r3 = malloc(8192 * (size_t)P);
+    for (int bi = 0; bi < 2; bi++) {
+        int64_t B = big[bi];
+        for (int j = 0; j < P; j++)
+            for (int64_t k = 0; k < B; k++)
+                s3[B * j + k] = xval(me, j, k, th_case_seed);
+        memset(r3, 0xee, (size_t)B * (size_t)P);
+        count_begin();
+        int code3 = passion_alltoall(ctx, s3, r3, B, MPI_BYTE,
+                                     PASSION_XCHG_A1, 0);
+        count_end();
+        int bad3 = code3 != 0;
+        for (int i = 0; i < P && !bad3; i++)
+            for (int64_t k = 0; k < B && !bad3; k++)
+                bad3 = r3[B * i + k] != xval(i, me, k, th_case_seed);
+        TH_CHECK(th_all(!bad3), "alltoall a1 of %lld bytes: rc %d, data %s",
+                 (long long)B, code3, bad3 ? "differ" : "equal");
+        if (B == 512)
+            TH_CHECK(n_send == P - 1 && n_sbytes == (long)(P - 1) * (512 + 24),
+                     "alltoall a1 of 512 bytes: %ld sends, %ld bytes (want "
+                     "%d: the compact header)", n_send, n_sbytes,
+                     (P - 1) * (512 + 24));
+        else
+            TH_CHECK(P == 1 || (n_send == 2 * (P - 1) &&
+                                n_sbytes > (long)(P - 1) * (8192 + 24)),
+                     "alltoall a1 of 8 KiB: %ld sends (want %d), %ld bytes",
+                     n_send, 2 * (P - 1), n_sbytes);
+    }
     free(s3);
     free(r3);
     free(s2);
