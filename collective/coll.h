@@ -147,6 +147,9 @@ CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
  */
 #define COLL_SYNC_KEEP 16
 CORE_HIDDEN double coll_sync_cost(passion_ctx *ctx);
+/* The learned round samples (at most COLL_SYNC_KEEP, ring order) into v;
+   returns how many (tests: coll_sync_cost is their median). */
+CORE_HIDDEN int coll_sync_samples(passion_ctx *ctx, double *v);
 /* the samples coll_sync_cost holds (0 to COLL_SYNC_KEEP) */
 CORE_HIDDEN int coll_sync_learned(passion_ctx *ctx);
 /* The pages a direct write of bytes in requests touches over an extent

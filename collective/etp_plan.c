@@ -59,6 +59,12 @@ typedef struct coll_ext {
     double sync[COLL_SYNC_KEEP];
     int sync_n, sync_i;
     double sync_med; /* their median (coll_sync_cost), kept as learned */
+    double sync_sorted[COLL_SYNC_KEEP]; /* the samples in order (sync_n):
+                                           the median without a sort */
+    /* plan_caps of the last call: budget, ranks and exchange option it
+       was computed for (caps_P 0 = none yet) */
+    int64_t caps_M, caps_xchg;
+    int caps_P, caps_alg;
     /* the fixed costs' samples per class (coll_fixed_learn) */
     double fixed[COLL_FIX_N][COLL_FIXED_KEEP];
     int fixed_n[COLL_FIX_N], fixed_i[COLL_FIX_N];
@@ -276,8 +282,18 @@ int64_t coll_plan_desc_bytes(int P, int nd)
 
 static void plan_caps(coll_plan *p, int64_t M)
 {
-    int64_t left = M - coll_plan_desc_bytes(p->P, p->nd);
     int alg = p->ctx->opt.exchange;
+    /* the search below depends on M, P and the option alone: the last
+       call's result when they are the same (the search, about forty
+       evaluations of the exchange's staging, was a large share of a tiny
+       call's time) */
+    coll_ext *e = p->ctx->ext[CORE_EXT_COLL];
+    if (e && e->caps_P == p->P && e->caps_M == M && e->caps_alg == alg) {
+        p->cap_xchg = e->caps_xchg;
+        p->cap_stage = 2 * e->caps_xchg;
+        return;
+    }
+    int64_t left = M - coll_plan_desc_bytes(p->P, p->nd);
     int64_t lo = 0, hi = left > 0 ? left / 5 : 0;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo + 1) / 2;
@@ -288,6 +304,12 @@ static void plan_caps(coll_plan *p, int64_t M)
     }
     p->cap_xchg = lo;
     p->cap_stage = 2 * lo;
+    if (e) {
+        e->caps_P = p->P;
+        e->caps_M = M;
+        e->caps_alg = alg;
+        e->caps_xchg = lo;
+    }
 }
 
 /* the file costs of a call: options, else measured, else the defaults;
@@ -321,6 +343,15 @@ double coll_sync_cost(passion_ctx *ctx)
     if (!coll_xchg_costs_ready(ctx, &mc))
         mc = coll_xchg_costs_default();
     return coll_xchg_alpha(&mc);
+}
+
+int coll_sync_samples(passion_ctx *ctx, double *v)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    int n = e ? e->sync_n : 0;
+    for (int i = 0; i < n; i++)
+        v[i] = e->sync[i];
+    return n;
 }
 
 void coll_fixed_learn(passion_ctx *ctx, int cls, double seconds)
@@ -418,14 +449,37 @@ static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
     if (e && all && P > 1) {
         int64_t v = cmax - amax;
         v = v < wmin ? wmin : v > wmax ? wmax : v;
-        e->sync[e->sync_i] = (double)v * 1e-9;
+        double x = (double)v * 1e-9;
+        /* the sorted copy: the sample leaving the ring out, x in */
+        int n = e->sync_n;
+        if (n == COLL_SYNC_KEEP) {
+            double old = e->sync[e->sync_i];
+            int k = 0;
+            while (k < n - 1 && e->sync_sorted[k] != old)
+                k++;
+            memmove(e->sync_sorted + k, e->sync_sorted + k + 1,
+                    (size_t)(n - 1 - k) * sizeof *e->sync_sorted);
+            n--;
+        }
+        int k = n;
+        while (k > 0 && e->sync_sorted[k - 1] > x) {
+            e->sync_sorted[k] = e->sync_sorted[k - 1];
+            k--;
+        }
+        e->sync_sorted[k] = x;
+        e->sync[e->sync_i] = x;
         e->sync_i = (e->sync_i + 1) % COLL_SYNC_KEEP;
         if (e->sync_n < COLL_SYNC_KEEP)
             e->sync_n++;
         /* the median: a round usually costs this; the mean followed the
            rare scheduling stalls of a loaded machine (milliseconds) and
-           made auto trade cheap rounds for costly requests */
-        e->sync_med = core_learned(e->sync, e->sync_n);
+           made auto trade cheap rounds for costly requests. Kept sorted
+           as the samples come and go: what core_learned gives (the
+           smallest until CORE_LEARN_TRUST samples, then the median),
+           without a sort per call */
+        e->sync_med = e->sync_n >= CORE_LEARN_TRUST
+                          ? e->sync_sorted[e->sync_n / 2]
+                          : e->sync_sorted[0];
     }
     if (e) {
         double w = (t1 - t0) * 1e9;
@@ -705,27 +759,48 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     p->align = p->fad[COLL_FAD_STRIPE];
     if (p->align < 1 || p->align > (1LL << 30))
         p->align = 4096;
+    int all_early = method != PASSION_METHOD_ETP_STATIC &&
+                    method != PASSION_METHOD_ETP_DYNAMIC;
+    for (int r = 0; r < P; r++) {
+        const int64_t *e = p->fad + (int64_t)r * W + COLL_FAD_HEAD;
+        int64_t n = 1;
+        int empty = 0;
+        for (int d = 0; d < nd; d++)
+            empty |= e[nd + d] == 0;
+        /* validated: the product of a non-empty section's counts fits; an
+           empty one may hold any count elsewhere */
+        for (int d = 0; d < nd && !empty; d++)
+            n *= e[nd + d];
+        p->elems[r] = empty ? 0 : n;
+        all_early = all_early && coll_early_done(p, r);
+    }
+    /* every rank's part was done before the FAD (coll_io_early), and a
+       write's elements are not shared (else written again in rank
+       order): the call ends here (section_all), with nothing more to
+       plan. The calibration below is not needed either: a rank reads
+       early only on cached data or once the file's costs are measured */
+    if (all_early) {
+        for (int r = 0; r < P && op_write && !p->overlap; r++)
+            for (int q = r + 1; q < P && p->elems[r] && !p->overlap; q++)
+                p->overlap =
+                    p->elems[q] &&
+                    sections_meet(nd, p->fad + (int64_t)r * W + COLL_FAD_HEAD,
+                                  p->fad + (int64_t)q * W + COLL_FAD_HEAD);
+        if (!p->overlap)
+            return PASSION_OK;
+    }
     p->lo = INT64_MAX;
     p->hi = INT64_MIN;
     for (int r = 0; r < P; r++) {
         const int64_t *e = p->fad + (int64_t)r * W + COLL_FAD_HEAD;
         passion_section sec;
         memset(&sec, 0, sizeof sec);
-        int64_t n = 1;
-        int empty = 0;
         for (int d = 0; d < nd; d++) {
             sec.start[d] = e[d];
             sec.count[d] = e[nd + d];
             sec.stride[d] = e[2 * nd + d];
-            empty |= sec.count[d] == 0;
         }
-        /* validated: the product of a non-empty section's counts fits; an
-           empty one may hold any count elsewhere */
-        for (int d = 0; d < nd && !empty; d++)
-            n *= sec.count[d];
-        if (empty)
-            n = 0;
-        p->elems[r] = n;
+        int64_t n = p->elems[r];
         ocad_xfer_build(&f->fv, &sec, NULL, &p->x[r]);
         if (n > 0) {
             if (p->x[r].foff0 < p->lo)
@@ -740,6 +815,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         ocad_xfer_build(&f->fv, s, m, &p->xme);
     /* overlapping elements (direct writes must then be ordered) and
        interleaved extents (sieved writes must then be ordered) */
+    p->overlap = 0;
     for (int r = 0; r < P && !(p->overlap && p->ext_overlap); r++) {
         if (!p->elems[r])
             continue;

@@ -54,12 +54,14 @@ void ocad_req_learn(passion_ctx *ctx, double seconds)
     ctx->req_warm_i = (ctx->req_warm_i + 1) % OCAD_LEARN_KEEP;
     if (ctx->req_warm_n < OCAD_LEARN_KEEP)
         ctx->req_warm_n++;
+    /* computed here, not at every call that prices requests (each
+       collective call asks twice) */
+    ctx->req_warm_med = core_learned(ctx->req_warm, ctx->req_warm_n);
 }
 
 double ocad_req_cost(const passion_ctx *ctx)
 {
-    return ctx->req_warm_n > 0 ? core_learned(ctx->req_warm, ctx->req_warm_n)
-                               : 0;
+    return ctx->req_warm_n > 0 ? ctx->req_warm_med : 0;
 }
 
 /* One window: from the iterator's block, as far as budget and holes let. */
@@ -170,6 +172,13 @@ static int64_t choose(passion_ctx *ctx, const ocad_env *e,
         *chosen = method;
         return hole_limit(ctx, e, method, op_write);
     }
+    /* one block: every candidate makes the one request of its bytes, and
+       direct wins ties (as the loop below would find, without its three
+       scans: a tiny call's cost) */
+    if (x->nblocks <= 1) {
+        *chosen = PASSION_METHOD_DIRECT;
+        return hole_limit(ctx, e, PASSION_METHOD_DIRECT, op_write);
+    }
     static const int cand[3] = {PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
                                 PASSION_METHOD_AUTO};
     double best = 0;
@@ -261,6 +270,7 @@ static int64_t stage_size(const ocad_env *e, const ocad_xfer *x)
 }
 
 #define SIEVE_BATCH 64
+#define SIEVE_FEW 8
 
 /*
  * Reads: windows go to the driver in batches (up to SIEVE_BATCH windows
@@ -279,8 +289,15 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
     } bentry;
     int64_t ssz = stage_size(e, x);
     char *stage = NULL;
-    bentry *be = core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *be, 1);
-    core_iov *v = core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *v, 1);
+    /* a few blocks (at most as many windows): the batch on the stack,
+       without the allocator's lock and bookkeeping */
+    bentry be_few[SIEVE_FEW];
+    core_iov v_few[SIEVE_FEW];
+    int few = x->nblocks <= SIEVE_FEW;
+    bentry *be = few ? be_few
+                     : core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *be, 1);
+    core_iov *v = few ? v_few
+                      : core_tmp_alloc(ctx, SIEVE_BATCH * sizeof *v, 1);
     int rc = be && v ? PASSION_OK
                      : core_err(ctx, PASSION_ENOMEM, "read batch");
     ocad_iter it;
@@ -328,8 +345,10 @@ static int read_batched(passion_ctx *ctx, const ocad_env *e, core_fh *fh,
         }
     }
     core_stage_free(ctx, stage, ssz);
-    core_tmp_free(ctx, be);
-    core_tmp_free(ctx, v);
+    if (!few) {
+        core_tmp_free(ctx, be);
+        core_tmp_free(ctx, v);
+    }
     return rc;
 }
 

@@ -146,6 +146,7 @@ struct passion_ctx {
        ocad_req_learn): the last samples, a ring */
     double req_warm[8];
     int req_warm_n, req_warm_i;
+    double req_warm_med; /* their median, kept as they are learned */
 };
 
 /* ---- errors ---- */

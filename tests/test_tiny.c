@@ -1,0 +1,195 @@
+/*
+ * test_tiny.c - the fixed cost of a tiny collective section access (issue
+ * 14, "fast on every pattern": calls of a few bytes, where the library's
+ * own work per call is what a peer's independent read does not pay).
+ * Deterministic counts only, no timing:
+ *
+ *  1. allocations: after a first call, a collective read of a few runs
+ *     (auto, direct, sieve; one run and five) and a direct write of
+ *     disjoint sections make at most one counted allocation each (the
+ *     access descriptors' staging block, served from the context's
+ *     cache; five runs: plus the io_uring engine's table of the batch);
+ *     the read's batch tables of a few windows live on the stack (before:
+ *     two more per call from the locked pool). Counted with the
+ *     test-only option fault_alloc_at set beyond reach (ctx->fault_allocs
+ *     then counts every allocation, none fails). Every value read is
+ *     checked, every write read back.
+ *  2. the learned round cost (coll_sync_cost, updated by every collective
+ *     call at P > 1) is what core_learned gives for its samples (the
+ *     smallest, then the median), after each of 3 x COLL_SYNC_KEEP calls
+ *     (the samples are kept sorted as they come and go, instead of sorted
+ *     at every call).
+ *
+ * File values: v(i) = i (file order), doubles, written by rank 0 first.
+ */
+#include "harness.h"
+
+#include "passion.h"
+
+#include "../collective/coll.h" /* coll_sync_cost, coll_sync_samples */
+#include "../passion/core.h"    /* ctx->fault_allocs, core_learned */
+
+#include <stdint.h>
+
+#define N 4096
+
+static passion_file *mkfile(passion_ctx *ctx, passion_array **pa,
+                            const char *name)
+{
+    int64_t shape[1] = {N};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 1, shape, sizeof(double));
+    sp.placement = PASSION_PLACE_GLOBAL;
+    int rc = passion_array_create(ctx, &sp, pa);
+    TH_CHECK(rc == 0, "array_create: %d", rc);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", th_dir(), name);
+    passion_file *f = NULL;
+    rc = passion_file_open(*pa, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "create %s: %d %s", path, rc,
+             passion_ctx_errdetail(ctx));
+    if (f && th_rank == 0) {
+        static double v[N];
+        for (int i = 0; i < N; i++)
+            v[i] = i;
+        passion_section s;
+        int64_t ct[1] = {N};
+        passion_section_set(&s, 1, NULL, ct, NULL);
+        rc = passion_file_write(f, &s, v, NULL, PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0, "fill: %d", rc);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return f;
+}
+
+static int values_ok(const double *b, const passion_section *s)
+{
+    for (int64_t k = 0; k < s->count[0]; k++)
+        if (b[k] != (double)(s->start[0] + k * s->stride[0]))
+            return 0;
+    return 1;
+}
+
+static void test_allocs(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = NULL;
+    int rc = th_init(&ctx, "fault_alloc_at=1000000000000");
+    TH_CHECK(rc == 0 && ctx, "init: %d", rc);
+    if (!ctx)
+        return;
+    passion_array *a = NULL;
+    passion_file *f = mkfile(ctx, &a, "allocs.raw");
+    if (!f) {
+        passion_finalize(ctx);
+        return;
+    }
+    static double b[64];
+    static const passion_method ms[3] = {
+        PASSION_METHOD_AUTO, PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE};
+    for (int runs = 1; runs <= 5; runs += 4)
+        for (int k = 0; k < 3; k++) {
+            /* rank r: `runs` elements 16 apart from 100 r, each a run
+               (disjoint; within a page: cached, tiny) */
+            passion_section s;
+            int64_t s1[1] = {100 * (int64_t)th_rank}, c1[1] = {runs},
+                    d1[1] = {16};
+            passion_section_set(&s, 1, s1, c1, d1);
+            /* a first call: the context's caches filled */
+            rc = passion_file_read_all(f, &s, b, NULL, ms[k]);
+            TH_CHECK(rc == 0 && values_ok(b, &s), "first read: %d", rc);
+            int64_t before = ctx->fault_allocs;
+            int bad = 0;
+            for (int i = 0; i < 20; i++) {
+                memset(b, 0, sizeof b);
+                rc = passion_file_read_all(f, &s, b, NULL, ms[k]);
+                bad |= rc != 0 || !values_ok(b, &s);
+            }
+            int64_t n = ctx->fault_allocs - before;
+            TH_CHECK(!bad, "reads of %d runs, method %d: wrong values or "
+                     "rc %d", runs, (int)ms[k], rc);
+            /* five runs of cached data may go to io_uring together:
+               the engine's table of the batch is one more */
+            int64_t most = runs == 1 ? 20 : 40;
+            TH_CHECK(n <= most, "20 reads of %d runs, method %d: %lld "
+                     "counted allocations (want at most %lld)", runs,
+                     (int)ms[k], (long long)n, (long long)most);
+        }
+    /* direct writes of disjoint sections (the file's own values back) */
+    passion_section w;
+    int64_t s1[1] = {200 + 100 * (int64_t)th_rank}, c1[1] = {5},
+            d1[1] = {7};
+    passion_section_set(&w, 1, s1, c1, d1);
+    for (int k = 0; k < 5; k++)
+        b[k] = (double)(s1[0] + k * d1[0]);
+    rc = passion_file_write_all(f, &w, b, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0, "first write: %d", rc);
+    int64_t before = ctx->fault_allocs;
+    int bad = 0;
+    for (int i = 0; i < 20; i++)
+        bad |= passion_file_write_all(f, &w, b, NULL,
+                                      PASSION_METHOD_DIRECT) != 0;
+    int64_t n = ctx->fault_allocs - before;
+    TH_CHECK(!bad && n <= 20, "20 direct writes: %lld counted allocations "
+             "(want at most one per call), failed %d", (long long)n, bad);
+    memset(b, 0, sizeof b);
+    rc = passion_file_read_all(f, &w, b, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && values_ok(b, &w), "written values: %d", rc);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+static void test_sync_median(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = NULL;
+    int rc = th_init(&ctx, "%s", "");
+    TH_CHECK(rc == 0 && ctx, "init: %d", rc);
+    if (!ctx)
+        return;
+    passion_array *a = NULL;
+    passion_file *f = mkfile(ctx, &a, "sync.raw");
+    if (!f) {
+        passion_finalize(ctx);
+        return;
+    }
+    static double b[8];
+    passion_section s;
+    int64_t s1[1] = {8 * (int64_t)th_rank}, c1[1] = {8};
+    passion_section_set(&s, 1, s1, c1, NULL);
+    int bad = 0;
+    for (int i = 0; i < 3 * COLL_SYNC_KEEP && !bad; i++) {
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+        double v[COLL_SYNC_KEEP];
+        int n = coll_sync_samples(ctx, v);
+        /* at P = 1 no sample is learned: the cost is then the message
+           calibration's, not checked here */
+        if (n > 0 && coll_sync_cost(ctx) != core_learned(v, n)) {
+            bad = 1;
+            TH_CHECK(0, "call %d: learned round cost %g, core_learned of its "
+                     "%d samples %g", i, coll_sync_cost(ctx), n,
+                     core_learned(v, n));
+        }
+        TH_CHECK(rc == 0 && values_ok(b, &s), "read %d: %d", i, rc);
+        TH_CHECK(th_size == 1 ||
+                     n == (i < COLL_SYNC_KEEP ? i : COLL_SYNC_KEEP),
+                 "call %d: %d samples", i, n);
+    }
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static CU_TestInfo tests[] = {
+        {"1: allocations of a tiny call", test_allocs},
+        {"2: the learned round cost is its samples' median",
+         test_sync_median},
+        CU_TEST_INFO_NULL};
+    static CU_SuiteInfo suites[] = {
+        {"tiny calls (issue 14)", NULL, NULL, NULL, NULL, tests},
+        CU_SUITE_INFO_NULL};
+    return th_main(argc, argv, suites);
+}
