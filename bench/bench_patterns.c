@@ -50,7 +50,11 @@
  * limit, two arrays of 100 cases each; a rank's section at most limit/16,
  * its extent at most limit/2, 2^17 runs, a write's union of sections
  * limit/16 (the check holds three bytes per byte of it); passion's memory
- * budget limit/8).
+ * budget limit/8 shared by the ranks, limit/(8P) each, as in
+ * bench_prefetch.c: with limit/8 per rank, the budgets, kept in the
+ * contexts between calls, took 64 of the 256 MiB at P=2 (half the limit
+ * at P=4), the ranks' memory reached 237 MiB of it, the page cache had
+ * about 20 MiB left and one run of 40 cases was OOM-killed).
  *
  * CSV: one row per case and mode; `chosen` is what auto did
  * (passion_ctx_last_method after each call: direct, sieve, etp-static or
@@ -1089,7 +1093,7 @@ int main(int argc, char **argv)
         cap_region = ba.memlimit / 16; /* the check holds 3 bytes per byte of a rank's share */
         per_array = 100;
         snprintf(opts, sizeof opts, "memory_budget=%" PRId64,
-                 ba.memlimit / 8);
+                 ba.memlimit / 8 / P);
     }
     if (ba.quick)
         maxb = 4 << 20, bigmin = 8 << 20, bigmax = 32 << 20;

@@ -593,6 +593,8 @@ typedef struct xchg_call {
     int64_t steps;           /* in how many steps */
     int64_t *step_arr;       /* 4 P words of one step's counts */
     int retries;             /* runs refused by the budget so far */
+    int nodes_moved;         /* the guessed run rode on the agreement by
+                                nodes on every rank (coll_nodes_agree) */
 } xchg_call;
 
 /* auto decides: asked, or the option names an algorithm that needs equal
@@ -890,15 +892,23 @@ static int call_agree(xchg_call *c, int rc, int *done)
     v[V_NGRES] = -pl->reserved_bytes;
     int arc;
     *done = 1;
-    /* by nodes (agree_nodes) when the ranks sit on several nodes, some
-       with more than one rank: a property of the context alone, so every
-       rank takes this path alike whatever algorithm it was passed (a
-       difference is then found in the folded header, V_ALG). Nothing
-       travels with these headers (A1's data goes in its own round), and
-       no round of the call goes to every rank from every rank. */
+    /* by nodes (coll_nodes_agree; agree_nodes without a node table)
+       when the ranks sit on several nodes, some with more than one rank:
+       a property of the context alone, so every rank takes this path
+       alike whatever algorithm it was passed (a difference is then found
+       in the folded header, V_ALG). The two-level exchange's data
+       travels with these headers when every rank guessed it (then it is
+       done: call_run); A1's goes in its own round, and no round of the
+       call goes to every rank from every rank. */
     const int by_nodes = P > 1 && coll_xchg_by_nodes(c->ctx) &&
                          pl->P == c->ctx->size;
-    if (by_nodes) {
+    if (by_nodes && coll_xchg_nodes(c->ctx)) {
+        /* the two-level exchange's data rides on it when guessed */
+        const coll_xchg_ops *g = coll_xchg_ops_get(c->guess);
+        int spec = !rc && !c->predict && g && g->nodes_fused &&
+                   c->guess_steps == 1;
+        arc = coll_nodes_agree(pl, v, V_N, V_NSUM, spec, &c->nodes_moved);
+    } else if (by_nodes) {
         arc = agree_nodes(pl, v, V_N, V_NSUM);
     } else if (P > 1 && P <= COLL_A2A_MAX) {
         int64_t fuse = round_fuse(P);
@@ -1118,6 +1128,11 @@ static int call_run(xchg_call *c)
     if (c->ready)
         pl->st.predicted =
             coll_xchg_model(&c->costs, c->run, c->run_radix, &c->shape, NULL);
+    /* the run that rode on the agreement by nodes: done everywhere */
+    if (c->nodes_moved && ops->nodes_fused && c->steps == 1) {
+        pl->st.steps = 1;
+        return PASSION_OK;
+    }
     /* the step that rode on the agreement is the whole algorithm */
     if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
         int rc = round_finish(pl, c->x, ops);
