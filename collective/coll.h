@@ -171,9 +171,13 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
  * prediction under COLL_FIXED_LEARN_MAX, each rank records the seconds
  * from the choice to the end of the agreement minus the raw prediction,
  * clamped to [0, COLL_FIXED_CAP], for the class chosen: independent or
- * two-phase. The FAD carries each rank's learned figure (core_learned of
- * its last COLL_FIXED_KEEP samples, and their number) and the call takes
- * the largest figure and the fewest samples, so every rank prices alike.
+ * two-phase. The FAD carries each rank's learned figure (the lower
+ * quartile of its last COLL_FIXED_KEEP samples, and their number: a load
+ * spike lasts several calls on a shared machine, 4-35 ms each where the
+ * same calls took 10-50 us before and after it, and made a median the
+ * spike's; a fixed cost compares methods, which a load slows alike) and
+ * the call takes the largest figure and the fewest samples, so every rank
+ * prices alike.
  * The prior, before any sample: one learned round (coll_sync_cost) for
  * independent access (its agreement), two for the two-phase method (its
  * agreement and its setup). With fewer than CORE_LEARN_TRUST samples the

@@ -101,9 +101,8 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  *    to the ranks whose data its domain holds; writes: a rank to the
  *    aggregators), counted pair by pair on the domains;
  *  - twolevel: a node's leader sends one message to each node its node
- *    has data for, after a gather within the node and before a scatter
- *    (two more rounds), and the run's outcome is agreed over all ranks
- *    (an allreduce) since it allocates while running.
+ *    has data for, in the agreement's rounds (coll_nodes_agree: the data
+ *    rides on them; no round of its own).
  * A learned round S is the least any of these rounds costs. Zero on one
  * node; with one rank per node the flat header round carries the data
  * and each of its P - 1 headers pays the network.
@@ -175,14 +174,9 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
     }
     double flat = (double)rounds * (agree + (double)msgs_max * mc->net_msg) +
                   (double)bytes_max * mc->net_byte;
-    /* twolevel: the gather and the scatter within the node, the leaders'
-       messages, the outcome's allreduce over all ranks */
-    double within = mc->round + (double)(node_max - 1) * mc->msg;
-    within = within > S ? within : S;
-    double out = coll_agree_cost(mc, P);
-    out = out > S ? out : S;
-    double two = (double)rounds * (agree + 2 * within + out +
-                                   (double)nmsgs_max * mc->net_msg) +
+    /* twolevel: its data rides on the agreement's rounds
+       (coll_nodes_agree): the leaders' messages only */
+    double two = (double)rounds * (agree + (double)nmsgs_max * mc->net_msg) +
                  (double)nbytes_max * mc->net_byte;
     int alg = ctx->opt.exchange;
     if (alg == PASSION_XCHG_TWOLEVEL)

@@ -372,7 +372,17 @@ double coll_fixed_mine(passion_ctx *ctx, int cls)
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     if (!e || cls < 0 || cls >= COLL_FIX_N || e->fixed_n[cls] == 0)
         return -1;
-    return core_learned(e->fixed[cls], e->fixed_n[cls]);
+    /* the lower quartile (the smallest of up to 4 samples) */
+    double w[COLL_FIXED_KEEP];
+    int n = e->fixed_n[cls];
+    memcpy(w, e->fixed[cls], (size_t)n * sizeof *w);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && w[j - 1] > w[j]; j--) {
+            double t = w[j];
+            w[j] = w[j - 1];
+            w[j - 1] = t;
+        }
+    return w[(n - 1) / 4];
 }
 
 /* the COLL_FAD_FIXED word: per class 32 bits, the samples held (bits

@@ -157,13 +157,16 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
     else if (method == PASSION_METHOD_AUTO && !all_done &&
-             raw < COLL_FIXED_LEARN_MAX)
-        coll_fixed_learn(ctx,
-                         chosen == PASSION_METHOD_ETP_STATIC ||
-                                 chosen == PASSION_METHOD_ETP_DYNAMIC
-                             ? COLL_FIX_ETP
-                             : COLL_FIX_IND,
-                         core_now() - t_run - raw);
+             raw < COLL_FIXED_LEARN_MAX) {
+        int etp = chosen == PASSION_METHOD_ETP_STATIC ||
+                  chosen == PASSION_METHOD_ETP_DYNAMIC;
+        double took = core_now() - t_run;
+        coll_fixed_learn(ctx, etp ? COLL_FIX_ETP : COLL_FIX_IND, took - raw);
+        if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+            fprintf(stderr, "passion: auto: %s took %.3g s, predicted %.3g "
+                    "s without its fixed cost\n",
+                    etp ? "two-phase" : "independent", took, raw);
+    }
     ctx->last_predicted = rc ? 0 : predicted;
     return rc;
 }

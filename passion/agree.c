@@ -86,7 +86,7 @@ static _Atomic long long wait_polls, wait_reads;
 static void wait_count(long long polls, long long reads)
 {
     if (polls < 2)
-        return; /* done at the first poll: no clock read */
+        return; /* done at the first poll */
     wait_polls += polls;
     wait_reads += reads;
 }
@@ -119,7 +119,9 @@ int core_waitall(int n, MPI_Request *req)
     /* the clock is read once every CORE_POLLS_PER_CLOCK polls while
        spinning (a read costs about as much as a poll: 70 ns on this VM's
        kvm-clock), and no more once the spin time is over: every poll
-       then yields */
+       then yields. The spin time counts from the first read, so a wait
+       done within CORE_POLLS_PER_CLOCK polls (a small exchange's) reads
+       no clock at all. */
     double t0 = 0;
     int yielding = 0;
     long long reads = 0;
@@ -135,10 +137,10 @@ int core_waitall(int n, MPI_Request *req)
         }
         if (yielding) {
             sched_yield();
-        } else if (i % CORE_POLLS_PER_CLOCK == 0) {
+        } else if (i > 0 && i % CORE_POLLS_PER_CLOCK == 0) {
             reads++;
             double t = core_now();
-            if (i == 0)
+            if (i == CORE_POLLS_PER_CLOCK)
                 t0 = t;
             else if (t - t0 > (double)spin_ns * 1e-9) {
                 yielding = 1;

@@ -48,7 +48,10 @@
  *     extent, the aggregators read it once: 0.7 ms less by the model);
  *     after three calls of the two-phase method measured 1 ms above their
  *     prediction, independent access; after only one (a first call's
- *     one-time costs) still the two-phase method. Two ranks or more.
+ *     one-time costs) still the two-phase method, and after five such
+ *     calls (a load spike) followed by three at their prediction (the
+ *     lower quartile of the last 8, not their median). Two ranks or
+ *     more.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -654,9 +657,9 @@ static void test_learned(void)
 }
 
 /* auto's choice for interleaved elements on a fresh context whose
-   two-phase calls were measured n times, each `extra` seconds above
-   their prediction; AUTO on failure */
-static passion_method fixed_choice(int n, double extra)
+   two-phase calls were measured n times `extra` seconds above their
+   prediction, then n0 times at it; AUTO on failure */
+static passion_method fixed_choice(int n, double extra, int n0)
 {
     char opts[160];
     snprintf(opts, sizeof opts,
@@ -669,6 +672,8 @@ static passion_method fixed_choice(int n, double extra)
         return PASSION_METHOD_AUTO;
     for (int i = 0; i < n; i++)
         coll_fixed_learn(ctx, COLL_FIX_ETP, extra);
+    for (int i = 0; i < n0; i++)
+        coll_fixed_learn(ctx, COLL_FIX_ETP, 0);
     static double b[N];
     passion_section s;
     cyclic(&s, N / th_size);
@@ -677,8 +682,8 @@ static passion_method fixed_choice(int n, double extra)
     double pred = 0;
     passion_ctx_last_method(ctx, &m, &pred);
     TH_CHECK(rc == 0 && check_values(b, &s) && same_int((int)m),
-             "interleaved read, %d two-phase samples of %g s: rc %d, "
-             "method %d", n, extra, rc, (int)m);
+             "interleaved read, %d two-phase samples of %g s, %d of 0: "
+             "rc %d, method %d", n, extra, n0, rc, (int)m);
     passion_file_close(f);
     passion_array_free(a);
     passion_finalize(ctx);
@@ -690,18 +695,24 @@ static void test_fixed(void)
     th_case_seed = th_seed;
     if (th_size < 2)
         return; /* one rank: nothing to aggregate */
-    passion_method m = fixed_choice(0, 0);
+    passion_method m = fixed_choice(0, 0, 0);
     TH_CHECK(m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC,
              "no fixed cost learned: method %d (want the two-phase method)",
              (int)m);
-    m = fixed_choice(3, 1e-3);
+    m = fixed_choice(3, 1e-3, 0);
     TH_CHECK(m == PASSION_METHOD_DIRECT || m == PASSION_METHOD_SIEVE,
              "two-phase calls measured 1 ms above their prediction, three "
              "times: method %d (want independent access)", (int)m);
-    m = fixed_choice(1, 1e-3);
+    m = fixed_choice(1, 1e-3, 0);
     TH_CHECK(m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC,
              "one two-phase call measured 1 ms above its prediction: "
              "method %d (want the two-phase method still)", (int)m);
+    /* a load spike over 5 of the last 8 calls, the 3 after it at their
+       prediction: the lower quartile is 0 (a median was the spike's) */
+    m = fixed_choice(5, 1e-3, 3);
+    TH_CHECK(m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC,
+             "two-phase calls 1 ms above their prediction 5 times, then 3 "
+             "at it: method %d (want the two-phase method)", (int)m);
 }
 
 static void test_tiny_uncached(void)

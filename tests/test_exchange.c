@@ -17,7 +17,6 @@
 #include "xchg_case.h"
 
 #include <math.h>
-#include <time.h>
 
 static passion_ctx *ctx;
 static int P, me;
@@ -870,40 +869,76 @@ static void test_budget_least(void)
     free(m);
 }
 
+/* MPI_Testall, wrapped (the profiling interface): on the poll_left-th
+   call from now, the generalized request poll_req completes first */
+static int poll_left;
+static MPI_Request poll_req;
+
+int MPI_Testall(int n, MPI_Request *req, int *flag, MPI_Status *st)
+{
+    if (poll_left > 0 && --poll_left == 0)
+        MPI_Grequest_complete(poll_req);
+    return PMPI_Testall(n, req, flag, st);
+}
+
+static int greq_query(void *extra, MPI_Status *st)
+{
+    (void)extra;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
 /*
  * The waits read the clock once every CORE_POLLS_PER_CLOCK polls while
- * they spin, and never once they yield (a clock read costs as much as a
- * poll on a VM's kvm-clock: 70 ns here; every poll read it before). Rank
- * 0 waits for a message that rank 1 sends 20 ms later: many polls; the
- * reads counted by the core (core_wait_counts) are at most one per
- * CORE_POLLS_PER_CLOCK polls.
+ * they spin, the first time at that poll, and never once they yield (a
+ * clock read costs as much as a poll on a VM's kvm-clock: 70 ns here;
+ * every poll read it before, the first one included). A generalized
+ * request that completes at the k-th poll (MPI_Testall wrapped): a wait
+ * of k < CORE_POLLS_PER_CLOCK polls reads no clock (before: k - 1 reads),
+ * a wait of 1000 polls at most one read per CORE_POLLS_PER_CLOCK polls
+ * (core_wait_counts).
  */
 static void test_wait_clock(void)
 {
-    if (P < 2)
-        return;
-    long long p0, r0, p1, r1;
-    int v = 7, got = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    core_wait_counts(&p0, &r0);
-    if (me == 0) {
+    static const int polls_at[] = {2, CORE_POLLS_PER_CLOCK - 1, 1000};
+    for (int t = 0; t < 3; t++) {
+        int k = polls_at[t];
+        long long p0, r0, p1, r1;
         MPI_Request q;
-        MPI_Irecv(&got, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &q);
-        TH_CHECK(core_waitall(1, &q) == PASSION_OK, "core_waitall failed");
-    } else if (me == 1) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        MPI_Send(&v, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
-    }
-    core_wait_counts(&p1, &r1);
-    if (me == 0) {
+        MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &q);
+        poll_req = q;
+        poll_left = k;
+        core_wait_counts(&p0, &r0);
+        int rc = core_waitall(1, &q);
+        core_wait_counts(&p1, &r1);
+        poll_left = 0;
         long long polls = p1 - p0, reads = r1 - r0;
-        TH_CHECK(got == 7 && polls >= 2, "%lld polls, value %d", polls, got);
-        TH_CHECK(reads * CORE_POLLS_PER_CLOCK <= polls + CORE_POLLS_PER_CLOCK,
-                 "%lld clock reads in %lld polls (at most one per %d)",
-                 reads, polls, CORE_POLLS_PER_CLOCK);
+        TH_CHECK(rc == PASSION_OK && polls == k,
+                 "wait of %d polls: rc %d, %lld polls", k, rc, polls);
+        if (k < CORE_POLLS_PER_CLOCK)
+            TH_CHECK(reads == 0, "wait of %d polls: %lld clock reads", k,
+                     reads);
+        else
+            TH_CHECK(reads * CORE_POLLS_PER_CLOCK <= polls,
+                     "%lld clock reads in %lld polls (at most one per %d)",
+                     reads, polls, CORE_POLLS_PER_CLOCK);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static CU_TestInfo tests[] = {

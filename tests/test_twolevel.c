@@ -307,9 +307,9 @@ static void test_fault(void)
 
 static void test_model(void)
 {
-    /* an alltoallv of 64 ranks on 8 nodes, about 64 bytes per pair:
-       with a slow network between nodes (20 us a message) the two-level
-       exchange wins; with none, a flat one does */
+    /* an alltoallv of 64 ranks on 8 nodes: about 64 bytes per pair with
+       a slow network between nodes (20 us a message), the two-level
+       exchange wins; 64 KiB per pair with none, a flat one does */
     coll_xchg_shape s = coll_shape_regular(64, 64);
     s.block = -1;
     s.nodes = 8;
@@ -319,7 +319,14 @@ static void test_model(void)
     coll_xchg_costs slow = fast;
     slow.net_msg = 20e-6;
     slow.net_byte = 1e-9;
-    coll_xchg_choice a = coll_xchg_choose(&fast, &s, 1);
+    /* no network: 64 KiB a pair, where the leaders' eight times the
+       bytes cost more than the flat exchange's rounds (at 64 bytes the
+       two-level exchange, riding on the agreement, wins even here) */
+    coll_xchg_shape big = coll_shape_regular(64, 65536);
+    big.block = -1;
+    big.nodes = 8;
+    big.node_max = 8;
+    coll_xchg_choice a = coll_xchg_choose(&fast, &big, 1);
     coll_xchg_choice b = coll_xchg_choose(&slow, &s, 1);
     TH_CHECK(a.alg != PASSION_XCHG_TWOLEVEL, "no network: chose %s",
              coll_xchg_name(a.alg));
@@ -332,12 +339,91 @@ static void test_model(void)
     TH_CHECK(b.alg != PASSION_XCHG_TWOLEVEL, "one node: chose twolevel");
 }
 
+/* ---- collective MPI calls made while `counting` (the profiling
+   interface: the library is linked into this test) ---- */
+
+static int counting;
+static long n_coll;
+
+int MPI_Iallreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    n_coll += counting;
+    return PMPI_Iallreduce(sb, rb, n, t, op, comm, req);
+}
+
+int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
+                  MPI_Comm comm)
+{
+    n_coll += counting;
+    return PMPI_Allreduce(sb, rb, n, t, op, comm);
+}
+
+int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm,
+               MPI_Request *req)
+{
+    n_coll += counting;
+    return PMPI_Ibcast(b, n, t, root, comm, req);
+}
+
+int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
+{
+    n_coll += counting;
+    return PMPI_Bcast(b, n, t, root, comm);
+}
+
+/*
+ * On several nodes, some with two ranks or more, an exchange agrees by
+ * nodes in three rounds of messages (to the leader, among the leaders,
+ * back) and the two-level exchange's data rides on them: a call makes no
+ * collective MPI call at all (before: an allreduce and a broadcast
+ * within each node for the agreement, and for the two-level exchange an
+ * allreduce over all ranks for its outcome), A1's neither (its data goes
+ * in a round of its own after the agreement); results equal
+ * MPI_Alltoallv's, random patterns on every such split.
+ */
+static void test_rounds(void)
+{
+    for (int k = 2; k < P; k++) {
+        if (P > 5 && k > 3)
+            continue; /* oversubscribed: a few splits */
+        passion_ctx *c = ctx_nodes(k, "msg_alpha=1e-5,msg_beta=1e-9");
+        if (!c)
+            continue;
+        static const int algs[2] = {PASSION_XCHG_TWOLEVEL, PASSION_XCHG_A1};
+        for (int ai = 0; ai < 2; ai++)
+            for (int rep = 0; rep < 2; rep++) {
+                th_case_seed = th_seed + 9000 + (uint64_t)(k * 10 + ai * 2 +
+                                                           rep);
+                int64_t *m = th_xchg_matrix(P, th_case_seed, 48, rep * 30);
+                coll_xchg_stats st;
+                memset(&st, 0, sizeof st);
+                MPI_Barrier(MPI_COMM_WORLD);
+                n_coll = 0;
+                counting = 1;
+                int ok = run_m(c, m, algs[ai], 0, th_case_seed, &st, NULL,
+                               0);
+                counting = 0;
+                TH_CHECK(th_all(ok), "k=%d %s: results differ",
+                         k, coll_xchg_name(algs[ai]));
+                TH_CHECK(n_coll == 0 && st.alg == algs[ai],
+                         "k=%d %s (rep %d): %ld collective MPI calls in "
+                         "one exchange (want none), ran %s", k,
+                         coll_xchg_name(algs[ai]), rep, n_coll,
+                         coll_xchg_name(st.alg));
+                free(m);
+            }
+        ctx_done(c);
+    }
+}
+
 static CU_TestInfo tests[] = {
     {"random patterns on 1-4 nodes, counts", test_random_patterns},
     {"messages split at the chunk limit", test_chunked},
     {"budget: steps and ENOMEM", test_budget},
     {"failed allocation on a leader", test_fault},
     {"model: slow network between nodes", test_model},
+    {"agreement by nodes: no collective call", test_rounds},
     CU_TEST_INFO_NULL,
 };
 

@@ -381,6 +381,36 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
         rc = coll_waitall(n, hq);
     if (rc)
         return rc;
+    /* every header compact and equal to this rank's but for the
+       checksum: the fold is v with the checksums and totals summed, and
+       the data is taken where it came (no header unpacked) */
+    int same = compact;
+    for (int i = 0; i < P && same; i++)
+        same = i == me || (hin(x, i)[1] == cw[1] && hin(x, i)[2] == cw[2]);
+    if (same) {
+        uint64_t chk = (uint64_t)v[V_CHECK];
+        int64_t b = pl->block;
+        for (int i = 0; i < P; i++) {
+            x->rfirst[i] = k;
+            x->rn[i] = 0;
+            if (i == me)
+                continue;
+            int64_t *h = hin(x, i);
+            chk += (uint64_t)h[0];
+            if (b > 0)
+                memcpy(pl->rbuf + coll_rd(pl, i), h + C_W, (size_t)b);
+            h[H_SENT] = b;
+            h[H_FUSED] = 1;
+        }
+        x->moved |= b > 0;
+        hin(x, me)[H_SENT] = -1;
+        hin(x, me)[H_FUSED] = 0;
+        x->nreq = k;
+        memcpy(out, v, V_N * sizeof *v);
+        out[V_CHECK] = (int64_t)chk;
+        out[V_TOTAL] = (int64_t)((uint64_t)v[V_TOTAL] * (uint64_t)P);
+        return PASSION_OK;
+    }
     for (int i = 0; i < P; i++)
         if (i != me)
             hdr_expand(hin(x, i), P);
@@ -571,6 +601,7 @@ __attribute__((noinline)) static int round_without_memory(coll_xchg_plan *pl,
 
 /* ------------------------------------------------------------- one call */
 
+#define XCHG_REQ_SMALL 64
 typedef struct xchg_call {
     passion_ctx *ctx;
     const coll_xchg_args *a;
@@ -593,6 +624,11 @@ typedef struct xchg_call {
     int64_t steps;           /* in how many steps */
     int64_t *step_arr;       /* 4 P words of one step's counts */
     int retries;             /* runs refused by the budget so far */
+    int nodes_moved;         /* the guessed run rode on the agreement by
+                                nodes on every rank (coll_nodes_agree) */
+    /* the request pool when it is this small (a small exchange on few
+       ranks): no pool block taken and given back per call */
+    MPI_Request req_small[XCHG_REQ_SMALL];
 } xchg_call;
 
 /* auto decides: asked, or the option names an algorithm that needs equal
@@ -682,7 +718,13 @@ static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
     if (!pl->req) {
         int64_t big = L->lout > L->lin ? L->lout : L->lin;
         int64_t n = 2 * (int64_t)pl->P * (coll_nparts(big) + 1) + 8;
-        pl->req = core_tmp_alloc(pl->ctx, (size_t)n * sizeof *pl->req, 1);
+        /* the small pool is an allocation as the fault option counts
+           them (fault_alloc_at), as the pool's block was */
+        if (n <= XCHG_REQ_SMALL)
+            pl->req = core_alloc_fault(pl->ctx) ? NULL : c->req_small;
+        else
+            pl->req = core_tmp_alloc(pl->ctx, (size_t)n * sizeof *pl->req,
+                                     1);
         if (!pl->req)
             return core_err(pl->ctx, PASSION_ENOMEM,
                             "exchange: %lld MPI requests", (long long)n);
@@ -890,15 +932,23 @@ static int call_agree(xchg_call *c, int rc, int *done)
     v[V_NGRES] = -pl->reserved_bytes;
     int arc;
     *done = 1;
-    /* by nodes (agree_nodes) when the ranks sit on several nodes, some
-       with more than one rank: a property of the context alone, so every
-       rank takes this path alike whatever algorithm it was passed (a
-       difference is then found in the folded header, V_ALG). Nothing
-       travels with these headers (A1's data goes in its own round), and
-       no round of the call goes to every rank from every rank. */
+    /* by nodes (coll_nodes_agree; agree_nodes without a node table)
+       when the ranks sit on several nodes, some with more than one rank:
+       a property of the context alone, so every rank takes this path
+       alike whatever algorithm it was passed (a difference is then found
+       in the folded header, V_ALG). The two-level exchange's data
+       travels with these headers when every rank guessed it (then it is
+       done: call_run); A1's goes in its own round, and no round of the
+       call goes to every rank from every rank. */
     const int by_nodes = P > 1 && coll_xchg_by_nodes(c->ctx) &&
                          pl->P == c->ctx->size;
-    if (by_nodes) {
+    if (by_nodes && coll_xchg_nodes(c->ctx)) {
+        /* the two-level exchange's data rides on it when guessed */
+        const coll_xchg_ops *g = coll_xchg_ops_get(c->guess);
+        int spec = !rc && !c->predict && g && g->nodes_fused &&
+                   c->guess_steps == 1;
+        arc = coll_nodes_agree(pl, v, V_N, V_NSUM, spec, &c->nodes_moved);
+    } else if (by_nodes) {
         arc = agree_nodes(pl, v, V_N, V_NSUM);
     } else if (P > 1 && P <= COLL_A2A_MAX) {
         int64_t fuse = round_fuse(P);
@@ -1118,6 +1168,11 @@ static int call_run(xchg_call *c)
     if (c->ready)
         pl->st.predicted =
             coll_xchg_model(&c->costs, c->run, c->run_radix, &c->shape, NULL);
+    /* the run that rode on the agreement by nodes: done everywhere */
+    if (c->nodes_moved && ops->nodes_fused && c->steps == 1) {
+        pl->st.steps = 1;
+        return PASSION_OK;
+    }
     /* the step that rode on the agreement is the whole algorithm */
     if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
         int rc = round_finish(pl, c->x, ops);
@@ -1174,7 +1229,8 @@ static void call_end(xchg_call *c, double t0)
         c->x = NULL;
     }
     unprepare(c);
-    core_tmp_free(c->ctx, pl->req);
+    if (pl->req != c->req_small)
+        core_tmp_free(c->ctx, pl->req);
     pl->req = NULL;
     pl->st.seconds = core_now() - t0;
     if (c->predict)
@@ -1242,6 +1298,22 @@ static int type_bytes(passion_ctx *ctx, MPI_Datatype t, int64_t *es)
     *es = 0;
     if (t == MPI_DATATYPE_NULL)
         return core_err(ctx, PASSION_EINVAL, "exchange: MPI_DATATYPE_NULL");
+    /* MPI's basic types are contiguous, lower bound 0, extent their
+       size: only the size is asked (one call instead of three) */
+    if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_SIGNED_CHAR ||
+        t == MPI_UNSIGNED_CHAR || t == MPI_SHORT || t == MPI_UNSIGNED_SHORT ||
+        t == MPI_INT || t == MPI_UNSIGNED || t == MPI_LONG ||
+        t == MPI_UNSIGNED_LONG || t == MPI_LONG_LONG ||
+        t == MPI_UNSIGNED_LONG_LONG || t == MPI_FLOAT || t == MPI_DOUBLE ||
+        t == MPI_INT8_T || t == MPI_INT16_T || t == MPI_INT32_T ||
+        t == MPI_INT64_T || t == MPI_UINT8_T || t == MPI_UINT16_T ||
+        t == MPI_UINT32_T || t == MPI_UINT64_T) {
+        int size = 0;
+        if (MPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0)
+            return core_err(ctx, PASSION_EMPI, "exchange: datatype query");
+        *es = size;
+        return PASSION_OK;
+    }
     MPI_Count size, lb, ext, tlb, text;
     if (MPI_Type_size_x(t, &size) != MPI_SUCCESS ||
         MPI_Type_get_extent_x(t, &lb, &ext) != MPI_SUCCESS ||

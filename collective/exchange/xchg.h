@@ -91,9 +91,9 @@ CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
    the paper's model, costs from the options, it pays their messages). */
 CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
 /* Model seconds of the entry agreement of an exchange of shape s: by
-   nodes (coll_agree_by_nodes: an allreduce and a broadcast within the
-   largest node, a round of N - 1 messages between the leaders, each
-   charged the network's cost), else coll_agree_cost with the network's
+   nodes (coll_agree_by_nodes, coll_nodes_agree: the headers of the
+   largest node into its leader, a round of N - 1 messages between the
+   leaders, each charged the network's cost, and back), else coll_agree_cost with the network's
    cost of the P - P/N headers that leave a rank's node. */
 CORE_HIDDEN double coll_agree_cost_shape(const coll_xchg_costs *c,
                                          const coll_xchg_shape *s);
@@ -263,6 +263,9 @@ typedef struct coll_xchg_ops {
        is taken to leave the node with the share (P - P/nodes)/(P - 1). */
     void (*net)(const coll_xchg_shape *shape, int radix, double *msgs,
                 double *bytes);
+    /* 1: the whole run rides on the entry agreement by nodes
+       (coll_nodes_agree) when every rank guessed this algorithm */
+    int nodes_fused;
     /* Run on this rank; 0 or a local error code. With agree_after == 0
        it must not fail once the agreement passed. Adds to pl->st. */
     int (*run)(coll_xchg_plan *pl);
@@ -396,6 +399,19 @@ CORE_HIDDEN const coll_nodes *coll_xchg_nodes(passion_ctx *ctx);
 CORE_HIDDEN int coll_nodes_make(passion_ctx *ctx, MPI_Comm comm,
                                 coll_nodes *t);
 CORE_HIDDEN void coll_nodes_free(passion_ctx *ctx, coll_nodes *t);
+/*
+ * The entry agreement by nodes (xchg_twolevel.c): the n header values v
+ * (the first nsum summed, the others reduced with max) folded over every
+ * rank, in place, in three rounds (to the node's leader, among the
+ * leaders, back); with spec (this rank guessed the two-level exchange in
+ * one step, its tables and requests prepared) its data rides along, and
+ * *moved says, the same on every rank, that every rank's did and the
+ * exchange is done. Collective over pl->comm (= the context's ranks);
+ * 0, PASSION_EMPI, or PASSION_EINVAL (the same everywhere) without a
+ * node table.
+ */
+CORE_HIDDEN int coll_nodes_agree(coll_xchg_plan *pl, int64_t *v, int n,
+                                 int nsum, int spec, int *moved);
 
 /* ------------------------------------------ point to point (xchg_p2p.c) */
 

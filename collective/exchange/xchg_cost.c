@@ -73,8 +73,8 @@ double coll_agree_cost_shape(const coll_xchg_costs *c,
         return coll_agree_cost(c, P) + away * hdr;
     }
     int S = s->node_max > 1 ? s->node_max : 1;
-    double lg = S > 1 ? ceil(log2((double)S)) : 0;
-    /* allreduce and broadcast within the node, the leaders' round */
-    return 2 * lg * (c->round + c->msg) + c->round +
+    /* coll_nodes_agree: S - 1 headers into the leader, the leaders'
+       round, S - 1 headers out of it */
+    return 3 * c->round + 2 * (double)(S - 1) * c->msg +
            (double)(N - 1) * (c->msg + hdr);
 }

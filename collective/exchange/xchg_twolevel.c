@@ -123,6 +123,16 @@ static double tl_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
     if (N < 2 || P <= 1)
         return HUGE_VAL; /* one node: only a detour through the leader */
     double B = tl_leader_bytes(s);
+    if (coll_agree_by_nodes(P, N)) {
+        /* its data rides on the agreement's three rounds
+           (coll_nodes_agree): the leader's messages (counts and data in
+           and out, the blocks), its bytes through them (in, the blocks,
+           out), the pairs within the node and the copies; no round and
+           no outcome agreement of its own */
+        return (2 * (double)(S - 1) + (double)(N - 1)) * c->msg +
+               3 * c->byte * B + (double)(S - 1) * c->msg +
+               c->copy * (double)s->lmax;
+    }
     coll_xchg_shape sub = tl_sub_shape(s);
     int r = 0;
     double t = tl_leaders_a1(N) ? coll_xchg_a1.model(c, &sub, &r)
@@ -164,6 +174,8 @@ typedef struct tl_tabs {
     MPI_Aint *disp; /* P + 2 */
     int64_t *sub;   /* leader: 4 N counts of the leaders' exchange */
     void *fs;       /* leader: the four-stage's tables */
+    int64_t *ms;    /* leader: S pairs (data comes, its bytes) of the
+                       agreement by nodes */
 } tl_tabs;
 
 static int64_t tl_fs_scratch(int N)
@@ -198,6 +210,8 @@ static int64_t tl_layout(const coll_xchg_plan *pl, const coll_nodes *T,
     TL_TAKE(disp, MPI_Aint, P + 2);
     TL_TAKE(sub, int64_t, lead ? 4 * (int64_t)N : 0);
     TL_TAKE(fs, char, lead ? tl_fs_scratch(N) : 0);
+    int64_t *ms = NULL;
+    TL_TAKE(ms, int64_t, lead ? 2 * (int64_t)S : 0);
 #undef TL_TAKE
     if (tb) {
         tb->hdr = hdr;
@@ -206,6 +220,7 @@ static int64_t tl_layout(const coll_xchg_plan *pl, const coll_nodes *T,
         tb->disp = disp;
         tb->sub = sub;
         tb->fs = fs;
+        tb->ms = ms;
     }
     return pos + 16;
 }
@@ -717,11 +732,463 @@ static int tl_exchange(coll_xchg_plan *pl)
     return tl_leader(&r);
 }
 
+/* ------------------------------------------------- the agreement by nodes */
+
+/*
+ * coll_nodes_agree (xchg.h): the entry agreement of an exchange by nodes,
+ * in the two-level exchange's three steps, with its data riding on them
+ * when every rank guessed it (spec):
+ *   1. every rank sends its leader its header (the V_N values, whether
+ *      its data comes, how many bytes) and, when its data comes, its
+ *      counts and its data for other nodes (steps 1 and 2 of the run);
+ *      the leader folds the headers of its node;
+ *   2. the leaders send each other their node's fold, whether the whole
+ *      node's data comes and, when it does, the node's block for the
+ *      receiver (its length in the header: a block that does not fit
+ *      what the receiver's counts expect is drained, never truncated);
+ *      each leader folds them all: the agreed header;
+ *   3. each leader sends every rank of its node the agreed header and
+ *      whether every node's data came (the same on every rank: each
+ *      leader said so in step 2); when it did, what the other nodes sent
+ *      the rank (step 3 of the run), and the pairs within a node
+ *      exchange directly.
+ * Three rounds, N - 1 header messages between nodes per leader and none
+ * from the other ranks (before: an allreduce and a broadcast within the
+ * node around the leaders' round, five rounds at four ranks a node, and
+ * the run's three and its outcome's allreduce after); the two-level
+ * exchange is then done (*moved, the same on every rank), else its data
+ * was drained and the dispatcher runs what it chooses. A rank whose data
+ * does not come (a local failure, another guess, a leader's allocation
+ * refused) still sends and receives every header. Headers are charged by
+ * the simulated network, not counted; the data is counted as the run
+ * counts it.
+ */
+#define TAG_AH_UP (COLL_TAG + 24) /* rank -> leader: header */
+#define TAG_AH_L (COLL_TAG + 25)  /* leader -> leader: the node's fold */
+#define TAG_AH_DN (COLL_TAG + 26) /* leader -> rank: the agreed header */
+#define TAG_AD_L (COLL_TAG + 27)  /* leader -> leader: the node's block */
+#define AH_W 32                   /* words of a header at most */
+
+static void ah_fold(int64_t *a, const int64_t *b, int n, int nsum)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = i < nsum ? (int64_t)((uint64_t)a[i] + (uint64_t)b[i])
+                        : (a[i] > b[i] ? a[i] : b[i]);
+}
+
+/* a header of n words to rank peer of comm (rank ctx_peer of the
+   context): charged by the simulated network, not counted */
+static int ah_send(const coll_xchg_plan *pl, const int64_t *h, int n,
+                   int ctx_peer, int peer, MPI_Comm comm, int tag,
+                   MPI_Request *q)
+{
+    core_net_charge(pl->ctx, ctx_peer, (int64_t)n * 8, 0);
+    return MPI_Isend(h, n, MPI_INT64_T, peer, tag, comm, q) == MPI_SUCCESS
+               ? PASSION_OK
+               : PASSION_EMPI;
+}
+
+/* receive one header of n words (yielding wait) */
+static int ah_recv(int64_t *h, int n, int peer, MPI_Comm comm, int tag)
+{
+    MPI_Request q;
+    if (MPI_Irecv(h, n, MPI_INT64_T, peer, tag, comm, &q) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    return coll_waitall(1, &q);
+}
+
+/* the pieces of this rank's data for other nodes (send) or from them
+   (receive), in order of (node, rank on it); their bytes */
+static int64_t ag_pieces(tl_run_t *r, int send, int *np)
+{
+    coll_xchg_plan *pl = r->pl;
+    const coll_nodes *T = r->T;
+    int64_t tot = 0;
+    *np = 0;
+    for (int b = 0; b < T->nnodes; b++) {
+        if (b == r->a)
+            continue;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int j = T->members[q];
+            int64_t n = send ? coll_sc(pl, j) : coll_rc(pl, j);
+            r->tb.pc[*np].p = send ? (char *)pl->sbuf + coll_sd(pl, j)
+                                   : pl->rbuf + coll_rd(pl, j);
+            r->tb.pc[(*np)++].n = n;
+            tot += n;
+        }
+    }
+    return tot;
+}
+
+static int ag_member(tl_run_t *r, int64_t *v, int n, int spec, int *moved)
+{
+    coll_xchg_plan *pl = r->pl;
+    const int P = pl->P;
+    int64_t h[AH_W], d[AH_W];
+    int np = 0, rc = PASSION_OK;
+    int64_t up = spec ? ag_pieces(r, 1, &np) : 0;
+    memcpy(h, v, (size_t)n * sizeof *h);
+    h[n] = spec;
+    h[n + 1] = up;
+    MPI_Request q[2];
+    if (MPI_Irecv(d, n + 1, MPI_INT64_T, r->leader, TAG_AH_DN, pl->comm,
+                  &q[0]) != MPI_SUCCESS)
+        return PASSION_EMPI;
+    if (ah_send(pl, h, n + 2, r->leader, r->leader, pl->comm, TAG_AH_UP,
+                &q[1])) {
+        coll_waitall(1, &q[0]);
+        return PASSION_EMPI;
+    }
+    r->n = 0;
+    if (spec) {
+        int64_t *c = r->tb.hdr;
+        for (int j = 0; j < P; j++) {
+            c[j] = coll_sc(pl, j);
+            c[P + j] = coll_rc(pl, j);
+        }
+        if (coll_net_isend(pl, c, 2 * P, MPI_INT64_T, r->leader, TAG_HDR,
+                           CORE_NET_COUNTED, pl->req + r->n))
+            rc = PASSION_EMPI;
+        r->n++;
+        if (!rc)
+            rc = tl_stream(pl, &r->tb, 1, r->tb.pc, np, up, r->leader,
+                           TAG_UP, pl->req + r->n);
+        r->n += (int)coll_nparts(up);
+        pl->st.messages++;
+        pl->st.bytes_sent += 16 * (int64_t)P + up;
+        pl->st.msgs_node++;
+        pl->st.bytes_node += 16 * (int64_t)P + up;
+    }
+    int e = coll_waitall(2, q);
+    rc = rc ? rc : e;
+    pl->st.rounds += 2;
+    *moved = !rc && d[n] == 1 && spec;
+    if (!rc)
+        memcpy(v, d, (size_t)n * sizeof *v);
+    if (*moved) {
+        int64_t down = ag_pieces(r, 0, &np);
+        rc = tl_stream(pl, &r->tb, 0, r->tb.pc, np, down, r->leader,
+                       TAG_DOWN, pl->req + r->n);
+        r->n += (int)coll_nparts(down);
+        if (!rc)
+            rc = tl_direct(r);
+    }
+    e = coll_waitall(r->n, pl->req);
+    return rc ? rc : e;
+}
+
+/* drain what member k (rank src) sent with its header: counts and data */
+static void ag_drain_member(tl_run_t *r, int src, int64_t up)
+{
+    char c;
+    MPI_Recv(&c, 0, MPI_BYTE, src, TAG_HDR, r->pl->comm, MPI_STATUS_IGNORE);
+    tl_drain(r->pl, up, src, TAG_UP);
+}
+
+static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
+                     int *moved)
+{
+    coll_xchg_plan *pl = r->pl;
+    passion_ctx *ctx = pl->ctx;
+    const coll_nodes *T = r->T;
+    const int P = pl->P, N = T->nnodes, S = r->S, a = r->a;
+    int rc = PASSION_OK, node_ok = spec;
+    int64_t hk[AH_W];
+    int64_t *ms = spec ? r->tb.ms : NULL;
+    *moved = 0;
+    /* 1. the headers of my ranks, folded as they come */
+    for (int k = 1; k < S && !rc; k++) {
+        int src = T->members[r->f0 + k];
+        rc = ah_recv(hk, n + 2, src, pl->comm, TAG_AH_UP);
+        if (rc)
+            break;
+        ah_fold(v, hk, n, nsum);
+        if (ms) {
+            ms[2 * k] = hk[n];
+            ms[2 * k + 1] = hk[n + 1];
+        } else if (hk[n] == 1) {
+            ag_drain_member(r, src, hk[n + 1]);
+        }
+        if (hk[n] != 1)
+            node_ok = 0;
+    }
+    if (rc)
+        return rc;
+    if (ms && !node_ok)
+        for (int k = 1; k < S; k++)
+            if (ms[2 * k] == 1)
+                ag_drain_member(r, T->members[r->f0 + k], ms[2 * k + 1]);
+    /* the node's blocks, as the run lays them out */
+    int64_t *h = node_ok ? r->tb.hdr : NULL;
+    int64_t *osc = node_ok ? r->tb.sub : NULL, *osd = NULL, *irc = NULL,
+            *ird = NULL;
+    int64_t OUT = 0, IN = 0, nq_max = 0;
+    int h0 = 0;
+    if (node_ok) {
+        for (int j = 0; j < P; j++) {
+            h[j] = coll_sc(pl, j);
+            h[P + j] = coll_rc(pl, j);
+        }
+        r->n = 0;
+        for (int k = 1; k < S && !rc; k++)
+            if (MPI_Irecv(h + (int64_t)k * 2 * P, 2 * P, MPI_INT64_T,
+                          T->members[r->f0 + k], TAG_HDR, pl->comm,
+                          pl->req + r->n++) != MPI_SUCCESS)
+                rc = PASSION_EMPI;
+        if (!rc)
+            rc = coll_waitall(r->n - h0, pl->req + h0);
+        r->n = 0;
+        if (rc)
+            return rc;
+        osd = osc + N;
+        irc = osd + N;
+        ird = irc + N;
+        for (int b = 0; b < N; b++) {
+            osc[b] = irc[b] = 0;
+            if (b == a)
+                continue;
+            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                int j = T->members[q];
+                for (int k = 0; k < S; k++) {
+                    osc[b] += hs(r, k, j);
+                    irc[b] += hr(r, k, j);
+                }
+            }
+            osd[b] = OUT;
+            ird[b] = IN;
+            OUT += osc[b];
+            IN += irc[b];
+            nq_max += coll_nparts(osc[b]) + coll_nparts(irc[b]);
+        }
+        osd[a] = OUT;
+        ird[a] = IN;
+        for (int k = 1; k < S; k++)
+            nq_max += 2 * coll_nparts(ms[2 * k + 1] > 0 ? ms[2 * k + 1] : 0) +
+                      coll_nparts(IN);
+    }
+    char *buf = NULL;
+    MPI_Request *rq = NULL;
+    if (node_ok) {
+        buf = coll_stage_alloc(pl, OUT + IN, OUT + IN);
+        rq = nq_max > 0 ? core_malloc(ctx, (size_t)nq_max * sizeof *rq)
+                        : NULL;
+        if ((OUT + IN > 0 && !buf) || (nq_max > 0 && !rq)) {
+            /* not an error of the call: the run after the agreement
+               tries again within the agreed budget */
+            node_ok = 0;
+            for (int k = 1; k < S; k++)
+                tl_drain(pl, ms[2 * k + 1], T->members[r->f0 + k], TAG_UP);
+        }
+    }
+    char *ob = buf, *ib = buf ? buf + OUT : NULL;
+    int nq = 0;
+    /* step 2 of the run: my ranks' data for other nodes into the blocks */
+    for (int k = 0; k < S && node_ok; k++) {
+        int np = 0;
+        int64_t up = 0;
+        for (int b = 0; b < N; b++) {
+            if (b == a)
+                continue;
+            int64_t seg = 0, len = 0;
+            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                int d = T->members[q];
+                for (int k2 = 0; k2 < k; k2++)
+                    seg += hs(r, k2, d);
+                len += hs(r, k, d);
+            }
+            r->tb.pc[np].p = ob + osd[b] + seg;
+            r->tb.pc[np++].n = len;
+            up += len;
+        }
+        if (k == 0) {
+            for (int b = 0, i = 0; b < N; b++) {
+                if (b == a)
+                    continue;
+                char *p = r->tb.pc[i++].p;
+                for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                    int d = T->members[q];
+                    int64_t m = coll_sc(pl, d);
+                    if (m > 0)
+                        memcpy(p, pl->sbuf + coll_sd(pl, d), (size_t)m);
+                    p += m;
+                }
+            }
+            continue;
+        }
+        int src = T->members[r->f0 + k];
+        if (up != ms[2 * k + 1]) { /* its header and its counts differ */
+            tl_drain(pl, ms[2 * k + 1], src, TAG_UP);
+            continue;
+        }
+        int e = tl_stream(pl, &r->tb, 0, r->tb.pc, np, up, src, TAG_UP,
+                          rq + nq);
+        if (e && !rc)
+            rc = e;
+        nq += (int)coll_nparts(up);
+    }
+    if (nq > 0) {
+        int e = coll_waitall(nq, rq);
+        if (e && !rc)
+            rc = e;
+    }
+    nq = 0;
+    /* 2. the leaders: my node's fold and block, theirs */
+    coll_xchg_plan sub;
+    memset(&sub, 0, sizeof sub);
+    sub.ctx = ctx;
+    sub.comm = T->leaders;
+    sub.P = N;
+    sub.me = a;
+    sub.ranks = T->leader_rank;
+    int64_t hl[COLL_A2A_MAX][AH_W], in[COLL_A2A_MAX][AH_W];
+    MPI_Request lq[2 * COLL_A2A_MAX];
+    int nl = 0;
+    for (int b = 0; b < N && !rc; b++)
+        if (b != a &&
+            MPI_Irecv(in[b], n + 2, MPI_INT64_T, b, TAG_AH_L, T->leaders,
+                      &lq[nl++]) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    for (int b = 0; b < N && !rc; b++) {
+        if (b == a)
+            continue;
+        memcpy(hl[b], v, (size_t)n * sizeof *v);
+        hl[b][n] = node_ok;
+        hl[b][n + 1] = node_ok ? osc[b] : -1;
+        rc = ah_send(pl, hl[b], n + 2, T->leader_rank[b], b, T->leaders,
+                     TAG_AH_L, &lq[nl++]);
+        if (!rc && node_ok) {
+            rc = coll_isend(&sub, ob + osd[b], osc[b], b, TAG_AD_L, rq + nq);
+            nq += (int)coll_nparts(osc[b]);
+            if (osc[b] > 0) {
+                pl->st.messages++;
+                pl->st.bytes_sent += osc[b];
+                pl->st.msgs_net++;
+                pl->st.bytes_net += osc[b];
+            }
+        }
+    }
+    int e = coll_waitall(nl, lq);
+    rc = rc ? rc : e;
+    int all_ok = node_ok;
+    for (int b = 0; b < N && !rc; b++) {
+        if (b == a)
+            continue;
+        ah_fold(v, in[b], n, nsum);
+        all_ok = all_ok && in[b][n] == 1;
+        int64_t len = in[b][n + 1];
+        if (len < 0)
+            continue;
+        if (node_ok && len == irc[b]) {
+            rc = coll_irecv(&sub, ib + ird[b], len, b, TAG_AD_L, rq + nq);
+            nq += (int)coll_nparts(len);
+        } else {
+            tl_drain(&sub, len, b, TAG_AD_L);
+        }
+    }
+    e = coll_waitall(nq, rq);
+    rc = rc ? rc : e;
+    nq = 0;
+    pl->st.rounds += 2;
+    if (rc) {
+        coll_stage_free(pl, buf, OUT + IN, OUT + IN);
+        core_free(ctx, rq);
+        return rc;
+    }
+    /* 3. the agreed header to my ranks, and their data when every node's
+       came (all_ok: the same on every leader) */
+    int64_t hd[AH_W];
+    memcpy(hd, v, (size_t)n * sizeof *v);
+    hd[n] = all_ok;
+    /* one at a time (a short header completes at once; the request
+       pool may not exist: a prediction, a failed preparation) */
+    for (int k = 1; k < S && !rc; k++) {
+        MPI_Request one;
+        rc = ah_send(pl, hd, n + 1, T->members[r->f0 + k],
+                     T->members[r->f0 + k], pl->comm, TAG_AH_DN, &one);
+        if (!rc)
+            rc = coll_waitall(1, &one);
+    }
+    r->n = 0;
+    for (int k = 0; k < S && all_ok && !rc; k++) {
+        int np = 0;
+        int64_t down = 0;
+        for (int b = 0; b < N; b++) {
+            if (b == a)
+                continue;
+            int64_t pos = 0;
+            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+                int i = T->members[q];
+                int64_t before = 0;
+                for (int k2 = 0; k2 < k; k2++)
+                    before += hr(r, k2, i);
+                int64_t len = hr(r, k, i);
+                if (k == 0) {
+                    if (len > 0)
+                        memcpy(pl->rbuf + coll_rd(pl, i),
+                               ib + ird[b] + pos + before, (size_t)len);
+                } else {
+                    r->tb.pc[np].p = ib + ird[b] + pos + before;
+                    r->tb.pc[np++].n = len;
+                }
+                down += len;
+                for (int k2 = 0; k2 < S; k2++)
+                    pos += hr(r, k2, i);
+            }
+        }
+        if (k == 0)
+            continue;
+        int dst = T->members[r->f0 + k];
+        rc = tl_stream(pl, &r->tb, 1, r->tb.pc, np, down, dst, TAG_DOWN,
+                       rq + nq);
+        nq += (int)coll_nparts(down);
+        if (down > 0) {
+            pl->st.messages++;
+            pl->st.bytes_sent += down;
+            pl->st.msgs_node++;
+            pl->st.bytes_node += down;
+        }
+    }
+    if (all_ok && !rc)
+        rc = tl_direct(r);
+    e = coll_waitall(nq, rq);
+    rc = rc ? rc : e;
+    e = coll_waitall(r->n, pl->req);
+    rc = rc ? rc : e;
+    pl->st.rounds++;
+    coll_stage_free(pl, buf, OUT + IN, OUT + IN);
+    core_free(ctx, rq);
+    *moved = !rc && all_ok;
+    return rc;
+}
+
+int coll_nodes_agree(coll_xchg_plan *pl, int64_t *v, int n, int nsum,
+                     int spec, int *moved)
+{
+    tl_run_t r;
+    memset(&r, 0, sizeof r);
+    *moved = 0;
+    r.pl = pl;
+    r.T = coll_xchg_nodes(pl->ctx);
+    if (!r.T || n + 2 > AH_W || r.T->nnodes > COLL_A2A_MAX)
+        return PASSION_EINVAL; /* the same on every rank */
+    r.a = r.T->node;
+    r.f0 = r.T->first[r.a];
+    r.S = r.T->first[r.a + 1] - r.f0;
+    r.leader = r.T->members[r.f0];
+    /* the data rides only with the run's tables and requests at hand */
+    spec = spec && pl->scratch && pl->req;
+    if (spec)
+        tl_layout(pl, r.T, &r.tb, pl->scratch);
+    return r.T->lrank != 0 ? ag_member(&r, v, n, spec, moved)
+                           : ag_leader(&r, v, n, nsum, spec, moved);
+}
+
 const coll_xchg_ops coll_xchg_twolevel = {
     .name = "twolevel",
     .id = PASSION_XCHG_TWOLEVEL,
     .regular_only = 0,
     .agree_after = 1,
+    .nodes_fused = 1,
     .model = tl_model,
     .staging = tl_staging,
     .scratch = tl_scratch,
