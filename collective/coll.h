@@ -132,6 +132,18 @@ typedef struct coll_early {
  * is the rank's outcome so far (a failing rank moves nothing); returns
  * it, or the access's code.
  */
+/* The access a section call makes (file, operation, section, whether a
+   memory layout is given), hashed; never 0. coll_early_remember keeps it
+   when the ranks of an auto call chose an independent method (indep), or
+   forgets it: the same read again is done early (coll_io_early). */
+/* calls of a remembered read done early before auto chooses again (the
+   ranks may since do better with the two-phase method) */
+#define COLL_EARLY_AGAIN 15
+CORE_HIDDEN uint64_t coll_early_sig(const passion_file *f,
+                                    const passion_section *s,
+                                    const passion_memspec *m, int op_write);
+CORE_HIDDEN void coll_early_remember(passion_ctx *ctx, uint64_t sig,
+                                     int indep);
 CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
                               const passion_memspec *m, void *buf,
                               int method, int op_write, int64_t elems,

@@ -70,6 +70,11 @@ typedef struct coll_ext {
     int fixed_n[COLL_FIX_N], fixed_i[COLL_FIX_N];
     int file_tries;
     double file_lat, file_bw;
+    /* the last auto read whose ranks chose an independent method: its
+       access (coll_early_sig; 0 = none). The same access again is read
+       early whatever its cost (coll_io_early) */
+    uint64_t indep_sig;
+    int indep_left; /* early reads left on it before auto chooses again */
 } coll_ext;
 
 static void coll_ext_free(passion_ctx *ctx, void *ext)
@@ -488,6 +493,38 @@ static void sync_learn(passion_ctx *ctx, const int64_t *fad, int W,
     }
 }
 
+uint64_t coll_early_sig(const passion_file *f, const passion_section *s,
+                        const passion_memspec *m, int op_write)
+{
+    /* FNV-1a over the file, the operation and the section (the memory
+       layout too: it changes the early transfer, not the choice) */
+    uint64_t h = 1469598103934665603ull;
+    int64_t v[4 + 3 * PASSION_MAX_DIMS];
+    int n = 0, nd = f->a->nd;
+    v[n++] = f->ident[0];
+    v[n++] = f->ident[1];
+    v[n++] = op_write;
+    v[n++] = m != NULL;
+    for (int d = 0; d < nd; d++) {
+        v[n++] = s->start[d];
+        v[n++] = s->count[d];
+        v[n++] = s->stride[d];
+    }
+    const unsigned char *b = (const unsigned char *)v;
+    for (size_t i = 0; i < (size_t)n * sizeof *v; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+void coll_early_remember(passion_ctx *ctx, uint64_t sig, int indep)
+{
+    coll_ext *e = ext_get(ctx);
+    if (e) {
+        e->indep_sig = indep ? sig : 0;
+        e->indep_left = COLL_EARLY_AGAIN;
+    }
+}
+
 int coll_io_early(passion_file *f, const passion_section *s,
                   const passion_memspec *m, void *buf, int method,
                   int op_write, int64_t elems, int rc, coll_early *out)
@@ -565,7 +602,16 @@ int coll_io_early(passion_file *f, const passion_section *s,
                lost only if the ranks choose the two-phase method */
             S *= 2;
         }
-        if (t > S)
+        /* the same read whose ranks chose an independent method last
+           call (a memory layout aside): reading early saves the round
+           the agreement after it costs (issue 14: auto paid two rounds
+           where the fixed method it chose paid one) */
+        int again = !op_write && !m && e && e->indep_sig &&
+                    e->indep_left > 0 &&
+                    e->indep_sig == coll_early_sig(f, s, m, op_write);
+        if (again) /* on every rank alike (the choice was agreed) */
+            e->indep_left--;
+        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX))
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
     }

@@ -154,6 +154,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     }
     coll_plan_free(&p);
     rc = core_agree(ctx, rc);
+    if (method == PASSION_METHOD_AUTO && !all_done)
+        coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
+                            !rc && chosen != PASSION_METHOD_ETP_STATIC &&
+                                chosen != PASSION_METHOD_ETP_DYNAMIC);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
     else if (method == PASSION_METHOD_AUTO && !all_done &&

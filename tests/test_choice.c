@@ -53,6 +53,18 @@
  *     lower quartile of the last 8, not their median). Two ranks or
  *     more.
  *
+ *  7. the same auto read again (issue 14: auto paid two rounds per call
+ *     where the fixed method it chose paid one): 16 runs 504 bytes apart
+ *     per rank, requests priced at 400 us (fed with ocad_req_learn before
+ *     every call: a read far dearer than a round, so not read before the
+ *     FAD on its cost alone). The first call (the context's first, with
+ *     its one-time measurements) chooses an independent method. The next
+ *     COLL_EARLY_AGAIN calls of the same read are done before the FAD:
+ *     one collective call each (before: two, the FAD and the agreement);
+ *     then auto chooses again (two, unless the learned round already
+ *     covers a request's cost), and the next call is early again (one).
+ *     Values checked at every call.
+ *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
  */
@@ -757,6 +769,44 @@ static void test_tiny_uncached(void)
     passion_finalize(ctx);
 }
 
+static void test_again(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = mkctx("");
+    passion_array *a = NULL;
+    passion_file *f = ctx ? mkfile(ctx, &a, "again.raw") : NULL;
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    spaced(&s);
+    /* call 0: the context's first, with its one-time measurements */
+    for (int k = 0; k < COLL_EARLY_AGAIN + 3; k++) {
+        for (int i = 0; i < OCAD_LEARN_KEEP; i++)
+            ocad_req_learn(ctx, 4e-4);
+        memset(b, 0, sizeof b);
+        /* a read the learned round covers (a loaded host's slow rounds:
+           twice it above one request) is read early on its cost */
+        int covered = 2 * coll_sync_cost(ctx) >= 4e-4;
+        int rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(ctx, &m, &pred);
+        long want = k == 0                                  ? n_coll
+                    : k == COLL_EARLY_AGAIN + 1 && !covered ? 2
+                                                            : 1;
+        TH_CHECK(rc == 0 && n_coll == want && (k == 0 || n_send == 0) &&
+                     (m == PASSION_METHOD_DIRECT ||
+                      m == PASSION_METHOD_SIEVE),
+                 "auto read %d of the same section: rc %d, %ld collective "
+                 "calls (want %ld), %ld sends, method %d",
+                 k, rc, n_coll, want, n_send, (int)m);
+    }
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -766,6 +816,7 @@ int main(int argc, char **argv)
         {"4: a small exchange, one message per pair", test_fused},
         {"5: a tiny uncached section in one round", test_tiny_uncached},
         {"6: the methods' fixed costs, learned", test_fixed},
+        {"7: the same auto read again, before the FAD", test_again},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
