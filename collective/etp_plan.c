@@ -583,10 +583,19 @@ int coll_io_early(passion_file *f, const passion_section *s,
             if ((double)x.nblocks * env.lat > S)
                 return PASSION_OK;
             /* only what this rank's own independent access would do:
-               direct (sieving many small runs is often cheaper) */
-            if (ocad_method_choose(ctx, &x, 1, PASSION_METHOD_AUTO, &env) !=
-                PASSION_METHOD_DIRECT)
-                return PASSION_OK;
+               direct, unless sieving costs less even with what a sieved
+               write needs beyond its requests: it rewrites others'
+               bytes, so it waits for the ordering chain, a round (S)
+               more than the one-round direct write. Tiny interleaved
+               writes (3 runs: 2 requests sieved, 3 direct) so go
+               direct in one round */
+            passion_plan_info pd, pa;
+            ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 1, &pa, &env);
+            if (pa.method != PASSION_METHOD_DIRECT) {
+                ocad_plan_count(ctx, &x, PASSION_METHOD_DIRECT, 1, &pd, &env);
+                if (pa.seconds + S < pd.seconds)
+                    return PASSION_OK;
+            }
             int64_t bytes = x.nblocks * x.blen;
             t = (double)x.nblocks * env.lat + (double)bytes / env.bw +
                 (double)coll_write_pages(x.nblocks, bytes,
