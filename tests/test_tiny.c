@@ -20,6 +20,15 @@
  *     (the samples are kept sorted as they come and go, instead of sorted
  *     at every call).
  *
+ *  3. the page-cache probe (core_posix_cached, the probe of every auto
+ *     read of more than COLL_PROBE_MIN bytes): an extent of 40 pages
+ *     (below 16 windows of 16 pages) is probed in one cachestat system
+ *     call (before: one per window of 16 pages, 3), counted by wrapping
+ *     syscall(); an extent of 1000 pages in at most 16. Its per mille
+ *     is the one mincore gives (every page of the file is cached: just
+ *     written; checked by mincore first). Skipped where the kernel has
+ *     no cachestat.
+ *
  * File values: v(i) = i (file order), doubles, written by rank 0 first.
  */
 #include "harness.h"
@@ -29,7 +38,31 @@
 #include "../collective/coll.h" /* coll_sync_cost, coll_sync_samples */
 #include "../passion/core.h"    /* ctx->fault_allocs, core_learned */
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* syscall() wrapped: cachestat (451) calls counted */
+static long n_cachestat;
+
+long syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    static long (*real)(long, ...);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "syscall");
+    if (nr == 451)
+        n_cachestat++;
+    return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
 
 #define N 4096
 
@@ -181,12 +214,61 @@ static void test_sync_median(void)
     passion_finalize(ctx);
 }
 
+static void test_probe(void)
+{
+    th_case_seed = th_seed;
+    char path[512];
+    snprintf(path, sizeof path, "%s/probe.%d.raw", th_dir(), th_rank);
+    const int64_t pages = 1000, pg = 4096;
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    TH_CHECK(fd >= 0, "open %s", path);
+    if (fd < 0)
+        return;
+    static char page[4096];
+    int ok = 1;
+    for (int64_t i = 0; i < pages && ok; i++) {
+        memset(page, (int)(i & 0xff), sizeof page);
+        ok = write(fd, page, sizeof page) == (ssize_t)sizeof page;
+    }
+    TH_CHECK(ok, "writing %s", path);
+    unsigned char *vec = malloc((size_t)pages);
+    void *map = mmap(NULL, (size_t)(pages * pg), PROT_READ, MAP_SHARED, fd, 0);
+    int all = map != MAP_FAILED && vec &&
+              mincore(map, (size_t)(pages * pg), vec) == 0;
+    for (int64_t i = 0; i < pages && all; i++)
+        all = vec[i] & 1;
+    if (map != MAP_FAILED)
+        munmap(map, (size_t)(pages * pg));
+    free(vec);
+    n_cachestat = 0;
+    int pm = core_posix_cached(fd, 0, 40 * pg);
+    long small = n_cachestat;
+    n_cachestat = 0;
+    int pm2 = core_posix_cached(fd, 0, pages * pg);
+    long big = n_cachestat;
+    if (small == 0) { /* no cachestat: the mincore fallback */
+        close(fd);
+        unlink(path);
+        return;
+    }
+    TH_CHECK(small == 1 && big >= 1 && big <= 16,
+             "cachestat calls: %ld for 40 pages (want 1), %ld for %lld "
+             "(want 1 to 16)", small, big, (long long)pages);
+    if (all)
+        TH_CHECK(pm == 1000 && pm2 == 1000,
+                 "a cached file probed: %d and %d per mille (want 1000)",
+                 pm, pm2);
+    close(fd);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
         {"1: allocations of a tiny call", test_allocs},
         {"2: the learned round cost is its samples' median",
          test_sync_median},
+        {"3: the page-cache probe's system calls", test_probe},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"tiny calls (issue 14)", NULL, NULL, NULL, NULL, tests},
