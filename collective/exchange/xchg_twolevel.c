@@ -414,6 +414,63 @@ static inline int64_t hr(const tl_run_t *r, int k, int i)
     return r->tb.hdr[(int64_t)k * 2 * r->pl->P + r->pl->P + i];
 }
 
+/* the counts of my node's ranks into r->tb.hdr (hs, hr): mine from the
+   plan, each member's as it sends them (TAG_HDR), on requests from
+   pl->req + r->n; r->n as it was */
+static int tl_node_counts(tl_run_t *r)
+{
+    coll_xchg_plan *pl = r->pl;
+    const coll_nodes *T = r->T;
+    const int P = pl->P;
+    int64_t *h = r->tb.hdr;
+    for (int j = 0; j < P; j++) {
+        h[j] = coll_sc(pl, j);
+        h[P + j] = coll_rc(pl, j);
+    }
+    int rc = PASSION_OK, h0 = r->n;
+    for (int k = 1; k < r->S && !rc; k++)
+        if (MPI_Irecv(h + (int64_t)k * 2 * P, 2 * P, MPI_INT64_T,
+                      T->members[r->f0 + k], TAG_HDR, pl->comm,
+                      pl->req + r->n++) != MPI_SUCCESS)
+            rc = PASSION_EMPI;
+    if (!rc)
+        rc = coll_waitall(r->n - h0, pl->req + h0);
+    r->n = h0;
+    return rc;
+}
+
+/* the node's blocks for the leaders' exchange, from its ranks' counts
+   (tl_node_counts): out[b] (to node b) and in[b] (from node b), their
+   counts and displacements in r->tb.sub (osc, osd, irc, ird, N each);
+   *out, *in: their totals */
+static void tl_node_blocks(tl_run_t *r, int64_t *out, int64_t *in)
+{
+    const coll_nodes *T = r->T;
+    const int N = T->nnodes, S = r->S, a = r->a;
+    int64_t *osc = r->tb.sub, *osd = osc + N, *irc = osd + N, *ird = irc + N;
+    int64_t OUT = 0, IN = 0;
+    for (int b = 0; b < N; b++) {
+        osc[b] = irc[b] = 0;
+        if (b == a)
+            continue;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int j = T->members[q];
+            for (int k = 0; k < S; k++) {
+                osc[b] += hs(r, k, j);
+                irc[b] += hr(r, k, j);
+            }
+        }
+        osd[b] = OUT;
+        ird[b] = IN;
+        OUT += osc[b];
+        IN += irc[b];
+    }
+    osd[a] = OUT;
+    ird[a] = IN;
+    *out = OUT;
+    *in = IN;
+}
+
 /*
  * The leaders' exchange by A1 (tl_leaders_a1) on the sub-plan of the
  * leaders: every receive posted, then every send, one wait. A leader
@@ -468,49 +525,19 @@ static int tl_leader(tl_run_t *r)
     coll_xchg_plan *pl = r->pl;
     passion_ctx *ctx = pl->ctx;
     const coll_nodes *T = r->T;
-    int P = pl->P, N = T->nnodes, S = r->S, a = r->a;
+    int N = T->nnodes, S = r->S, a = r->a;
     int rc = PASSION_OK, fail = 0;
-    int64_t *h = r->tb.hdr;
-    for (int j = 0; j < P; j++) {
-        h[j] = coll_sc(pl, j);
-        h[P + j] = coll_rc(pl, j);
-    }
     /* the counts of my ranks */
     if (r->n + S - 1 > pl->nreq)
         return PASSION_ENOMEM;
-    int h0 = r->n;
-    for (int k = 1; k < S && !rc; k++)
-        if (MPI_Irecv(h + (int64_t)k * 2 * P, 2 * P, MPI_INT64_T,
-                      T->members[r->f0 + k], TAG_HDR, pl->comm,
-                      pl->req + r->n++) != MPI_SUCCESS)
-            rc = PASSION_EMPI;
-    if (!rc)
-        rc = coll_waitall(r->n - h0, pl->req + h0);
-    r->n = h0;
+    rc = tl_node_counts(r);
     if (rc)
         return core_err(ctx, rc, "twolevel: receiving counts");
     /* the blocks: out[b] (to node b) and in[b] (from node b); sub holds
        their counts and displacements for the leaders' exchange */
     int64_t *osc = r->tb.sub, *osd = osc + N, *irc = osd + N, *ird = irc + N;
-    int64_t OUT = 0, IN = 0;
-    for (int b = 0; b < N; b++) {
-        osc[b] = irc[b] = 0;
-        if (b == a)
-            continue;
-        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-            int j = T->members[q];
-            for (int k = 0; k < S; k++) {
-                osc[b] += hs(r, k, j);
-                irc[b] += hr(r, k, j);
-            }
-        }
-        osd[b] = OUT;
-        ird[b] = IN;
-        OUT += osc[b];
-        IN += irc[b];
-    }
-    osd[a] = OUT;
-    ird[a] = IN;
+    int64_t OUT, IN;
+    tl_node_blocks(r, &OUT, &IN);
     /* up[k] and down[k]: the logical messages of member k */
     int64_t nup = 0;
     for (int k = 1; k < S; k++) {
@@ -891,7 +918,7 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     coll_xchg_plan *pl = r->pl;
     passion_ctx *ctx = pl->ctx;
     const coll_nodes *T = r->T;
-    const int P = pl->P, N = T->nnodes, S = r->S, a = r->a;
+    const int N = T->nnodes, S = r->S, a = r->a;
     int rc = PASSION_OK, node_ok = spec;
     int64_t hk[AH_W];
     int64_t *ms = spec ? r->tb.ms : NULL;
@@ -919,49 +946,21 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
             if (ms[2 * k] == 1)
                 ag_drain_member(r, T->members[r->f0 + k], ms[2 * k + 1]);
     /* the node's blocks, as the run lays them out */
-    int64_t *h = node_ok ? r->tb.hdr : NULL;
     int64_t *osc = node_ok ? r->tb.sub : NULL, *osd = NULL, *irc = NULL,
             *ird = NULL;
     int64_t OUT = 0, IN = 0, nq_max = 0;
-    int h0 = 0;
     if (node_ok) {
-        for (int j = 0; j < P; j++) {
-            h[j] = coll_sc(pl, j);
-            h[P + j] = coll_rc(pl, j);
-        }
         r->n = 0;
-        for (int k = 1; k < S && !rc; k++)
-            if (MPI_Irecv(h + (int64_t)k * 2 * P, 2 * P, MPI_INT64_T,
-                          T->members[r->f0 + k], TAG_HDR, pl->comm,
-                          pl->req + r->n++) != MPI_SUCCESS)
-                rc = PASSION_EMPI;
-        if (!rc)
-            rc = coll_waitall(r->n - h0, pl->req + h0);
-        r->n = 0;
+        rc = tl_node_counts(r);
         if (rc)
             return rc;
         osd = osc + N;
         irc = osd + N;
         ird = irc + N;
-        for (int b = 0; b < N; b++) {
-            osc[b] = irc[b] = 0;
-            if (b == a)
-                continue;
-            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                int j = T->members[q];
-                for (int k = 0; k < S; k++) {
-                    osc[b] += hs(r, k, j);
-                    irc[b] += hr(r, k, j);
-                }
-            }
-            osd[b] = OUT;
-            ird[b] = IN;
-            OUT += osc[b];
-            IN += irc[b];
-            nq_max += coll_nparts(osc[b]) + coll_nparts(irc[b]);
-        }
-        osd[a] = OUT;
-        ird[a] = IN;
+        tl_node_blocks(r, &OUT, &IN);
+        for (int b = 0; b < N; b++)
+            if (b != a)
+                nq_max += coll_nparts(osc[b]) + coll_nparts(irc[b]);
         for (int k = 1; k < S; k++)
             nq_max += 2 * coll_nparts(ms[2 * k + 1] > 0 ? ms[2 * k + 1] : 0) +
                       coll_nparts(IN);
