@@ -68,6 +68,24 @@ int th_init(passion_ctx **ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
+ * A 1-D global file of n doubles v(i) = i, th_dir()/name, written by rank
+ * 0 (direct) before a barrier; *pa its array. Collective; NULL (and a
+ * failed check) on error.
+ */
+passion_file *th_ramp_file(passion_ctx *ctx, passion_array **pa,
+                           const char *name, int64_t n);
+/*
+ * A context with the options opts (a failed check if it cannot be made)
+ * and th_ramp_file(name, n) on it. Collective; NULL with *ctx and *pa
+ * NULL (nothing left open) on error. th_ramp_close closes the three.
+ */
+passion_file *th_ramp_open(const char *opts, const char *name, int64_t n,
+                           passion_ctx **ctx, passion_array **pa);
+void th_ramp_close(passion_file *f, passion_array *a, passion_ctx *ctx);
+/* 1 if b holds th_ramp_file's values of the 1-D section s */
+int th_ramp_ok(const double *b, const passion_section *s);
+
+/*
  * Run the suites: MPI_Init, CUnit registry, run, sum failures over ranks,
  * print "N passed, N failed" on rank 0, MPI_Finalize. Returns the exit
  * code (0 = all passed).
