@@ -196,10 +196,13 @@ int core_posix_advise(int fd, int64_t off, int64_t len, int advice)
 /* The readahead of the file's backing device: the file system's bdi
    (/sys/class/bdi/MAJ:MIN, named by the file's st_dev) holds the window
    the kernel's sequential readahead grows to (read_ahead_kb); looked up
-   once per handle. 0 when there is none to read (tmpfs, no sysfs). */
+   once per handle. 0 when there is none to read (tmpfs, no sysfs) and
+   for an O_DIRECT handle (the kernel reads nothing ahead of it). */
 static int64_t posix_readahead(core_fh *fh)
 {
     posix_fh *h = (posix_fh *)fh;
+    if (h->dfd >= 0)
+        return 0;
     if (h->ra >= 0)
         return h->ra;
     h->ra = 0;
