@@ -102,7 +102,7 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  *    aggregators), counted pair by pair on the domains;
  *  - twolevel: a node's leader sends one message to each node its node
  *    has data for, in the agreement's rounds (coll_nodes_agree: the data
- *    rides on them; no round of its own).
+ *    rides on them), then the outcome's agreement over all ranks.
  * A learned round S is the least any of these rounds costs. Zero on one
  * node; with one rank per node the flat header round carries the data
  * and each of its P - 1 headers pays the network.
@@ -175,8 +175,10 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
     double flat = (double)rounds * (agree + (double)msgs_max * mc->net_msg) +
                   (double)bytes_max * mc->net_byte;
     /* twolevel: its data rides on the agreement's rounds
-       (coll_nodes_agree): the leaders' messages only */
-    double two = (double)rounds * (agree + (double)nmsgs_max * mc->net_msg) +
+       (coll_nodes_agree): the leaders' messages, and the outcome's
+       agreement over all ranks */
+    double two = (double)rounds * (agree + coll_agree_cost(mc, P) +
+                                   (double)nmsgs_max * mc->net_msg) +
                  (double)nbytes_max * mc->net_byte;
     int alg = ctx->opt.exchange;
     if (alg == PASSION_XCHG_TWOLEVEL)
