@@ -45,9 +45,9 @@
  *    R is the learned round (coll_sync_cost) once it holds
  *    CORE_LEARN_TRUST samples, before that at least round + (P-1) msg;
  *  - each candidate plus its class's fixed cost (independent or
- *    two-phase), learned from the calls that ran it (coll_fixed_learn in
- *    coll.h: the measured time minus the prediction, the median of recent
- *    calls, the largest over ranks), before that one learned round for
+ *    two-phase), learned from the calls on cached data that ran it
+ *    (coll_fixed_learn in coll.h: the measured time minus the prediction,
+ *    the lower quartile of recent calls, the largest over ranks), before that one learned round for
  *    independent access and two for the two-phase method. Small sections
  *    showed why: the linear model predicted 2-10x below their measured
  *    times (tens of microseconds), and chose the two-phase method where
@@ -102,7 +102,7 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  *    aggregators), counted pair by pair on the domains;
  *  - twolevel: a node's leader sends one message to each node its node
  *    has data for, in the agreement's rounds (coll_nodes_agree: the data
- *    rides on them; no round of its own).
+ *    rides on them), then the outcome's agreement over all ranks.
  * A learned round S is the least any of these rounds costs. Zero on one
  * node; with one rank per node the flat header round carries the data
  * and each of its P - 1 headers pays the network.
@@ -175,8 +175,10 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
     double flat = (double)rounds * (agree + (double)msgs_max * mc->net_msg) +
                   (double)bytes_max * mc->net_byte;
     /* twolevel: its data rides on the agreement's rounds
-       (coll_nodes_agree): the leaders' messages only */
-    double two = (double)rounds * (agree + (double)nmsgs_max * mc->net_msg) +
+       (coll_nodes_agree): the leaders' messages, and the outcome's
+       agreement over all ranks */
+    double two = (double)rounds * (agree + coll_agree_cost(mc, P) +
+                                   (double)nmsgs_max * mc->net_msg) +
                  (double)nbytes_max * mc->net_byte;
     int alg = ctx->opt.exchange;
     if (alg == PASSION_XCHG_TWOLEVEL)

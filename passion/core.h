@@ -397,6 +397,9 @@ typedef struct core_driver_ops {
     int (*cached)(core_fh *fh, int64_t lo, int64_t hi);
     /* Optional: pass a hint on; 1 given, 0 not (never an error). */
     int (*advise)(core_fh *fh, int64_t off, int64_t len, int advice);
+    /* Optional: bytes the kernel reads ahead of a sequential buffered
+       reader of this file (its device's read_ahead_kb), 0 unknown. */
+    int64_t (*readahead)(core_fh *fh);
     /* Optional: time uncached reads of [lo, hi) (calibration, outside the
        counters) with buf of big bytes; leaves *lat / *bw untouched when it
        cannot measure. */
@@ -537,6 +540,9 @@ CORE_HIDDEN double core_median(const double *v, int n);
 CORE_HIDDEN double core_learned(const double *v, int n);
 /* Give the driver a hint about a range: 1 passed on, 0 not (O_DIRECT, a
    driver without hints); never an error. */
+/* The driver's readahead (bytes ahead of a sequential buffered reader),
+   0 when it does not know. */
+CORE_HIDDEN int64_t core_io_readahead(core_fh *fh);
 CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
                                int advice);
 /*

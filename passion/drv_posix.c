@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@ typedef struct posix_fh {
     core_fh base;
     int fd;   /* buffered */
     int dfd;  /* O_DIRECT, or -1 */
+    int64_t ra; /* readahead bytes, 0 unknown, -1 not looked up yet */
 } posix_fh;
 
 static int posix_open(passion_ctx *ctx, const char *path, int flags,
@@ -59,6 +61,7 @@ static int posix_open(passion_ctx *ctx, const char *path, int flags,
     if (!h)
         return -ENOMEM;
     h->dfd = -1;
+    h->ra = -1;
     h->fd = open(path, of | O_CLOEXEC, 0644);
     if (h->fd < 0) {
         int e = errno;
@@ -188,6 +191,36 @@ int core_posix_advise(int fd, int64_t off, int64_t len, int advice)
                                           : POSIX_FADV_RANDOM;
     int e = posix_fadvise(fd, off, len, a);
     return e ? -e : 0;
+}
+
+/* The readahead of the file's backing device: the file system's bdi
+   (/sys/class/bdi/MAJ:MIN, named by the file's st_dev) holds the window
+   the kernel's sequential readahead grows to (read_ahead_kb); looked up
+   once per handle. 0 when there is none to read (tmpfs, no sysfs) and
+   for an O_DIRECT handle (the kernel reads nothing ahead of it). */
+static int64_t posix_readahead(core_fh *fh)
+{
+    posix_fh *h = (posix_fh *)fh;
+    if (h->dfd >= 0)
+        return 0;
+    if (h->ra >= 0)
+        return h->ra;
+    h->ra = 0;
+    struct stat st;
+    if (fstat(h->fd, &st))
+        return 0;
+    char p[96];
+    snprintf(p, sizeof p, "/sys/class/bdi/%u:%u/read_ahead_kb",
+             major(st.st_dev), minor(st.st_dev));
+    FILE *f = fopen(p, "r");
+    long long kb = 0;
+    if (f) {
+        if (fscanf(f, "%lld", &kb) != 1 || kb < 0)
+            kb = 0;
+        fclose(f);
+    }
+    h->ra = kb * 1024;
+    return h->ra;
 }
 
 static int posix_advise(core_fh *fh, int64_t off, int64_t len, int advice)
@@ -455,6 +488,7 @@ const core_driver_ops core_drv_posix = {
     .ring_fd = posix_ring_fd,
     .cached = posix_cached,
     .advise = posix_advise,
+    .readahead = posix_readahead,
     .measure = posix_measure,
     .stripe = posix_stripe,
     .rename = core_posix_rename,

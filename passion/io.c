@@ -152,6 +152,11 @@ int core_io_cached(core_fh *fh, int64_t lo, int64_t hi)
     return fh->ops->cached && hi > lo ? fh->ops->cached(fh, lo, hi) : -1;
 }
 
+int64_t core_io_readahead(core_fh *fh)
+{
+    return fh->ops->readahead ? fh->ops->readahead(fh) : 0;
+}
+
 int core_io_advise(core_fh *fh, int64_t off, int64_t len, int advice)
 {
     return fh->ops->advise && len > 0 ? fh->ops->advise(fh, off, len, advice)

@@ -11,6 +11,44 @@ uint64_t th_seed = 20261121;
 uint64_t th_case_seed;
 static char dir[256];
 
+void th_random_spec(uint64_t *s, int P, const int64_t *esizes, int nes,
+                    passion_array_spec *sp)
+{
+    int nd = (int)th_range(s, 1, 4);
+    int64_t shape[PASSION_MAX_DIMS];
+    int64_t maxn = nd == 1 ? 300 : nd == 2 ? 40 : nd == 3 ? 12 : 7;
+    for (int d = 0; d < nd; d++)
+        shape[d] = th_range(s, 1, maxn);
+    passion_array_spec_init(sp, nd, shape, esizes[th_range(s, 0, nes - 1)]);
+    /* spread P's factors over the dimensions */
+    int rest = P;
+    for (int f = 2; rest > 1; f++)
+        while (rest % f == 0) {
+            sp->grid[th_range(s, 0, nd - 1)] *= f;
+            rest /= f;
+        }
+    for (int d = 0; d < nd; d++) {
+        int64_t n = shape[d], g = sp->grid[d];
+        int kind = (int)th_range(s, 0, g > 1 ? 1 : 2);
+        sp->dist[d] = kind;
+        if (kind == PASSION_DIST_BLOCK && th_range(s, 0, 1))
+            sp->block[d] = th_range(s, (n + g - 1) / g, n);
+        else if (kind == PASSION_DIST_CYCLIC && th_range(s, 0, 1))
+            sp->block[d] = th_range(s, 1, n);
+        sp->ghost[d] = th_range(s, 0, n < 2 ? n : 2);
+    }
+    sp->storage = (int)th_range(s, 0, 2);
+    if (sp->storage == PASSION_ORDER_CUSTOM) {
+        for (int k = 0; k < nd; k++)
+            sp->order[k] = k;
+        for (int k = nd - 1; k > 0; k--) {
+            int j = (int)th_range(s, 0, k), t = sp->order[k];
+            sp->order[k] = sp->order[j];
+            sp->order[j] = t;
+        }
+    }
+}
+
 int th_all(int ok)
 {
     int in = ok ? 1 : 0, out = 0;
@@ -63,6 +101,71 @@ int th_init(passion_ctx **ctx, const char *fmt, ...)
 const char *th_dir(void)
 {
     return dir;
+}
+
+passion_file *th_ramp_file(passion_ctx *ctx, passion_array **pa,
+                           const char *name, int64_t n)
+{
+    int64_t shape[1] = {n};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 1, shape, sizeof(double));
+    sp.placement = PASSION_PLACE_GLOBAL;
+    int rc = passion_array_create(ctx, &sp, pa);
+    TH_CHECK(rc == 0, "array_create: %d", rc);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", th_dir(), name);
+    passion_file *f = NULL;
+    rc = passion_file_open(*pa, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "create %s: %d %s", path, rc,
+             passion_ctx_errdetail(ctx));
+    if (f && th_rank == 0) {
+        double *v = malloc((size_t)n * sizeof *v);
+        for (int64_t i = 0; v && i < n; i++)
+            v[i] = (double)i;
+        passion_section s;
+        int64_t ct[1] = {n};
+        passion_section_set(&s, 1, NULL, ct, NULL);
+        rc = v ? passion_file_write(f, &s, v, NULL, PASSION_METHOD_DIRECT)
+               : PASSION_ENOMEM;
+        TH_CHECK(rc == 0, "fill: %d", rc);
+        free(v);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return f;
+}
+
+passion_file *th_ramp_open(const char *opts, const char *name, int64_t n,
+                           passion_ctx **ctx, passion_array **pa)
+{
+    *pa = NULL;
+    int rc = th_init(ctx, "%s", opts);
+    TH_CHECK(rc == 0 && *ctx, "passion_init(%s): %d", opts, rc);
+    if (!*ctx)
+        return NULL;
+    passion_file *f = th_ramp_file(*ctx, pa, name, n);
+    if (!f) {
+        if (*pa)
+            passion_array_free(*pa);
+        passion_finalize(*ctx);
+        *pa = NULL;
+        *ctx = NULL;
+    }
+    return f;
+}
+
+void th_ramp_close(passion_file *f, passion_array *a, passion_ctx *ctx)
+{
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+int th_ramp_ok(const double *b, const passion_section *s)
+{
+    for (int64_t k = 0; k < s->count[0]; k++)
+        if (b[k] != (double)(s->start[0] + k * s->stride[0]))
+            return 0;
+    return 1;
 }
 
 static void make_dir(const char *prog)

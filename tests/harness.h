@@ -50,6 +50,15 @@ static inline int64_t th_range(uint64_t *s, int64_t lo, int64_t hi)
     return lo + (int64_t)(th_next(s) % (uint64_t)(hi - lo + 1));
 }
 
+/*
+ * A random array spec drawn from *s: 1 to 4 dimensions, element size one
+ * of esizes[0..nes-1], P's prime factors spread over the grid, random
+ * distributions, blocks, ghosts (up to 2) and storage order (row, column
+ * or a random custom order).
+ */
+void th_random_spec(uint64_t *s, int P, const int64_t *esizes, int nes,
+                    passion_array_spec *sp);
+
 /* 1 if every rank passes ok != 0. Collective. */
 int th_all(int ok);
 /* A scratch directory for this test program (same path on all ranks). */
@@ -66,6 +75,24 @@ passion_options *th_options(const char *fmt, ...)
    code (*ctx NULL then). */
 int th_init(passion_ctx **ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * A 1-D global file of n doubles v(i) = i, th_dir()/name, written by rank
+ * 0 (direct) before a barrier; *pa its array. Collective; NULL (and a
+ * failed check) on error.
+ */
+passion_file *th_ramp_file(passion_ctx *ctx, passion_array **pa,
+                           const char *name, int64_t n);
+/*
+ * A context with the options opts (a failed check if it cannot be made)
+ * and th_ramp_file(name, n) on it. Collective; NULL with *ctx and *pa
+ * NULL (nothing left open) on error. th_ramp_close closes the three.
+ */
+passion_file *th_ramp_open(const char *opts, const char *name, int64_t n,
+                           passion_ctx **ctx, passion_array **pa);
+void th_ramp_close(passion_file *f, passion_array *a, passion_ctx *ctx);
+/* 1 if b holds th_ramp_file's values of the 1-D section s */
+int th_ramp_ok(const double *b, const passion_section *s);
 
 /*
  * Run the suites: MPI_Init, CUnit registry, run, sum failures over ranks,

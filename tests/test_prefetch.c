@@ -595,6 +595,160 @@ static void test_slab_budget(void)
     passion_finalize(ctx);
 }
 
+/*
+ * Buffered prefetch leaves to the kernel's sequential readahead what it
+ * reads anyway: the file's driver is wrapped so that its readahead window
+ * is R and its advice calls are recorded; a prefetching sweep must advise,
+ * for each slab after the first, exactly the part of the slab's file range
+ * beyond R past its start (all of it when R is 0, unknown; nothing when R
+ * covers it). The ranges are computed here from the layout (column-major,
+ * ghost columns, reuse: slab k+1 reads columns [start + g, start + count +
+ * g)). Data are checked by the other slab tests on the same path.
+ */
+static int64_t adv_ra;
+static int adv_n;
+static int64_t adv_off[64], adv_len[64];
+static const core_driver_ops *adv_real;
+
+static int64_t adv_readahead(core_fh *fh)
+{
+    (void)fh;
+    return adv_ra;
+}
+
+static int adv_advise(core_fh *fh, int64_t off, int64_t len, int advice)
+{
+    if (advice == CORE_ADV_WILLNEED && adv_n < 64) {
+        adv_off[adv_n] = off;
+        adv_len[adv_n] = len;
+        adv_n++;
+    }
+    return adv_real->advise(fh, off, len, advice);
+}
+
+static int adv_ring_reads;
+static int adv_ring_fd(core_fh *fh, int write, const void *buf, int64_t len,
+                       int64_t off, int *buffered)
+{
+    if (!write)
+        adv_ring_reads++;
+    return adv_real->ring_fd(fh, write, buf, len, off, buffered);
+}
+
+/*
+ * O_DIRECT: no page cache to advise, so the next slab is read
+ * asynchronously (on io_uring: one ring read per slab after the first)
+ * even when the driver reports a readahead window covering the slabs
+ * (once, such a window made every O_DIRECT slab a synchronous read at
+ * hand-out: no prefetch at all).
+ */
+static void slab_advice_direct(void)
+{
+    passion_ctx *ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 1);
+    int64_t shape[2] = {509, 40 * th_size};
+    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 1);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/advice-d.%%d", th_dir());
+    passion_file *f;
+    int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
+    static core_driver_ops ops;
+    adv_real = f->fh->ops;
+    ops = *adv_real;
+    ops.advise = adv_advise;
+    ops.readahead = adv_readahead;
+    ops.ring_fd = adv_ring_fd;
+    const core_driver_ops *keep = f->fh->ops;
+    f->fh->ops = &ops;
+    adv_ra = 1 << 30;
+    adv_n = 0;
+    adv_ring_reads = 0;
+    passion_slab_opts o;
+    passion_slab_opts_init(&o);
+    o.width = 6;
+    o.ramp = 0;
+    passion_slab_iter *it;
+    rc = passion_slab_open(f, &o, &it);
+    TH_CHECK(rc == 0, "slab_open: %s", passion_ctx_errdetail(ctx));
+    passion_slab sl;
+    int64_t nslabs = 0;
+    while ((rc = passion_slab_next(it, &sl)) == 1)
+        nslabs = sl.nslabs;
+    TH_CHECK(rc == 0, "slab_next: %s", passion_ctx_errdetail(ctx));
+    passion_slab_close(it);
+    TH_CHECK(nslabs == 7 && adv_n == 0 && adv_ring_reads >= nslabs - 1,
+             "O_DIRECT sweep: %lld slabs, %d advice calls, %d ring reads "
+             "(expected 7, 0, >= 6)", (long long)nslabs, adv_n,
+             adv_ring_reads);
+    f->fh->ops = keep;
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+static void test_slab_advice(void)
+{
+    passion_ctx *ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
+    const int64_t rows = 509, g = 1, es = 8, width = 6;
+    int64_t shape[2] = {rows, 40 * th_size};
+    passion_array *a = mkarray(ctx, 2, shape, es, PASSION_COL_MAJOR, g);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/advice.%%d", th_dir());
+    passion_file *f;
+    int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
+    static core_driver_ops ops;
+    adv_real = f->fh->ops;
+    ops = *adv_real;
+    TH_CHECK(ops.advise != NULL, "the posix driver gives advice");
+    ops.advise = adv_advise;
+    ops.readahead = adv_readahead;
+    const core_driver_ops *keep = f->fh->ops;
+    f->fh->ops = &ops;
+    const int64_t cb = (rows + 2 * g) * es, n = 40;
+    const int64_t ras[4] = {0, 2 * cb, 6 * cb, 1 << 30};
+    for (int ri = 0; ri < 4; ri++) {
+        adv_ra = ras[ri];
+        adv_n = 0;
+        passion_slab_opts o;
+        passion_slab_opts_init(&o);
+        o.width = width;
+        o.ramp = 0;
+        passion_slab_iter *it;
+        rc = passion_slab_open(f, &o, &it);
+        TH_CHECK(rc == 0, "slab_open: %s", passion_ctx_errdetail(ctx));
+        passion_slab sl;
+        while ((rc = passion_slab_next(it, &sl)) == 1)
+            ;
+        TH_CHECK(rc == 0, "slab_next: %s", passion_ctx_errdetail(ctx));
+        passion_slab_close(it);
+        int want = 0;
+        for (int64_t start = width; start < n; start += width) {
+            int64_t count = n - start < width ? n - start : width;
+            int64_t off = f->fv.base + (start + 2 * g) * cb;
+            int64_t span = count * cb;
+            if (adv_ra >= span)
+                continue;
+            TH_CHECK(want < adv_n && adv_off[want] == off + adv_ra &&
+                         adv_len[want] == span - adv_ra,
+                     "readahead %lld: advice %d of %d is (%lld, %lld), "
+                     "expected (%lld, %lld)",
+                     (long long)adv_ra, want, adv_n,
+                     want < adv_n ? (long long)adv_off[want] : -1LL,
+                     want < adv_n ? (long long)adv_len[want] : -1LL,
+                     (long long)(off + adv_ra), (long long)(span - adv_ra));
+            want++;
+        }
+        TH_CHECK(adv_n == want, "readahead %lld: %d advice calls, expected "
+                 "%d", (long long)adv_ra, adv_n, want);
+    }
+    f->fh->ops = keep;
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+    slab_advice_direct();
+}
+
 static CU_TestInfo async_tests[] = {
     {"engine choice and fallback", test_engine_choice},
     {"async = sync, io_uring", test_async_uring},
@@ -653,6 +807,7 @@ static CU_TestInfo slab_tests[] = {
     {"slab iteration, thread", test_slab_thread},
     {"slab width from the budget", test_slab_budget},
     {"slab ramp: narrow first and last slabs", test_slab_ramp},
+    {"slab advice beyond the kernel's readahead", test_slab_advice},
     {"slab sweep with failing I/O, both engines", test_slab_faults},
     CU_TEST_INFO_NULL,
 };

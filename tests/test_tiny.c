@@ -66,57 +66,16 @@ long syscall(long nr, ...)
 
 #define N 4096
 
-static passion_file *mkfile(passion_ctx *ctx, passion_array **pa,
-                            const char *name)
-{
-    int64_t shape[1] = {N};
-    passion_array_spec sp;
-    passion_array_spec_init(&sp, 1, shape, sizeof(double));
-    sp.placement = PASSION_PLACE_GLOBAL;
-    int rc = passion_array_create(ctx, &sp, pa);
-    TH_CHECK(rc == 0, "array_create: %d", rc);
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", th_dir(), name);
-    passion_file *f = NULL;
-    rc = passion_file_open(*pa, path, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "create %s: %d %s", path, rc,
-             passion_ctx_errdetail(ctx));
-    if (f && th_rank == 0) {
-        static double v[N];
-        for (int i = 0; i < N; i++)
-            v[i] = i;
-        passion_section s;
-        int64_t ct[1] = {N};
-        passion_section_set(&s, 1, NULL, ct, NULL);
-        rc = passion_file_write(f, &s, v, NULL, PASSION_METHOD_DIRECT);
-        TH_CHECK(rc == 0, "fill: %d", rc);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    return f;
-}
-
-static int values_ok(const double *b, const passion_section *s)
-{
-    for (int64_t k = 0; k < s->count[0]; k++)
-        if (b[k] != (double)(s->start[0] + k * s->stride[0]))
-            return 0;
-    return 1;
-}
-
 static void test_allocs(void)
 {
     th_case_seed = th_seed;
-    passion_ctx *ctx = NULL;
-    int rc = th_init(&ctx, "fault_alloc_at=1000000000000");
-    TH_CHECK(rc == 0 && ctx, "init: %d", rc);
-    if (!ctx)
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("fault_alloc_at=1000000000000",
+                                   "allocs.raw", N, &ctx, &a);
+    if (!f)
         return;
-    passion_array *a = NULL;
-    passion_file *f = mkfile(ctx, &a, "allocs.raw");
-    if (!f) {
-        passion_finalize(ctx);
-        return;
-    }
+    int rc;
     static double b[64];
     static const passion_method ms[3] = {
         PASSION_METHOD_AUTO, PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE};
@@ -130,13 +89,13 @@ static void test_allocs(void)
             passion_section_set(&s, 1, s1, c1, d1);
             /* a first call: the context's caches filled */
             rc = passion_file_read_all(f, &s, b, NULL, ms[k]);
-            TH_CHECK(rc == 0 && values_ok(b, &s), "first read: %d", rc);
+            TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "first read: %d", rc);
             int64_t before = ctx->fault_allocs;
             int bad = 0;
             for (int i = 0; i < 20; i++) {
                 memset(b, 0, sizeof b);
                 rc = passion_file_read_all(f, &s, b, NULL, ms[k]);
-                bad |= rc != 0 || !values_ok(b, &s);
+                bad |= rc != 0 || !th_ramp_ok(b, &s);
             }
             int64_t n = ctx->fault_allocs - before;
             TH_CHECK(!bad, "reads of %d runs, method %d: wrong values or "
@@ -167,26 +126,19 @@ static void test_allocs(void)
              "(want at most one per call), failed %d", (long long)n, bad);
     memset(b, 0, sizeof b);
     rc = passion_file_read_all(f, &w, b, NULL, PASSION_METHOD_DIRECT);
-    TH_CHECK(rc == 0 && values_ok(b, &w), "written values: %d", rc);
-    passion_file_close(f);
-    passion_array_free(a);
-    passion_finalize(ctx);
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &w), "written values: %d", rc);
+    th_ramp_close(f, a, ctx);
 }
 
 static void test_sync_median(void)
 {
     th_case_seed = th_seed;
-    passion_ctx *ctx = NULL;
-    int rc = th_init(&ctx, "%s", "");
-    TH_CHECK(rc == 0 && ctx, "init: %d", rc);
-    if (!ctx)
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("", "sync.raw", N, &ctx, &a);
+    if (!f)
         return;
-    passion_array *a = NULL;
-    passion_file *f = mkfile(ctx, &a, "sync.raw");
-    if (!f) {
-        passion_finalize(ctx);
-        return;
-    }
+    int rc;
     static double b[8];
     passion_section s;
     int64_t s1[1] = {8 * (int64_t)th_rank}, c1[1] = {8};
@@ -204,14 +156,12 @@ static void test_sync_median(void)
                      "%d samples %g", i, coll_sync_cost(ctx), n,
                      core_learned(v, n));
         }
-        TH_CHECK(rc == 0 && values_ok(b, &s), "read %d: %d", i, rc);
+        TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "read %d: %d", i, rc);
         TH_CHECK(th_size == 1 ||
                      n == (i < COLL_SYNC_KEEP ? i : COLL_SYNC_KEEP),
                  "call %d: %d samples", i, n);
     }
-    passion_file_close(f);
-    passion_array_free(a);
-    passion_finalize(ctx);
+    th_ramp_close(f, a, ctx);
 }
 
 static void test_probe(void)

@@ -15,12 +15,18 @@
 #include "harness.h"
 #include "xchg_case.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 static int P, me;
+static MPI_Request coll_reqs[8];
 
 static int suite_init(void)
 {
     P = th_size;
     me = th_rank;
+    for (int i = 0; i < 8; i++)
+        coll_reqs[i] = MPI_REQUEST_NULL;
     return 0;
 }
 
@@ -345,11 +351,43 @@ static void test_model(void)
 static int counting;
 static long n_coll;
 
+/* the requests of collective calls (coll_reqs: not failed by the
+   injection below) */
+
+static void coll_req_add(const MPI_Request *req)
+{
+    for (int i = 0; i < 8; i++)
+        if (coll_reqs[i] == MPI_REQUEST_NULL) {
+            coll_reqs[i] = *req;
+            return;
+        }
+}
+
+static int coll_req_is(const MPI_Request *req, int n)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < 8; i++)
+            if (req[j] != MPI_REQUEST_NULL && coll_reqs[i] == req[j])
+                return 1;
+    return 0;
+}
+
+static void coll_req_done(const MPI_Request *req, int n)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < 8; i++)
+            if (coll_reqs[i] == req[j])
+                coll_reqs[i] = MPI_REQUEST_NULL;
+}
+
 int MPI_Iallreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
                    MPI_Comm comm, MPI_Request *req)
 {
     n_coll += counting;
-    return PMPI_Iallreduce(sb, rb, n, t, op, comm, req);
+    int r = PMPI_Iallreduce(sb, rb, n, t, op, comm, req);
+    if (r == MPI_SUCCESS)
+        coll_req_add(req);
+    return r;
 }
 
 int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
@@ -363,8 +401,73 @@ int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm,
                MPI_Request *req)
 {
     n_coll += counting;
-    return PMPI_Ibcast(b, n, t, root, comm, req);
+    int r = PMPI_Ibcast(b, n, t, root, comm, req);
+    if (r == MPI_SUCCESS)
+        coll_req_add(req);
+    return r;
 }
+
+/* ---- an MPI error reported by a wait on point-to-point messages:
+   on rank inj_rank, the inj_at-th such wait (counted from inj_count = 0;
+   the polls of one wait count once) completes its requests and then
+   returns MPI_ERR_OTHER, as a receive that truncated would ---- */
+
+static int inj_rank = -1, inj_fired;
+static long inj_at, inj_count;
+static const MPI_Request *inj_last;
+static int inj_last_n, inj_last_done = 1;
+
+/* GCC (12) reads MPICH's MPI_STATUSES_IGNORE, the constant pointer 1, as
+   a zero-sized status array and warns; the pointer is never written. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+/* 1: this call is the injected failure (its requests completed) */
+static int inj_wait(int n, MPI_Request *req)
+{
+    if (inj_rank != me || inj_at <= 0 || coll_req_is(req, n))
+        return 0;
+    int fresh = inj_last_done || req != inj_last || n != inj_last_n;
+    inj_last = req;
+    inj_last_n = n;
+    inj_last_done = 0;
+    if (!fresh || ++inj_count != inj_at)
+        return 0;
+    PMPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    inj_last_done = 1;
+    inj_fired = 1;
+    return 1;
+}
+
+int MPI_Testall(int n, MPI_Request *req, int *flag, MPI_Status *st)
+{
+    if (inj_wait(n, req)) {
+        *flag = 1;
+        return MPI_ERR_OTHER;
+    }
+    MPI_Request keep[16];
+    int nk = n < 16 ? n : 16;
+    memcpy(keep, req, (size_t)nk * sizeof *req);
+    int r = PMPI_Testall(n, req, flag, st);
+    if (*flag) {
+        inj_last_done = 1;
+        coll_req_done(keep, nk);
+    }
+    return r;
+}
+
+int MPI_Waitall(int n, MPI_Request *req, MPI_Status *st)
+{
+    if (inj_wait(n, req))
+        return MPI_ERR_OTHER;
+    MPI_Request keep[16];
+    int nk = n < 16 ? n : 16;
+    memcpy(keep, req, (size_t)nk * sizeof *req);
+    int r = PMPI_Waitall(n, req, st);
+    inj_last_done = 1;
+    coll_req_done(keep, nk);
+    return r;
+}
+#pragma GCC diagnostic pop
 
 int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
 {
@@ -375,12 +478,13 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
 /*
  * On several nodes, some with two ranks or more, an exchange agrees by
  * nodes in three rounds of messages (to the leader, among the leaders,
- * back) and the two-level exchange's data rides on them: a call makes no
- * collective MPI call at all (before: an allreduce and a broadcast
- * within each node for the agreement, and for the two-level exchange an
- * allreduce over all ranks for its outcome), A1's neither (its data goes
- * in a round of its own after the agreement); results equal
- * MPI_Alltoallv's, random patterns on every such split.
+ * back) and the two-level exchange's data rides on them: a call makes
+ * one collective MPI call, the allreduce of its outcome (a failure after
+ * a rank's status left: test_late_error), where it made three before
+ * (an allreduce and a broadcast within each node for the agreement, and
+ * the outcome's); A1's none (its data goes in a round of its own after
+ * the agreement); results equal MPI_Alltoallv's, random patterns on
+ * every such split.
  */
 static void test_rounds(void)
 {
@@ -406,13 +510,87 @@ static void test_rounds(void)
                 counting = 0;
                 TH_CHECK(th_all(ok), "k=%d %s: results differ",
                          k, coll_xchg_name(algs[ai]));
-                TH_CHECK(n_coll == 0 && st.alg == algs[ai],
+                long want = algs[ai] == PASSION_XCHG_TWOLEVEL;
+                TH_CHECK(n_coll == want && st.alg == algs[ai],
                          "k=%d %s (rep %d): %ld collective MPI calls in "
-                         "one exchange (want none), ran %s", k,
-                         coll_xchg_name(algs[ai]), rep, n_coll,
+                         "one exchange (want %ld), ran %s", k,
+                         coll_xchg_name(algs[ai]), rep, n_coll, want,
                          coll_xchg_name(st.alg));
                 free(m);
             }
+        ctx_done(c);
+    }
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "HANG: an exchange after an injected MPI "
+                              "error did not return in 60 s\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(3);
+}
+
+/*
+ * An MPI error reported on one rank by a wait of point-to-point messages
+ * (the messages completed, as with a receive that truncated), at every
+ * such wait of a two-level exchange on several nodes in turn, on every
+ * rank in turn: the agreement by nodes, the data riding on it, the
+ * leaders' blocks, the distribution within the node. Every rank returns
+ * the same code (PASSION_EMPI where the failure fired), nobody hangs
+ * (watchdog), and the next call gives MPI_Alltoallv's result. Before:
+ * a failure after the rank's status had left was returned by that rank
+ * only, and a leader that failed receiving its node's headers returned
+ * at once (its node and the other leaders waited).
+ */
+static void test_late_error(void)
+{
+    if (P < 3 || P > 5)
+        return; /* by nodes from 3 ranks; each wait of each rank is a run */
+    signal(SIGALRM, on_alarm);
+    for (int k = 2; k < P; k++) {
+        passion_ctx *c = ctx_nodes(k, NULL);
+        if (!c)
+            continue;
+        th_case_seed = th_seed + 11000 + (uint64_t)k;
+        int64_t *m = th_xchg_matrix(P, th_case_seed, 200, 20);
+        int fired_any = 0;
+        for (int victim = 0; victim < P; victim++) {
+            int fired = 1;
+            long at;
+            for (at = 1; fired && at <= 200; at++) {
+                alarm(60);
+                inj_rank = victim;
+                inj_at = at;
+                inj_count = 0;
+                inj_fired = 0;
+                inj_last_done = 1;
+                int code = 0;
+                run_m(c, m, PASSION_XCHG_TWOLEVEL, 0, th_case_seed, NULL,
+                      &code, 1);
+                inj_rank = -1;
+                inj_at = 0;
+                int v[3] = {code, -code, inj_fired}, mx[3];
+                PMPI_Allreduce(v, mx, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+                fired = mx[2];
+                fired_any |= fired;
+                TH_CHECK(mx[0] == -mx[1], "k=%d: MPI error at wait %ld of "
+                         "rank %d: ranks return %d and %d", k, at, victim,
+                         mx[0], -mx[1]);
+                TH_CHECK(!fired || mx[0] == PASSION_EMPI,
+                         "k=%d: MPI error at wait %ld of rank %d: code %d",
+                         k, at, victim, mx[0]);
+                TH_CHECK(th_all(run_m(c, m, PASSION_XCHG_TWOLEVEL, 0,
+                                      th_case_seed, NULL, NULL, 0)),
+                         "k=%d: twolevel after an MPI error at wait %ld of "
+                         "rank %d", k, at, victim);
+            }
+            TH_CHECK(!fired, "k=%d rank %d: still failing after 200 waits",
+                     k, victim);
+        }
+        alarm(0);
+        TH_CHECK(fired_any, "k=%d: no wait failed", k);
+        free(m);
         ctx_done(c);
     }
 }
@@ -424,6 +602,7 @@ static CU_TestInfo tests[] = {
     {"failed allocation on a leader", test_fault},
     {"model: slow network between nodes", test_model},
     {"agreement by nodes: no collective call", test_rounds},
+    {"an MPI error on one rank after its status left", test_late_error},
     CU_TEST_INFO_NULL,
 };
 

@@ -780,9 +780,10 @@ module passion
      module procedure section_i4, section_i8
   end interface passion_section
 
-  ! read / write: the access kinds of passion_file_{read,write}{,_all}
+  ! read / write: the access kinds of passion_file_{read,write}{,_all,
+  ! _begin}
   integer, parameter :: K_READ = 1, K_WRITE = 2, K_READ_ALL = 3, &
-       K_WRITE_ALL = 4
+       K_WRITE_ALL = 4, K_READ_BEGIN = 5, K_WRITE_BEGIN = 6
 
 contains
 
@@ -899,10 +900,20 @@ contains
     type(passion_options), intent(in) :: o
     character(len=*), intent(in) :: key
     character(len=*), intent(out) :: value
-    character(kind=c_char) :: buf(len(value) + 1)
-    rc = c_options_get(o%p, f2c(key), buf, int(size(buf), c_size_t))
-    call cbuf_to_f(buf, value)
+    rc = get_str(c_options_get, o%p, key, value)
   end function passion_options_get
+
+  ! the text of key from the C getter cf (c_options_get or
+  ! c_ctx_option_get) of handle p, blank-padded in value
+  integer function get_str(cf, p, key, value) result(rc)
+    procedure(c_options_get) :: cf
+    type(c_ptr), intent(in) :: p
+    character(len=*), intent(in) :: key
+    character(len=*), intent(out) :: value
+    character(kind=c_char) :: buf(len(value) + 1)
+    rc = cf(p, f2c(key), buf, int(size(buf), c_size_t))
+    call cbuf_to_f(buf, value)
+  end function get_str
 
   function passion_options_errdetail(o) result(s)
     type(passion_options), intent(in) :: o
@@ -956,9 +967,7 @@ contains
     type(passion_ctx), intent(in) :: ctx
     character(len=*), intent(in) :: key
     character(len=*), intent(out) :: value
-    character(kind=c_char) :: buf(len(value) + 1)
-    rc = c_ctx_option_get(ctx%p, f2c(key), buf, int(size(buf), c_size_t))
-    call cbuf_to_f(buf, value)
+    rc = get_str(c_ctx_option_get, ctx%p, key, value)
   end function passion_ctx_option_get
 
   ! What failed last on this context, where and on which rank.
@@ -1642,26 +1651,32 @@ contains
   integer function passion_file_read_local(f, buf) result(rc)
     type(passion_file), intent(in) :: f
     type(*), dimension(..), intent(inout), target :: buf
-    if (.not. is_contiguous(buf) .or. size(buf) == 0) then
-       rc = PASSION_EINVAL
-       return
-    end if
-    rc = c_file_read_local(f%p, c_loc(buf))
+    rc = local_io(c_file_read_local, f, bufptr(buf))
   end function passion_file_read_local
 
   integer function passion_file_write_local(f, buf) result(rc)
     type(passion_file), intent(in) :: f
     type(*), dimension(..), intent(in), target :: buf
-    if (.not. is_contiguous(buf) .or. size(buf) == 0) then
+    rc = local_io(c_file_write_local, f, bufptr(buf))
+  end function passion_file_write_local
+
+  ! the whole-file call cf (c_file_read_local or c_file_write_local) with
+  ! the buffer bp from bufptr: NULL (empty or not contiguous) is
+  ! PASSION_EINVAL here
+  integer function local_io(cf, f, bp) result(rc)
+    procedure(c_file_read_local) :: cf
+    type(passion_file), intent(in) :: f
+    type(c_ptr), intent(in) :: bp
+    if (.not. c_associated(bp)) then
        rc = PASSION_EINVAL
        return
     end if
-    rc = c_file_write_local(f%p, c_loc(buf))
-  end function passion_file_write_local
+    rc = cf(f%p, bp)
+  end function local_io
 
-  ! the four blocking section calls
-  integer function xfer(kind, f, s, bp, brank, bshape, contig, method) &
-       result(rc)
+  ! the section calls (req: the request of the _BEGIN kinds)
+  integer function xfer(kind, f, s, bp, brank, bshape, contig, method, &
+       req) result(rc)
     integer, intent(in) :: kind
     type(passion_file), intent(in) :: f
     type(passion_section), intent(in) :: s
@@ -1670,6 +1685,7 @@ contains
     integer(int64), intent(in) :: bshape(:)
     logical, intent(in) :: contig
     integer, intent(in), optional :: method
+    type(passion_request), intent(out), optional :: req
     type(c_section) :: cs
     type(c_memspec), target :: cm
     type(c_ptr) :: mp
@@ -1694,8 +1710,12 @@ contains
        rc = c_file_write(f%p, cs, bp, mp, m)
     case (K_READ_ALL)
        rc = c_file_read_all(f%p, cs, bp, mp, m)
-    case default
+    case (K_WRITE_ALL)
        rc = c_file_write_all(f%p, cs, bp, mp, m)
+    case (K_READ_BEGIN)
+       rc = c_file_read_begin(f%p, cs, bp, mp, m, req%p)
+    case default
+       rc = c_file_write_begin(f%p, cs, bp, mp, m, req%p)
     end select
   end function xfer
 
@@ -1755,18 +1775,8 @@ contains
     type(*), dimension(..), intent(inout), target, asynchronous :: buf
     type(passion_request), intent(out) :: req
     integer, intent(in), optional :: method
-    type(c_section) :: cs
-    type(c_memspec), target :: cm
-    type(c_ptr) :: mp
-    integer(c_int) :: m
-    m = PASSION_METHOD_AUTO
-    if (present(method)) m = int(method, c_int)
-    rc = prep(f%nd, f%rev, s, rank(buf), int(shape(buf), int64), &
-         is_contiguous(buf), cs, cm)
-    if (rc /= 0) return
-    mp = c_null_ptr
-    if (s%has_at) mp = c_loc(cm)
-    rc = c_file_read_begin(f%p, cs, bufptr(buf), mp, m, req%p)
+    rc = xfer(K_READ_BEGIN, f, s, bufptr(buf), rank(buf), &
+         int(shape(buf), int64), is_contiguous(buf), method, req)
   end function passion_file_read_begin
 
   integer function passion_file_write_begin(f, s, buf, req, method) &
@@ -1776,18 +1786,8 @@ contains
     type(*), dimension(..), intent(in), target, asynchronous :: buf
     type(passion_request), intent(out) :: req
     integer, intent(in), optional :: method
-    type(c_section) :: cs
-    type(c_memspec), target :: cm
-    type(c_ptr) :: mp
-    integer(c_int) :: m
-    m = PASSION_METHOD_AUTO
-    if (present(method)) m = int(method, c_int)
-    rc = prep(f%nd, f%rev, s, rank(buf), int(shape(buf), int64), &
-         is_contiguous(buf), cs, cm)
-    if (rc /= 0) return
-    mp = c_null_ptr
-    if (s%has_at) mp = c_loc(cm)
-    rc = c_file_write_begin(f%p, cs, bufptr(buf), mp, m, req%p)
+    rc = xfer(K_WRITE_BEGIN, f, s, bufptr(buf), rank(buf), &
+         int(shape(buf), int64), is_contiguous(buf), method, req)
   end function passion_file_write_begin
 
   ! Wait for the request, free it (req reset), return its outcome.
@@ -2004,9 +2004,8 @@ contains
     integer, intent(in) :: count
     integer, intent(in) :: datatype
     integer, intent(in), optional :: alg, radix
-    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
-         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), &
-         int(count, int64), datatype, alg, radix)
+    rc = alltoall_int_8(ctx, sendbuf, recvbuf, int(count, int64), &
+         datatype, alg, radix)
   end function alltoall_int
 
   integer function alltoall_f08_8(ctx, sendbuf, recvbuf, count, datatype, &
@@ -2017,9 +2016,8 @@ contains
     integer(int64), intent(in) :: count
     type(MPI_Datatype), intent(in) :: datatype
     integer, intent(in), optional :: alg, radix
-    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
-         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), count, &
-         datatype%MPI_VAL, alg, radix)
+    rc = alltoall_int_8(ctx, sendbuf, recvbuf, count, datatype%MPI_VAL, &
+         alg, radix)
   end function alltoall_f08_8
 
   integer function alltoall_f08(ctx, sendbuf, recvbuf, count, datatype, &
@@ -2030,9 +2028,8 @@ contains
     integer, intent(in) :: count
     type(MPI_Datatype), intent(in) :: datatype
     integer, intent(in), optional :: alg, radix
-    rc = a2a(ctx, bufptr(sendbuf), bufptr(recvbuf), &
-         is_contiguous(sendbuf) .and. is_contiguous(recvbuf), &
-         int(count, int64), datatype%MPI_VAL, alg, radix)
+    rc = alltoall_int_8(ctx, sendbuf, recvbuf, int(count, int64), &
+         datatype%MPI_VAL, alg, radix)
   end function alltoall_f08
 
   ! passion_alltoallv(ctx, sendbuf, sendcounts, sdispls, recvbuf,
@@ -2103,10 +2100,9 @@ contains
          rdispls(:)
     integer, intent(in) :: datatype
     integer, intent(in), optional :: alg, radix
-    rc = a2av(ctx, bufptr(sendbuf), int(sendcounts, int64), &
-         int(sdispls, int64), bufptr(recvbuf), int(recvcounts, int64), &
-         int(rdispls, int64), is_contiguous(sendbuf) .and. &
-         is_contiguous(recvbuf), datatype, alg, radix)
+    rc = alltoallv_int_8(ctx, sendbuf, int(sendcounts, int64), &
+         int(sdispls, int64), recvbuf, int(recvcounts, int64), &
+         int(rdispls, int64), datatype, alg, radix)
   end function alltoallv_int
 
   integer function alltoallv_f08_8(ctx, sendbuf, sendcounts, sdispls, &
@@ -2118,9 +2114,8 @@ contains
          recvcounts(:), rdispls(:)
     type(MPI_Datatype), intent(in) :: datatype
     integer, intent(in), optional :: alg, radix
-    rc = a2av(ctx, bufptr(sendbuf), sendcounts, sdispls, bufptr(recvbuf), &
-         recvcounts, rdispls, is_contiguous(sendbuf) .and. &
-         is_contiguous(recvbuf), datatype%MPI_VAL, alg, radix)
+    rc = alltoallv_int_8(ctx, sendbuf, sendcounts, sdispls, recvbuf, &
+         recvcounts, rdispls, datatype%MPI_VAL, alg, radix)
   end function alltoallv_f08_8
 
   integer function alltoallv_f08(ctx, sendbuf, sendcounts, sdispls, &
@@ -2132,10 +2127,9 @@ contains
          rdispls(:)
     type(MPI_Datatype), intent(in) :: datatype
     integer, intent(in), optional :: alg, radix
-    rc = a2av(ctx, bufptr(sendbuf), int(sendcounts, int64), &
-         int(sdispls, int64), bufptr(recvbuf), int(recvcounts, int64), &
-         int(rdispls, int64), is_contiguous(sendbuf) .and. &
-         is_contiguous(recvbuf), datatype%MPI_VAL, alg, radix)
+    rc = alltoallv_int_8(ctx, sendbuf, int(sendcounts, int64), &
+         int(sdispls, int64), recvbuf, int(recvcounts, int64), &
+         int(rdispls, int64), datatype%MPI_VAL, alg, radix)
   end function alltoallv_f08
 
   ! ------------------------------------------------ MPI-IO file views

@@ -629,6 +629,9 @@ typedef struct xchg_call {
     int retries;             /* runs refused by the budget so far */
     int nodes_moved;         /* the guessed run rode on the agreement by
                                 nodes on every rank (coll_nodes_agree) */
+    int late;                /* this rank's failure after its status left
+                                in the agreement by nodes: agreed after
+                                the run (call_run) */
     /* the request pool when it is this small (a small exchange on few
        ranks): no pool block taken and given back per call */
     MPI_Request req_small[XCHG_REQ_SMALL];
@@ -950,7 +953,18 @@ static int call_agree(xchg_call *c, int rc, int *done)
         const coll_xchg_ops *g = coll_xchg_ops_get(c->guess);
         int spec = !rc && !c->predict && g && g->nodes_fused &&
                    c->guess_steps == 1;
-        arc = coll_nodes_agree(pl, v, V_N, V_NSUM, spec, &c->nodes_moved);
+        arc = coll_nodes_agree(pl, v, V_N, V_NSUM, V_FAIL, spec,
+                               &c->nodes_moved);
+        /* a failure folded into the agreed header (v[V_FAIL]) is agreed
+           below; one after this rank's status left is agreed after the
+           run (call_run), where every rank goes */
+        if (arc && !v[V_FAIL]) {
+            c->late = arc;
+            arc = PASSION_OK;
+        } else if (arc && !rc) {
+            rc = arc;
+            arc = PASSION_OK;
+        }
     } else if (by_nodes) {
         arc = agree_nodes(pl, v, V_N, V_NSUM);
     } else if (P > 1 && P <= COLL_A2A_MAX) {
@@ -1171,10 +1185,12 @@ static int call_run(xchg_call *c)
     if (c->ready)
         pl->st.predicted =
             coll_xchg_model(&c->costs, c->run, c->run_radix, &c->shape, NULL);
-    /* the run that rode on the agreement by nodes: done everywhere */
+    /* the run that rode on the agreement by nodes: done everywhere;
+       its outcome (a failure after a rank's status left, c->late) is
+       agreed, as a run's that may fail locally (agree_after) */
     if (c->nodes_moved && ops->nodes_fused && c->steps == 1) {
         pl->st.steps = 1;
-        return PASSION_OK;
+        return core_agree(c->ctx, c->late);
     }
     /* the step that rode on the agreement is the whole algorithm */
     if (c->x && c->x->posted && ops->hdr_sends && c->steps == 1) {
@@ -1206,6 +1222,12 @@ static int call_run(xchg_call *c)
     for (;;) {
         pl->st.steps = c->steps;
         rc = run_steps(c, ops);
+        /* a failure of the agreement by nodes after this rank's status
+           left: agreed with the run's outcome where there is one, else
+           returned here (like the run's own MPI errors) */
+        if (c->late && !rc)
+            rc = c->late;
+        c->late = 0;
         if (!ops->agree_after)
             return rc;
         int retry;

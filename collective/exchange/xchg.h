@@ -406,12 +406,19 @@ CORE_HIDDEN void coll_nodes_free(passion_ctx *ctx, coll_nodes *t);
  * leaders, back); with spec (this rank guessed the two-level exchange in
  * one step, its tables and requests prepared) its data rides along, and
  * *moved says, the same on every rank, that every rank's did and the
- * exchange is done. Collective over pl->comm (= the context's ranks);
- * 0, PASSION_EMPI, or PASSION_EINVAL (the same everywhere) without a
- * node table.
+ * exchange is done. Collective over pl->comm (= the context's ranks).
+ * v[fail] (a maximum) is the failure flag: a rank that failed before the
+ * agreement sets it, and a failure of the agreement on a rank before
+ * its status left (a leader's receive of its node's headers or data) is
+ * folded into it, so that every rank sees it. Returns 0 or this rank's
+ * own code (PASSION_EMPI; PASSION_EINVAL without a node table, with
+ * v[fail] set): a failure after this rank's status left (the data that
+ * rides, the last headers) is this rank's alone, and every header and
+ * message owed is still sent, so that no rank waits: the caller agrees
+ * on it (after the moved exchange, or in the run's outcome).
  */
 CORE_HIDDEN int coll_nodes_agree(coll_xchg_plan *pl, int64_t *v, int n,
-                                 int nsum, int spec, int *moved);
+                                 int nsum, int fail, int spec, int *moved);
 
 /* ------------------------------------------ point to point (xchg_p2p.c) */
 

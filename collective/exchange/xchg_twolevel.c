@@ -127,11 +127,12 @@ static double tl_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
         /* its data rides on the agreement's three rounds
            (coll_nodes_agree): the leader's messages (counts and data in
            and out, the blocks), its bytes through them (in, the blocks,
-           out), the pairs within the node and the copies; no round and
-           no outcome agreement of its own */
+           out), the pairs within the node and the copies; no round of
+           its own, then the outcome's agreement over all ranks (a
+           failure after a rank's status left) */
         return (2 * (double)(S - 1) + (double)(N - 1)) * c->msg +
                3 * c->byte * B + (double)(S - 1) * c->msg +
-               c->copy * (double)s->lmax;
+               c->copy * (double)s->lmax + coll_agree_cost(c, P);
     }
     coll_xchg_shape sub = tl_sub_shape(s);
     int r = 0;
@@ -783,10 +784,15 @@ static int tl_exchange(coll_xchg_plan *pl)
  * from the other ranks (before: an allreduce and a broadcast within the
  * node around the leaders' round, five rounds at four ranks a node, and
  * the run's three and its outcome's allreduce after); the two-level
- * exchange is then done (*moved, the same on every rank), else its data
+ * exchange is then done (*moved, the same on every rank) but for the
+ * agreement on its outcome (the dispatcher's one allreduce: a failure
+ * after a rank's status left is that rank's alone), else its data
  * was drained and the dispatcher runs what it chooses. A rank whose data
  * does not come (a local failure, another guess, a leader's allocation
- * refused) still sends and receives every header. Headers are charged by
+ * refused) still sends and receives every header, and a rank that fails
+ * an MPI call goes on with every header and message it owes (no peer
+ * waits for one); a leader's failure before its fold leaves goes into
+ * the fold (the header's failure flag). Headers are charged by
  * the simulated network, not counted; the data is counted as the run
  * counts it.
  */
@@ -851,20 +857,29 @@ static int ag_member(tl_run_t *r, int64_t *v, int n, int spec, int *moved)
 {
     coll_xchg_plan *pl = r->pl;
     const int P = pl->P;
-    int64_t h[AH_W], d[AH_W];
+    int64_t h[AH_W], d[AH_W] = {0};
     int np = 0, rc = PASSION_OK;
     int64_t up = spec ? ag_pieces(r, 1, &np) : 0;
     memcpy(h, v, (size_t)n * sizeof *h);
     h[n] = spec;
     h[n + 1] = up;
+    /* my status goes out in my header: everything after it (the data the
+       header announced, the waits) is posted whatever failed before, so
+       that no peer waits for it, and a failure is only returned */
     MPI_Request q[2];
     if (MPI_Irecv(d, n + 1, MPI_INT64_T, r->leader, TAG_AH_DN, pl->comm,
-                  &q[0]) != MPI_SUCCESS)
+                  &q[0]) != MPI_SUCCESS) {
+        /* no agreed header can reach me: my leader still gets mine */
+        MPI_Request one;
+        if (!ah_send(pl, h, n + 2, r->leader, r->leader, pl->comm,
+                     TAG_AH_UP, &one))
+            coll_waitall(1, &one);
         return PASSION_EMPI;
+    }
     if (ah_send(pl, h, n + 2, r->leader, r->leader, pl->comm, TAG_AH_UP,
                 &q[1])) {
-        coll_waitall(1, &q[0]);
-        return PASSION_EMPI;
+        q[1] = MPI_REQUEST_NULL;
+        rc = PASSION_EMPI;
     }
     r->n = 0;
     if (spec) {
@@ -874,12 +889,14 @@ static int ag_member(tl_run_t *r, int64_t *v, int n, int spec, int *moved)
             c[P + j] = coll_rc(pl, j);
         }
         if (coll_net_isend(pl, c, 2 * P, MPI_INT64_T, r->leader, TAG_HDR,
-                           CORE_NET_COUNTED, pl->req + r->n))
+                           CORE_NET_COUNTED, pl->req + r->n)) {
+            pl->req[r->n] = MPI_REQUEST_NULL;
             rc = PASSION_EMPI;
+        }
         r->n++;
-        if (!rc)
-            rc = tl_stream(pl, &r->tb, 1, r->tb.pc, np, up, r->leader,
-                           TAG_UP, pl->req + r->n);
+        int e = tl_stream(pl, &r->tb, 1, r->tb.pc, np, up, r->leader, TAG_UP,
+                          pl->req + r->n);
+        rc = rc ? rc : e;
         r->n += (int)coll_nparts(up);
         pl->st.messages++;
         pl->st.bytes_sent += 16 * (int64_t)P + up;
@@ -889,16 +906,19 @@ static int ag_member(tl_run_t *r, int64_t *v, int n, int spec, int *moved)
     int e = coll_waitall(2, q);
     rc = rc ? rc : e;
     pl->st.rounds += 2;
-    *moved = !rc && d[n] == 1 && spec;
-    if (!rc)
-        memcpy(v, d, (size_t)n * sizeof *v);
+    /* the agreed header as it came: the same on every rank (a failure
+       here is this rank's, after its status left: returned, agreed by
+       the caller) */
+    *moved = d[n] == 1;
+    memcpy(v, d, (size_t)n * sizeof *v);
     if (*moved) {
         int64_t down = ag_pieces(r, 0, &np);
-        rc = tl_stream(pl, &r->tb, 0, r->tb.pc, np, down, r->leader,
-                       TAG_DOWN, pl->req + r->n);
+        e = tl_stream(pl, &r->tb, 0, r->tb.pc, np, down, r->leader, TAG_DOWN,
+                      pl->req + r->n);
+        rc = rc ? rc : e;
         r->n += (int)coll_nparts(down);
-        if (!rc)
-            rc = tl_direct(r);
+        e = tl_direct(r);
+        rc = rc ? rc : e;
     }
     e = coll_waitall(r->n, pl->req);
     return rc ? rc : e;
@@ -912,8 +932,8 @@ static void ag_drain_member(tl_run_t *r, int src, int64_t up)
     tl_drain(r->pl, up, src, TAG_UP);
 }
 
-static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
-                     int *moved)
+static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int fail,
+                     int spec, int *moved)
 {
     coll_xchg_plan *pl = r->pl;
     passion_ctx *ctx = pl->ctx;
@@ -923,12 +943,16 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     int64_t hk[AH_W];
     int64_t *ms = spec ? r->tb.ms : NULL;
     *moved = 0;
-    /* 1. the headers of my ranks, folded as they come */
-    for (int k = 1; k < S && !rc; k++) {
+    /* 1. the headers of my ranks, folded as they come. A failure before
+       my status leaves (step 2) is folded into it (v[fail]), and every
+       rank returns the agreed failure; every header is still received
+       and sent, so that no rank waits for one. */
+    for (int k = 1; k < S; k++) {
         int src = T->members[r->f0 + k];
-        rc = ah_recv(hk, n + 2, src, pl->comm, TAG_AH_UP);
-        if (rc)
-            break;
+        hk[n] = 0;
+        hk[n + 1] = 0;
+        int e = ah_recv(hk, n + 2, src, pl->comm, TAG_AH_UP);
+        rc = rc ? rc : e;
         ah_fold(v, hk, n, nsum);
         if (ms) {
             ms[2 * k] = hk[n];
@@ -940,7 +964,7 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
             node_ok = 0;
     }
     if (rc)
-        return rc;
+        node_ok = 0; /* the run's data does not ride */
     if (ms && !node_ok)
         for (int k = 1; k < S; k++)
             if (ms[2 * k] == 1)
@@ -952,8 +976,15 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     if (node_ok) {
         r->n = 0;
         rc = tl_node_counts(r);
-        if (rc)
-            return rc;
+        if (rc) {
+            /* the counts came (or not): their data does not ride */
+            node_ok = 0;
+            osc = NULL;
+            for (int k = 1; k < S; k++)
+                tl_drain(pl, ms[2 * k + 1], T->members[r->f0 + k], TAG_UP);
+        }
+    }
+    if (node_ok) {
         osd = osc + N;
         irc = osd + N;
         ird = irc + N;
@@ -1031,6 +1062,11 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
             rc = e;
     }
     nq = 0;
+    if (rc) {
+        /* before my status: the failure goes into it */
+        v[fail] = v[fail] > 1 ? v[fail] : 1;
+        node_ok = 0;
+    }
     /* 2. the leaders: my node's fold and block, theirs */
     coll_xchg_plan sub;
     memset(&sub, 0, sizeof sub);
@@ -1042,21 +1078,36 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     int64_t hl[COLL_A2A_MAX][AH_W], in[COLL_A2A_MAX][AH_W];
     MPI_Request lq[2 * COLL_A2A_MAX];
     int nl = 0;
-    for (int b = 0; b < N && !rc; b++)
-        if (b != a &&
-            MPI_Irecv(in[b], n + 2, MPI_INT64_T, b, TAG_AH_L, T->leaders,
-                      &lq[nl++]) != MPI_SUCCESS)
-            rc = PASSION_EMPI;
-    for (int b = 0; b < N && !rc; b++) {
+    /* from here on my status is out: a failure is mine alone, returned
+       (the caller agrees on it), and the protocol goes on */
+    for (int b = 0; b < N; b++) {
+        if (b == a)
+            continue;
+        in[b][n] = 0;
+        in[b][n + 1] = -1;
+        if (MPI_Irecv(in[b], n + 2, MPI_INT64_T, b, TAG_AH_L, T->leaders,
+                      &lq[nl]) != MPI_SUCCESS) {
+            lq[nl] = MPI_REQUEST_NULL;
+            rc = rc ? rc : PASSION_EMPI;
+        }
+        nl++;
+    }
+    for (int b = 0; b < N; b++) {
         if (b == a)
             continue;
         memcpy(hl[b], v, (size_t)n * sizeof *v);
         hl[b][n] = node_ok;
         hl[b][n + 1] = node_ok ? osc[b] : -1;
-        rc = ah_send(pl, hl[b], n + 2, T->leader_rank[b], b, T->leaders,
-                     TAG_AH_L, &lq[nl++]);
-        if (!rc && node_ok) {
-            rc = coll_isend(&sub, ob + osd[b], osc[b], b, TAG_AD_L, rq + nq);
+        if (ah_send(pl, hl[b], n + 2, T->leader_rank[b], b, T->leaders,
+                    TAG_AH_L, &lq[nl])) {
+            lq[nl] = MPI_REQUEST_NULL;
+            rc = rc ? rc : PASSION_EMPI;
+        }
+        nl++;
+        if (node_ok) {
+            int e = coll_isend(&sub, ob + osd[b], osc[b], b, TAG_AD_L,
+                               rq + nq);
+            rc = rc ? rc : e;
             nq += (int)coll_nparts(osc[b]);
             if (osc[b] > 0) {
                 pl->st.messages++;
@@ -1069,7 +1120,7 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     int e = coll_waitall(nl, lq);
     rc = rc ? rc : e;
     int all_ok = node_ok;
-    for (int b = 0; b < N && !rc; b++) {
+    for (int b = 0; b < N; b++) {
         if (b == a)
             continue;
         ah_fold(v, in[b], n, nsum);
@@ -1078,7 +1129,8 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
         if (len < 0)
             continue;
         if (node_ok && len == irc[b]) {
-            rc = coll_irecv(&sub, ib + ird[b], len, b, TAG_AD_L, rq + nq);
+            e = coll_irecv(&sub, ib + ird[b], len, b, TAG_AD_L, rq + nq);
+            rc = rc ? rc : e;
             nq += (int)coll_nparts(len);
         } else {
             tl_drain(&sub, len, b, TAG_AD_L);
@@ -1088,11 +1140,6 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     rc = rc ? rc : e;
     nq = 0;
     pl->st.rounds += 2;
-    if (rc) {
-        coll_stage_free(pl, buf, OUT + IN, OUT + IN);
-        core_free(ctx, rq);
-        return rc;
-    }
     /* 3. the agreed header to my ranks, and their data when every node's
        came (all_ok: the same on every leader) */
     int64_t hd[AH_W];
@@ -1100,15 +1147,16 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     hd[n] = all_ok;
     /* one at a time (a short header completes at once; the request
        pool may not exist: a prediction, a failed preparation) */
-    for (int k = 1; k < S && !rc; k++) {
+    for (int k = 1; k < S; k++) {
         MPI_Request one;
-        rc = ah_send(pl, hd, n + 1, T->members[r->f0 + k],
-                     T->members[r->f0 + k], pl->comm, TAG_AH_DN, &one);
-        if (!rc)
-            rc = coll_waitall(1, &one);
+        e = ah_send(pl, hd, n + 1, T->members[r->f0 + k],
+                    T->members[r->f0 + k], pl->comm, TAG_AH_DN, &one);
+        if (!e)
+            e = coll_waitall(1, &one);
+        rc = rc ? rc : e;
     }
     r->n = 0;
-    for (int k = 0; k < S && all_ok && !rc; k++) {
+    for (int k = 0; k < S && all_ok; k++) {
         int np = 0;
         int64_t down = 0;
         for (int b = 0; b < N; b++) {
@@ -1137,8 +1185,9 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
         if (k == 0)
             continue;
         int dst = T->members[r->f0 + k];
-        rc = tl_stream(pl, &r->tb, 1, r->tb.pc, np, down, dst, TAG_DOWN,
-                       rq + nq);
+        e = tl_stream(pl, &r->tb, 1, r->tb.pc, np, down, dst, TAG_DOWN,
+                      rq + nq);
+        rc = rc ? rc : e;
         nq += (int)coll_nparts(down);
         if (down > 0) {
             pl->st.messages++;
@@ -1147,8 +1196,10 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
             pl->st.bytes_node += down;
         }
     }
-    if (all_ok && !rc)
-        rc = tl_direct(r);
+    if (all_ok) {
+        e = tl_direct(r);
+        rc = rc ? rc : e;
+    }
     e = coll_waitall(nq, rq);
     rc = rc ? rc : e;
     e = coll_waitall(r->n, pl->req);
@@ -1156,20 +1207,22 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int spec,
     pl->st.rounds++;
     coll_stage_free(pl, buf, OUT + IN, OUT + IN);
     core_free(ctx, rq);
-    *moved = !rc && all_ok;
+    *moved = all_ok;
     return rc;
 }
 
 int coll_nodes_agree(coll_xchg_plan *pl, int64_t *v, int n, int nsum,
-                     int spec, int *moved)
+                     int fail, int spec, int *moved)
 {
     tl_run_t r;
     memset(&r, 0, sizeof r);
     *moved = 0;
     r.pl = pl;
     r.T = coll_xchg_nodes(pl->ctx);
-    if (!r.T || n + 2 > AH_W || r.T->nnodes > COLL_A2A_MAX)
+    if (!r.T || n + 2 > AH_W || r.T->nnodes > COLL_A2A_MAX) {
+        v[fail] = 1;
         return PASSION_EINVAL; /* the same on every rank */
+    }
     r.a = r.T->node;
     r.f0 = r.T->first[r.a];
     r.S = r.T->first[r.a + 1] - r.f0;
@@ -1179,7 +1232,7 @@ int coll_nodes_agree(coll_xchg_plan *pl, int64_t *v, int n, int nsum,
     if (spec)
         tl_layout(pl, r.T, &r.tb, pl->scratch);
     return r.T->lrank != 0 ? ag_member(&r, v, n, spec, moved)
-                           : ag_leader(&r, v, n, nsum, spec, moved);
+                           : ag_leader(&r, v, n, nsum, fail, spec, moved);
 }
 
 const coll_xchg_ops coll_xchg_twolevel = {

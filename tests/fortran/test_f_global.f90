@@ -3,7 +3,9 @@
 ! independently, checked element by element against a naive Fortran
 ! reference array that every rank keeps; at the end rank 0 reads the
 ! whole file with Fortran stream I/O and compares it with the reference
-! (column-major, no header). Seeded; the seed is printed on failure.
+! (column-major, no header). A last round writes and reads with
+! passion_file_{write,read}_begin and passion_request_wait. Seeded; the
+! seed is printed on failure.
 program test_f_global
   use, intrinsic :: iso_fortran_env, only : int64, real64
   use mpi_f08
@@ -16,6 +18,8 @@ program test_f_global
        PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE, &
        PASSION_METHOD_ETP_STATIC, PASSION_METHOD_ETP_DYNAMIC]
   real(real64), allocatable :: ref(:,:,:), buf(:,:,:), big(:,:,:), disk(:,:,:)
+  real(real64), allocatable, target, asynchronous :: abuf(:,:,:)
+  type(passion_request) :: req
   type(passion_ctx) :: ctx
   type(passion_options) :: opt
   type(passion_array_spec) :: spec
@@ -48,23 +52,7 @@ program test_f_global
   do round = 1, 10
      m = methods(mod(round - 1, 5) + 1)
      mi = methods(mod(round - 1, 3) + 1)   ! independent: auto, direct, sieve
-     ! ---- every rank writes a section; ranks' sections are disjoint
-     ! (their planes along dimension 3 are congruent to the rank mod np)
-     do q = 0, np - 1
-        call random_section(lo, hi, st)
-        lo(3) = q + 1 + np * rng_int(0, 1)
-        st(3) = np * rng_int(1, 2)
-        hi(3) = rng_int(lo(3) - 1, n3)
-        c = counts(lo, hi, st)
-        if (q == me) then
-           mylo = lo
-           myhi = hi
-           myst = st
-        end if
-        ! the reference: what every write stores
-        if (product(c) > 0) ref(lo(1):hi(1):st(1), lo(2):hi(2):st(2), &
-             lo(3):hi(3):st(3)) = vals(lo, hi, st, round)
-     end do
+     call draw_write(round)
      buf = vals(mylo, myhi, myst, round)   ! (allocated by the assignment)
      if (mod(round, 2) == 0) then
         s = passion_section(mylo, myhi, myst)
@@ -88,18 +76,7 @@ program test_f_global
      end if
      deallocate(buf)
 
-     ! ---- every rank reads a section of its own (any overlap)
-     do q = 0, np - 1   ! every rank draws all, keeps its own
-        call random_section(lo, hi, st)
-        lo(3) = rng_int(1, n3)
-        st(3) = rng_int(1, 3)
-        hi(3) = rng_int(lo(3), n3)
-        if (q == me) then
-           mylo = lo
-           myhi = hi
-           myst = st
-        end if
-     end do
+     call draw_read()
      c = counts(mylo, myhi, myst)
      allocate(buf(c(1), c(2), c(3)))
      buf = -1
@@ -117,17 +94,37 @@ program test_f_global
      write (what, '(a,i0)') 'read at round ', round
      call check_rc(passion_file_read(f, passion_section(mylo, myhi, myst, &
           at=at), big, mi), 0, trim(what))
-     if (product(c) > 0) then
-        call check(all(big(at(1):at(1) + c(1) - 1, at(2):at(2) + c(2) - 1, &
-             at(3):at(3) + c(3) - 1) == buf), trim(what) // ': data')
-        big(at(1):at(1) + c(1) - 1, at(2):at(2) + c(2) - 1, &
-             at(3):at(3) + c(3) - 1) = -7
-     end if
-     call check(all(big == -7), trim(what) // ': outside the box')
+     call check_at(big, at, c, buf, trim(what))
      deallocate(buf, big)
      ! the next round's independent writes must not race this round's reads
      call MPI_Barrier(MPI_COMM_WORLD)
   end do
+
+  ! ---- asynchronous: the writes one rank at a time as above, then a
+  ! read at an offset in a larger buffer
+  call draw_write(11)
+  abuf = vals(mylo, myhi, myst, 11)
+  do q = 0, np - 1
+     if (q == me) then
+        call check_rc(passion_file_write_begin(f, passion_section(mylo, &
+             myhi, myst), abuf, req), 0, 'write_begin')
+        call check_rc(passion_request_wait(req), 0, 'write_begin: wait')
+     end if
+     call MPI_Barrier(MPI_COMM_WORLD)
+  end do
+  deallocate(abuf)
+  call draw_read()
+  c = counts(mylo, myhi, myst)
+  at = [3, 1, 2]
+  allocate(abuf(c(1) + 2, c(2) + 1, c(3) + 3))
+  abuf = -7
+  call check_rc(passion_file_read_begin(f, passion_section(mylo, myhi, &
+       myst, at=at), abuf, req), 0, 'read_begin')
+  call check_rc(passion_request_wait(req), 0, 'read_begin: wait')
+  call check_at(abuf, at, c, ref(mylo(1):myhi(1):myst(1), &
+       mylo(2):myhi(2):myst(2), mylo(3):myhi(3):myst(3)), 'read_begin')
+  deallocate(abuf)
+  call MPI_Barrier(MPI_COMM_WORLD)
 
   call check_rc(passion_file_close(f), 0, 'file_close')
   call check_rc(passion_array_free(a), 0, 'array_free')
@@ -148,6 +145,59 @@ program test_f_global
   call finish('test_f_global')
 
 contains
+
+  ! every rank writes a section (mylo:myhi:myst, values of round);
+  ! ranks' sections are disjoint (their planes along dimension 3 are
+  ! congruent to the rank mod np); ref gets what every write stores
+  subroutine draw_write(round)
+    integer, intent(in) :: round
+    do q = 0, np - 1
+       call random_section(lo, hi, st)
+       lo(3) = q + 1 + np * rng_int(0, 1)
+       st(3) = np * rng_int(1, 2)
+       hi(3) = rng_int(lo(3) - 1, n3)
+       c = counts(lo, hi, st)
+       if (q == me) then
+          mylo = lo
+          myhi = hi
+          myst = st
+       end if
+       if (product(c) > 0) ref(lo(1):hi(1):st(1), lo(2):hi(2):st(2), &
+            lo(3):hi(3):st(3)) = vals(lo, hi, st, round)
+    end do
+  end subroutine draw_write
+
+  ! every rank reads a section of its own (any overlap): every rank
+  ! draws all, keeps its own in mylo:myhi:myst
+  subroutine draw_read()
+    do q = 0, np - 1
+       call random_section(lo, hi, st)
+       lo(3) = rng_int(1, n3)
+       st(3) = rng_int(1, 3)
+       hi(3) = rng_int(lo(3), n3)
+       if (q == me) then
+          mylo = lo
+          myhi = hi
+          myst = st
+       end if
+    end do
+  end subroutine draw_read
+
+  ! b holds want (counts c) at offset at; the cells around it must have
+  ! stayed -7
+  subroutine check_at(b, at, c, want, what)
+    real(real64), intent(inout) :: b(:,:,:)
+    integer, intent(in) :: at(3), c(3)
+    real(real64), intent(in) :: want(:,:,:)
+    character(len=*), intent(in) :: what
+    if (product(c) > 0) then
+       call check(all(b(at(1):at(1) + c(1) - 1, at(2):at(2) + c(2) - 1, &
+            at(3):at(3) + c(3) - 1) == want), what // ': data')
+       b(at(1):at(1) + c(1) - 1, at(2):at(2) + c(2) - 1, &
+            at(3):at(3) + c(3) - 1) = -7
+    end if
+    call check(all(b == -7), what // ': outside the box')
+  end subroutine check_at
 
   subroutine random_section(lo, hi, st)
     integer, intent(out) :: lo(3), hi(3), st(3)
