@@ -131,17 +131,8 @@ int main(int argc, char **argv)
     }
     /* cold: the file's pages dropped before auto's first call (which
        measures the file costs) and before the timed call */
-    if (!h5) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (a.cold && a.rank == 0)
-            bench_drop_cache_path(path);
-        MPI_Barrier(MPI_COMM_WORLD);
-        passion_section one;
-        int64_t ct[2] = {1, 1};
-        passion_section_set(&one, 2, NULL, ct, NULL);
-        int32_t v;
-        passion_file_read_all(f, &one, &v, NULL, PASSION_METHOD_AUTO);
-    }
+    if (!h5)
+        bench_first_use(&a, f, path);
     memset(buf, 0, (size_t)(ne > 0 ? ne : 1) * 4);
     MPI_Barrier(MPI_COMM_WORLD);
     if (a.cold && a.rank == 0)

@@ -84,40 +84,15 @@ static int64_t N;     /* rows = columns */
 static int64_t DATA0; /* byte offset of the array in the file (the HDF5
                          dataset's data) */
 
-static uint32_t orig(int64_t row, int64_t col)
-{
-    return (uint32_t)(col * N + row) * 2654435761u + 12345u;
-}
-
-static uint32_t wval(int64_t row, int64_t col, uint32_t salt)
-{
-    return orig(row, col) ^ (salt * 0x9E3779B9u) ^ 0xA5A5A5A5u;
-}
-
 /* ---- ROMIO ---- */
 
+/* the MPI-IO peer m's file: romio-coll the default hints, tuned
+   collective buffering on every rank, indep none */
 static MPI_File romio_open(const char *path, int m, int P)
 {
-    MPI_Info info = MPI_INFO_NULL;
-    if (m != M_RCOLL) {
-        MPI_Info_create(&info);
-        if (m == M_RTUNED) {
-            char nodes[16];
-            snprintf(nodes, sizeof nodes, "%d", P);
-            MPI_Info_set(info, "cb_config_list", "*:*");
-            MPI_Info_set(info, "cb_nodes", nodes);
-            MPI_Info_set(info, "romio_cb_read", "enable");
-            MPI_Info_set(info, "romio_cb_write", "enable");
-        } else {
-            MPI_Info_set(info, "romio_cb_read", "disable");
-            MPI_Info_set(info, "romio_cb_write", "disable");
-        }
-    }
-    MPI_File fh = MPI_FILE_NULL;
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    return fh;
+    return bench_romio_open(path, m == M_RCOLL    ? BENCH_ROMIO_DEFAULT
+                                  : m == M_RTUNED ? BENCH_ROMIO_TUNED
+                                                  : BENCH_ROMIO_NOCB, P);
 }
 
 static int romio_access(MPI_File fh, int m, const passion_section *s,
@@ -204,7 +179,7 @@ static int scan_file(const char *path, const passion_section *all, int P,
         }
         for (int64_t c = c0; c < c0 + nc && !bad; c++)
             for (int64_t r = 0; r < N; r++) {
-                uint32_t want = orig(r, c);
+                uint32_t want = bench_thesis_orig(N, r, c);
                 /* highest rank wins where sections overlap */
                 for (int q = P - 1; q >= 0; q--) {
                     const passion_section *s = &all[q];
@@ -213,7 +188,7 @@ static int scan_file(const char *path, const passion_section *all, int P,
                         dr % s->stride[0] == 0 && dc % s->stride[1] == 0 &&
                         dr / s->stride[0] < s->count[0] &&
                         dc / s->stride[1] < s->count[1]) {
-                        want = wval(r, c, salt);
+                        want = bench_thesis_wval(N, r, c, salt);
                         break;
                     }
                 }
@@ -289,21 +264,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    /* fill: each rank a block of columns, 64 columns at a time */
+    /* fill: each rank a block of columns (a failure shows in the
+       checks) */
     {
-        int64_t c0 = N * a.rank / P, c1 = N * (a.rank + 1) / P, step = 64;
-        uint32_t *b = malloc((size_t)(N * step * 4));
-        for (int64_t c = c0; c < c1; c += step) {
-            int64_t nc = c1 - c < step ? c1 - c : step;
-            for (int64_t j = 0; j < nc; j++)
-                for (int64_t r = 0; r < N; r++)
-                    b[j * N + r] = orig(r, c + j);
-            passion_section s;
-            int64_t st[2] = {0, c}, ct[2] = {N, nc};
-            passion_section_set(&s, 2, st, ct, NULL);
-            passion_file_write(f, &s, b, NULL, PASSION_METHOD_DIRECT);
-        }
-        free(b);
+        bench_thesis_fill(f, N, a.rank, P);
         MPI_Barrier(MPI_COMM_WORLD);
         if (a.rank == 0)
             sync_path(path);
@@ -317,20 +281,9 @@ int main(int argc, char **argv)
         "section,"
         "check");
     passion_section *all = malloc(sizeof *all * (size_t)P);
-    /* cold: the file costs that auto measures at its first call on
-       uncached data are measured here too, not in the first timed call */
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (a.cold && a.rank == 0)
-        bench_drop_cache_path(path);
-    MPI_Barrier(MPI_COMM_WORLD);
-    /* first use: message calibration of `auto`, outside any timing */
-    {
-        passion_section s;
-        int64_t ct[2] = {1, 1};
-        passion_section_set(&s, 2, NULL, ct, NULL);
-        uint32_t v;
-        passion_file_read_all(f, &s, &v, NULL, PASSION_METHOD_AUTO);
-    }
+    /* first use: message calibration of `auto` and (cold) the file
+       costs it measures on uncached data, outside any timing */
+    bench_first_use(&a, f, path);
     for (int ci = 0; ci < NCASES; ci++) {
         const bench_tcase *c = &CASES[ci];
         if (only_case && strcmp(only_case, c->name))
@@ -415,7 +368,7 @@ int main(int argc, char **argv)
                 for (int64_t i = 0; i < ne; i++) {
                     int64_t r = s->start[0] + (i % s->count[0]) * s->stride[0];
                     int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
-                    buf[i] = wval(r, col, salt);
+                    buf[i] = bench_thesis_wval(N, r, col, salt);
                 }
             MPI_File fh = MPI_FILE_NULL;
             bench_h5 *h5 = NULL;
@@ -475,7 +428,7 @@ int main(int argc, char **argv)
                 for (int64_t i = 0; i < ne && !bad; i++) {
                     int64_t r = s->start[0] + (i % s->count[0]) * s->stride[0];
                     int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
-                    bad = buf[i] != orig(r, col);
+                    bad = buf[i] != bench_thesis_orig(N, r, col);
                 }
             } else {
                 MPI_Barrier(MPI_COMM_WORLD);
@@ -485,7 +438,7 @@ int main(int argc, char **argv)
                 for (int64_t i = 0; i < ne; i++) {
                     int64_t r = s->start[0] + (i % s->count[0]) * s->stride[0];
                     int64_t col = s->start[1] + (i / s->count[0]) * s->stride[1];
-                    buf[i] = orig(r, col);
+                    buf[i] = bench_thesis_orig(N, r, col);
                 }
                 passion_file_write_all(f, s, buf, NULL,
                                           PASSION_METHOD_AUTO);

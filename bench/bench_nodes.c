@@ -67,16 +67,6 @@
 
 static int64_t N; /* rows = columns, 4-byte elements, column-major */
 
-static uint32_t orig(int64_t row, int64_t col)
-{
-    return (uint32_t)(col * N + row) * 2654435761u + 12345u;
-}
-
-static uint32_t wval(int64_t row, int64_t col, uint32_t salt)
-{
-    return orig(row, col) ^ (salt * 0x9E3779B9u) ^ 0xA5A5A5A5u;
-}
-
 /* the default cases: one or two per table (--all: every case) */
 static const char *const some[] = {"6.1-III", "6.2-VIII", "6.3-V", "6.4-V",
                                    "6.5-I", "6.5-II", "6.5-IV", "6.6-I",
@@ -99,22 +89,6 @@ static int elem_rc(const passion_section *s, int64_t i, int64_t *r,
     *r = s->start[0] + (i % s->count[0]) * s->stride[0];
     *c = s->start[1] + (i / s->count[0]) * s->stride[1];
     return 0;
-}
-
-static MPI_File romio_open(const char *path, int nodes)
-{
-    MPI_Info info;
-    MPI_Info_create(&info);
-    char n[16];
-    snprintf(n, sizeof n, "%d", nodes);
-    MPI_Info_set(info, "cb_nodes", n);
-    MPI_Info_set(info, "cb_config_list", "*:*");
-    MPI_Info_set(info, "romio_cb_read", "enable");
-    MPI_Info_set(info, "romio_cb_write", "enable");
-    MPI_File fh = MPI_FILE_NULL;
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
-    MPI_Info_free(&info);
-    return fh;
 }
 
 static int romio_access(MPI_File fh, const passion_section *s, void *buf,
@@ -227,7 +201,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
             close_mode(&mc[m]);
         return;
     }
-    MPI_File fh = romio_open(path, nodes);
+    MPI_File fh = bench_romio_open(path, BENCH_ROMIO_TUNED, nodes);
     passion_section *all = malloc(sizeof *all * (size_t)P);
     for (int ci = 0; ci < bench_thesis_ncases; ci++) {
         const bench_tcase *c = &bench_thesis_cases[ci];
@@ -272,7 +246,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                     for (int64_t i = 0; i < ne; i++) {
                         int64_t rr, cc;
                         elem_rc(s, i, &rr, &cc);
-                        buf[i] = wval(rr, cc, salt);
+                        buf[i] = bench_thesis_wval(N, rr, cc, salt);
                     }
                 else
                     memset(buf, 0, (size_t)(ne > 0 ? ne : 1) * 4);
@@ -329,7 +303,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                     for (int64_t i = 0; i < ne && !bad[m]; i++) {
                         int64_t rr, cc;
                         elem_rc(s, i, &rr, &cc);
-                        bad[m] |= buf[i] != orig(rr, cc);
+                        bad[m] |= buf[i] != bench_thesis_orig(N, rr, cc);
                     }
                 } else if (r == 0) {
                     /* read back this rank's section independently (the
@@ -346,7 +320,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
             for (int64_t i = 0; i < ne; i++) {
                 int64_t rr, cc;
                 elem_rc(s, i, &rr, &cc);
-                buf[i] = orig(rr, cc);
+                buf[i] = bench_thesis_orig(N, rr, cc);
             }
             passion_file_write_all(mc[M_AUTO].f, s, buf, NULL,
                                    PASSION_METHOD_AUTO);
@@ -509,19 +483,7 @@ int main(int argc, char **argv)
     if (!rc)
         rc = passion_file_open(arr, path, PASSION_MODE_CREATE, &f);
     if (!rc) { /* fill: each rank a block of columns */
-        int64_t c0 = N * a.rank / P, c1 = N * (a.rank + 1) / P, step = 64;
-        uint32_t *b = malloc((size_t)(N * step * 4));
-        for (int64_t c = c0; c < c1 && !rc; c += step) {
-            int64_t nc = c1 - c < step ? c1 - c : step;
-            for (int64_t j = 0; j < nc; j++)
-                for (int64_t r = 0; r < N; r++)
-                    b[j * N + r] = orig(r, c + j);
-            passion_section s;
-            int64_t st[2] = {0, c}, ct[2] = {N, nc};
-            passion_section_set(&s, 2, st, ct, NULL);
-            rc = passion_file_write(f, &s, b, NULL, PASSION_METHOD_DIRECT);
-        }
-        free(b);
+        rc = bench_thesis_fill(f, N, a.rank, P);
         passion_file_close(f);
     }
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -512,28 +512,13 @@ static void fn_mark(void *ud, int64_t off, int64_t len, int64_t moff)
 
 /* ------------------------------------------------------------ the peers */
 
+/* the MPI-IO peer m's file: romio-coll the default hints, tuned
+   collective buffering on every rank, indep none */
 static MPI_File romio_open(const char *path, int m, int P)
 {
-    MPI_Info info = MPI_INFO_NULL;
-    if (m != M_RCOLL) {
-        MPI_Info_create(&info);
-        if (m == M_RTUNED) {
-            char nodes[16];
-            snprintf(nodes, sizeof nodes, "%d", P);
-            MPI_Info_set(info, "cb_config_list", "*:*");
-            MPI_Info_set(info, "cb_nodes", nodes);
-            MPI_Info_set(info, "romio_cb_read", "enable");
-            MPI_Info_set(info, "romio_cb_write", "enable");
-        } else {
-            MPI_Info_set(info, "romio_cb_read", "disable");
-            MPI_Info_set(info, "romio_cb_write", "disable");
-        }
-    }
-    MPI_File fh = MPI_FILE_NULL;
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    return fh;
+    return bench_romio_open(path, m == M_RCOLL    ? BENCH_ROMIO_DEFAULT
+                                  : m == M_RTUNED ? BENCH_ROMIO_TUNED
+                                                  : BENCH_ROMIO_NOCB, P);
 }
 
 static int romio_access(MPI_File fh, int m, const parr *a, int64_t base,

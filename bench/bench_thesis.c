@@ -1,6 +1,7 @@
 /* bench_thesis.c - see bench_thesis.h. */
 #include "bench_thesis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* (shared/bench/thesis_patterns.tsv, kept here) */
@@ -108,3 +109,33 @@ void bench_thesis_section(const char *sec, int p, int P, int64_t N,
     }
 }
 
+uint32_t bench_thesis_orig(int64_t N, int64_t row, int64_t col)
+{
+    return (uint32_t)(col * N + row) * 2654435761u + 12345u;
+}
+
+uint32_t bench_thesis_wval(int64_t N, int64_t row, int64_t col,
+                           uint32_t salt)
+{
+    return bench_thesis_orig(N, row, col) ^ (salt * 0x9E3779B9u) ^
+           0xA5A5A5A5u;
+}
+
+int bench_thesis_fill(passion_file *f, int64_t N, int rank, int P)
+{
+    int64_t c0 = N * rank / P, c1 = N * (rank + 1) / P, step = 64;
+    uint32_t *b = malloc((size_t)(N * step * 4));
+    int rc = b ? 0 : PASSION_ENOMEM;
+    for (int64_t c = c0; c < c1 && !rc; c += step) {
+        int64_t nc = c1 - c < step ? c1 - c : step;
+        for (int64_t j = 0; j < nc; j++)
+            for (int64_t r = 0; r < N; r++)
+                b[j * N + r] = bench_thesis_orig(N, r, c + j);
+        passion_section s;
+        int64_t st[2] = {0, c}, ct[2] = {N, nc};
+        passion_section_set(&s, 2, st, ct, NULL);
+        rc = passion_file_write(f, &s, b, NULL, PASSION_METHOD_DIRECT);
+    }
+    free(b);
+    return rc;
+}

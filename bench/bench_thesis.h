@@ -25,4 +25,16 @@ extern const int bench_thesis_nlarge;
 void bench_thesis_section(const char *sec, int p, int P, int64_t N,
                           passion_section *s);
 
+/* The suites' N x N matrix of 4-byte elements, column-major: element
+   (row, col) as the file holds it at the start, and as a write with
+   `salt` leaves it. */
+uint32_t bench_thesis_orig(int64_t N, int64_t row, int64_t col);
+uint32_t bench_thesis_wval(int64_t N, int64_t row, int64_t col,
+                           uint32_t salt);
+
+/* Write that matrix (bench_thesis_orig) into the N x N file f: rank
+   `rank` of P its block of columns, 64 columns a call, direct. 0 or the
+   first error (the rest unwritten). Independent. */
+int bench_thesis_fill(passion_file *f, int64_t N, int rank, int P);
+
 #endif

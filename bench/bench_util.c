@@ -255,6 +255,43 @@ int bench_section_filetype(int nd, const int64_t *extent, const int *order,
     return 0;
 }
 
+MPI_File bench_romio_open(const char *path, int hints, int nodes)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (hints != BENCH_ROMIO_DEFAULT) {
+        MPI_Info_create(&info);
+        if (hints == BENCH_ROMIO_TUNED) {
+            char n[16];
+            snprintf(n, sizeof n, "%d", nodes);
+            MPI_Info_set(info, "cb_config_list", "*:*");
+            MPI_Info_set(info, "cb_nodes", n);
+            MPI_Info_set(info, "romio_cb_read", "enable");
+            MPI_Info_set(info, "romio_cb_write", "enable");
+        } else {
+            MPI_Info_set(info, "romio_cb_read", "disable");
+            MPI_Info_set(info, "romio_cb_write", "disable");
+        }
+    }
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, &fh);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    return fh;
+}
+
+void bench_first_use(const bench_args *a, passion_file *f, const char *path)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (a->cold && a->rank == 0)
+        bench_drop_cache_path(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    passion_section one;
+    int64_t ct[2] = {1, 1};
+    passion_section_set(&one, 2, NULL, ct, NULL);
+    uint64_t v[2];
+    passion_file_read_all(f, &one, v, NULL, PASSION_METHOD_AUTO);
+}
+
 void bench_progress(const bench_args *a, const char *fmt, ...)
 {
     if (a->rank != 0)

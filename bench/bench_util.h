@@ -90,6 +90,26 @@ int bench_section_filetype(int nd, const int64_t *extent, const int *order,
                            const passion_section *s, MPI_Datatype *type,
                            MPI_Offset *disp);
 
+/*
+ * Open path read-write on MPI_COMM_WORLD for an MPI-IO peer with the
+ * hints `hints`: BENCH_ROMIO_DEFAULT none (the MPI-IO's own collective
+ * buffering), BENCH_ROMIO_TUNED cb_config_list "*:*", cb_nodes `nodes`
+ * and collective buffering enabled for reads and writes,
+ * BENCH_ROMIO_NOCB collective buffering disabled. MPI_FILE_NULL if the
+ * open fails. Collective.
+ */
+enum { BENCH_ROMIO_DEFAULT, BENCH_ROMIO_TUNED, BENCH_ROMIO_NOCB };
+MPI_File bench_romio_open(const char *path, int hints, int nodes);
+
+/*
+ * Before a suite's timed calls on the 2-D file f (elements of at most 16
+ * bytes) at path: in a cold regime its pages dropped (rank 0, between
+ * barriers), then one auto read_all of one element, so that auto's
+ * first-use measurements (message calibration, the file's costs) fall
+ * outside every timing. Collective.
+ */
+void bench_first_use(const bench_args *a, passion_file *f, const char *path);
+
 /* 1-minute load average (other jobs on the machine skew times); -1 if
    unknown. */
 double bench_load(void);

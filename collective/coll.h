@@ -200,11 +200,19 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
  */
 enum { COLL_FIX_IND, COLL_FIX_ETP, COLL_FIX_N };
 #define COLL_FIXED_KEEP 8
+/* the file's costs: measured on up to this many uncached calls, the
+   model on the best reading (file_calibrate in etp_plan.c) */
+#define COLL_FILE_SAMPLES 3
 #define COLL_FIXED_LEARN_MAX 1e-3
 #define COLL_FIXED_CAP 1e-3
 CORE_HIDDEN void coll_fixed_learn(passion_ctx *ctx, int cls, double seconds);
 /* this rank's learned fixed cost of class cls (-1: none yet) */
 CORE_HIDDEN double coll_fixed_mine(passion_ctx *ctx, int cls);
+/* the file costs the model runs on uncached data (file_calibrate in
+   etp_plan.c: the best of up to COLL_FILE_SAMPLES readings; 0 = not
+   measured) and the latency readings taken; for tests and diagnostics */
+CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
+                                 int *nlat);
 
 typedef struct coll_plan {
     passion_ctx *ctx;

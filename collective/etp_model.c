@@ -45,9 +45,9 @@
  *    R is the learned round (coll_sync_cost) once it holds
  *    CORE_LEARN_TRUST samples, before that at least round + (P-1) msg;
  *  - each candidate plus its class's fixed cost (independent or
- *    two-phase), learned from the calls that ran it (coll_fixed_learn in
- *    coll.h: the measured time minus the prediction, the median of recent
- *    calls, the largest over ranks), before that one learned round for
+ *    two-phase), learned from the calls on cached data that ran it
+ *    (coll_fixed_learn in coll.h: the measured time minus the prediction,
+ *    the lower quartile of recent calls, the largest over ranks), before that one learned round for
  *    independent access and two for the two-phase method. Small sections
  *    showed why: the linear model predicted 2-10x below their measured
  *    times (tens of microseconds), and chose the two-phase method where

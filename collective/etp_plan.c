@@ -45,10 +45,11 @@ static int64_t dbits(double v)
  *    several microseconds, a large share of a small section's time. Only
  *    address space: the rounds carve from it only when malloc fails, so
  *    it stays non-resident;
- *  - the file cost model, measured on the first uncached extent met
- *    (file_calibrate): tries made, and the latency / bandwidth agreed
- *    over ranks (0 = not measured). The message costs are the exchange
- *    subsystem's (coll_xchg_costs_get).
+ *  - the file cost model, measured on the first uncached extents met
+ *    (file_calibrate): tries made, the latency / bandwidth samples agreed
+ *    over ranks (one per try that measured) and the best of them (0 = not
+ *    measured). The message costs are the exchange subsystem's
+ *    (coll_xchg_costs_get).
  */
 typedef struct coll_ext {
     void *reserve;
@@ -68,7 +69,7 @@ typedef struct coll_ext {
     /* the fixed costs' samples per class (coll_fixed_learn) */
     double fixed[COLL_FIX_N][COLL_FIXED_KEEP];
     int fixed_n[COLL_FIX_N], fixed_i[COLL_FIX_N];
-    int file_tries;
+    int file_tries, file_nlat, file_nbw;
     double file_lat, file_bw;
     /* the last auto read whose ranks chose an independent method: its
        access (coll_early_sig; 0 = none). The same access again is read
@@ -240,6 +241,22 @@ int coll_shared_writers(const coll_plan *p, int *writes, int *meets_lower)
  * identical everywhere. Up to 3 calls try while no rank has enough
  * uncached data; the options io_latency / io_bandwidth, when given, win.
  */
+void coll_file_costs(passion_ctx *ctx, double *lat, double *bw, int *nlat)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    *lat = e ? e->file_lat : 0;
+    *bw = e ? e->file_bw : 0;
+    *nlat = e ? e->file_nlat : 0;
+}
+
+/* still calibrating: fewer than COLL_FILE_SAMPLES latency samples and
+   tries left (the early path waits for the measurement) */
+static int file_pending(const coll_ext *e)
+{
+    return !e || (e->file_nlat < COLL_FILE_SAMPLES &&
+                  e->file_tries < 2 * COLL_FILE_SAMPLES);
+}
+
 static void file_calibrate(coll_plan *p, coll_ext *e)
 {
     passion_ctx *ctx = p->ctx;
@@ -253,14 +270,27 @@ static void file_calibrate(coll_plan *p, coll_ext *e)
     e->file_tries++;
     if (core_agree_max(ctx, PASSION_OK, r, 2))
         return;
-    if (r[0] > 0)
-        e->file_lat = r[0];
-    if (r[1] > -DBL_MAX)
-        e->file_bw = -r[1];
+    /* one sample per try, the model on the best of them (the smallest
+       latency, the largest bandwidth: load only ever slows a reading): a
+       single measurement ranged 0.13-3.5 ms latency and 36-148 MB/s
+       between runs of one benchmark on a loaded machine, and flipped
+       auto's choices from run to run (issue 14) */
+    if (r[0] > 0 && e->file_nlat < COLL_FILE_SAMPLES) {
+        e->file_nlat++;
+        if (e->file_lat == 0 || r[0] < e->file_lat)
+            e->file_lat = r[0];
+    }
+    if (r[1] > -DBL_MAX && e->file_nbw < COLL_FILE_SAMPLES) {
+        e->file_nbw++;
+        if (-r[1] > e->file_bw)
+            e->file_bw = -r[1];
+    }
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
-        fprintf(stderr, "passion: file costs measured (try %d): latency %.3g "
-                "s, bandwidth %.3g B/s (0 = not measured, default kept)\n",
-                e->file_tries, e->file_lat, e->file_bw);
+        fprintf(stderr, "passion: file costs measured (try %d: latency "
+                "%.3g s, bandwidth %.3g B/s): model latency %.3g s from %d, "
+                "bandwidth %.3g B/s from %d (0 = not measured, default "
+                "kept)\n", e->file_tries, r[0], r[1] > -DBL_MAX ? -r[1] : 0,
+                e->file_lat, e->file_nlat, e->file_bw, e->file_nbw);
 }
 
 /*
@@ -571,7 +601,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
            uncached extent (file_calibrate, after the FAD) */
         coll_ext *e = ctx->ext[CORE_EXT_COLL];
         if (out->cached >= 0 && out->cached < 950 &&
-            (!e || (e->file_lat == 0 && e->file_tries < 3)))
+            file_pending(e))
             return PASSION_OK;
         /* worth it when this rank's access costs at most the round it
            saves: if the ranks then choose the two-phase method, at most
@@ -901,7 +931,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
        which every rank then sees as "not measured" */
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     int measure = !p->warm && probed > 0 &&
-                  (!e || (e->file_lat == 0 && e->file_tries < 3));
+                  file_pending(e);
     if (measure) {
         e = ext_get(ctx);
         coll_ext none = {0};

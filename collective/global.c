@@ -134,8 +134,13 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         chosen = PASSION_METHOD_DIRECT; /* the early writes, in order */
     }
     /* the chosen method's fixed cost is learned from here to the end of
-       the agreement (coll_fixed_learn) */
+       the agreement (coll_fixed_learn), on cached data only: on an
+       uncached file the time minus the prediction is mostly the device's
+       error from the model (a read predicted 0.8 ms took 6.4 ms), the
+       independent class's learned cost sat at its cap and which class
+       won varied from run to run with the calls before it (issue 14) */
     double t_run = core_now(), raw = p.pred_raw;
+    const int warm = p.warm;
     uint64_t useful = ctx->cnt.bytes_useful;
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
@@ -160,7 +165,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
                                 chosen != PASSION_METHOD_ETP_DYNAMIC);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
-    else if (method == PASSION_METHOD_AUTO && !all_done &&
+    else if (method == PASSION_METHOD_AUTO && !all_done && warm &&
              raw < COLL_FIXED_LEARN_MAX) {
         int etp = chosen == PASSION_METHOD_ETP_STATIC ||
                   chosen == PASSION_METHOD_ETP_DYNAMIC;

@@ -196,10 +196,13 @@ int core_posix_advise(int fd, int64_t off, int64_t len, int advice)
 /* The readahead of the file's backing device: the file system's bdi
    (/sys/class/bdi/MAJ:MIN, named by the file's st_dev) holds the window
    the kernel's sequential readahead grows to (read_ahead_kb); looked up
-   once per handle. 0 when there is none to read (tmpfs, no sysfs). */
+   once per handle. 0 when there is none to read (tmpfs, no sysfs) and
+   for an O_DIRECT handle (the kernel reads nothing ahead of it). */
 static int64_t posix_readahead(core_fh *fh)
 {
     posix_fh *h = (posix_fh *)fh;
+    if (h->dfd >= 0)
+        return 0;
     if (h->ra >= 0)
         return h->ra;
     h->ra = 0;
@@ -348,9 +351,9 @@ static int cmp_double(const void *a, const void *b)
 /*
  * One rank's measurement on uncached pages of its extent [lo, hi): one
  * read of up to `big` bytes of uncached pages, then up to 8 single-page
- * reads spread over the extent (latency: their median; bandwidth: the big
- * read's bytes / (its time - latency)). Pages the page cache holds are
- * never timed.
+ * reads spread over the extent (latency: the least of them,
+ * core_posix_latency; bandwidth: the big read's bytes / (its time -
+ * latency)). Pages the page cache holds are never timed.
  */
 static void measure_fd(int fd, int64_t lo, int64_t hi, char *buf,
                        int64_t big, double *lat, double *bw)
@@ -388,12 +391,16 @@ static void measure_fd(int fd, int64_t lo, int64_t hi, char *buf,
         if (n == (ssize_t)pg)
             t[nt++] = dt;
     }
-    if (nt >= 3) {
-        qsort(t, (size_t)nt, sizeof t[0], cmp_double);
-        *lat = t[nt / 2];
-        if (got && tbw > *lat)
-            *bw = (double)got / (tbw - *lat);
-    }
+    if ((*lat = core_posix_latency(t, nt)) > 0 && got && tbw > *lat)
+        *bw = (double)got / (tbw - *lat);
+}
+
+double core_posix_latency(double *t, int n)
+{
+    if (n < 3)
+        return 0;
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return t[0];
 }
 
 /* The calibration reads go to a descriptor of their own (O_DIRECT if the

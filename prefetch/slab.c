@@ -440,6 +440,8 @@ static int hint_read(passion_slab_iter *it, int slot,
                      const passion_memspec *m)
 {
     ocad_xfer x;
+    if (it->f->fh->align > 1)
+        return 0; /* O_DIRECT: no page cache, no readahead, no advice */
     if (ocad_section_prepare(it->f, s, buf, m, it->o.method, 0, &x) ||
         x.nblocks == 0)
         return 0;

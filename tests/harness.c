@@ -11,6 +11,44 @@ uint64_t th_seed = 20261121;
 uint64_t th_case_seed;
 static char dir[256];
 
+void th_random_spec(uint64_t *s, int P, const int64_t *esizes, int nes,
+                    passion_array_spec *sp)
+{
+    int nd = (int)th_range(s, 1, 4);
+    int64_t shape[PASSION_MAX_DIMS];
+    int64_t maxn = nd == 1 ? 300 : nd == 2 ? 40 : nd == 3 ? 12 : 7;
+    for (int d = 0; d < nd; d++)
+        shape[d] = th_range(s, 1, maxn);
+    passion_array_spec_init(sp, nd, shape, esizes[th_range(s, 0, nes - 1)]);
+    /* spread P's factors over the dimensions */
+    int rest = P;
+    for (int f = 2; rest > 1; f++)
+        while (rest % f == 0) {
+            sp->grid[th_range(s, 0, nd - 1)] *= f;
+            rest /= f;
+        }
+    for (int d = 0; d < nd; d++) {
+        int64_t n = shape[d], g = sp->grid[d];
+        int kind = (int)th_range(s, 0, g > 1 ? 1 : 2);
+        sp->dist[d] = kind;
+        if (kind == PASSION_DIST_BLOCK && th_range(s, 0, 1))
+            sp->block[d] = th_range(s, (n + g - 1) / g, n);
+        else if (kind == PASSION_DIST_CYCLIC && th_range(s, 0, 1))
+            sp->block[d] = th_range(s, 1, n);
+        sp->ghost[d] = th_range(s, 0, n < 2 ? n : 2);
+    }
+    sp->storage = (int)th_range(s, 0, 2);
+    if (sp->storage == PASSION_ORDER_CUSTOM) {
+        for (int k = 0; k < nd; k++)
+            sp->order[k] = k;
+        for (int k = nd - 1; k > 0; k--) {
+            int j = (int)th_range(s, 0, k), t = sp->order[k];
+            sp->order[k] = sp->order[j];
+            sp->order[j] = t;
+        }
+    }
+}
+
 int th_all(int ok)
 {
     int in = ok ? 1 : 0, out = 0;

@@ -50,6 +50,15 @@ static inline int64_t th_range(uint64_t *s, int64_t lo, int64_t hi)
     return lo + (int64_t)(th_next(s) % (uint64_t)(hi - lo + 1));
 }
 
+/*
+ * A random array spec drawn from *s: 1 to 4 dimensions, element size one
+ * of esizes[0..nes-1], P's prime factors spread over the grid, random
+ * distributions, blocks, ghosts (up to 2) and storage order (row, column
+ * or a random custom order).
+ */
+void th_random_spec(uint64_t *s, int P, const int64_t *esizes, int nes,
+                    passion_array_spec *sp);
+
 /* 1 if every rank passes ok != 0. Collective. */
 int th_all(int ok);
 /* A scratch directory for this test program (same path on all ranks). */

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -407,6 +408,25 @@ static void part_checks(passion_ctx *ctx, const char *name, const ttype *t,
 /* ---- HDF5 files made by the HDF5 library ---- */
 
 #ifdef TH_HAVE_HDF5
+/* A complex of two f (r, i) in size bytes. */
+static hid_t h5_complex(hid_t f, int64_t size)
+{
+    hid_t c = H5Tcreate(H5T_COMPOUND, (size_t)size);
+    H5Tinsert(c, "r", 0, f);
+    H5Tinsert(c, "i", (size_t)size / 2, f);
+    return c;
+}
+
+/* h5py's boolean: an enum of base, FALSE = 0 and TRUE = 1. */
+static hid_t h5_bool(hid_t base)
+{
+    hid_t e = H5Tenum_create(base);
+    signed char v0 = 0, v1 = 1;
+    H5Tenum_insert(e, "FALSE", &v0);
+    H5Tenum_insert(e, "TRUE", &v1);
+    return e;
+}
+
 static hid_t h5_file_type(const ttype *t, int be)
 {
     hid_t base = -1;
@@ -427,21 +447,13 @@ static hid_t h5_file_type(const ttype *t, int be)
         return H5Tcopy(t->size == 4 ? (be ? H5T_IEEE_F32BE : H5T_IEEE_F32LE)
                                     : (be ? H5T_IEEE_F64BE
                                           : H5T_IEEE_F64LE));
-    case PASSION_KIND_COMPLEX: {
-        hid_t f = t->size == 8 ? (be ? H5T_IEEE_F32BE : H5T_IEEE_F32LE)
-                               : (be ? H5T_IEEE_F64BE : H5T_IEEE_F64LE);
-        hid_t c = H5Tcreate(H5T_COMPOUND, (size_t)t->size);
-        H5Tinsert(c, "r", 0, f);
-        H5Tinsert(c, "i", (size_t)t->size / 2, f);
-        return c;
-    }
-    case PASSION_KIND_BOOL: {
-        hid_t e = H5Tenum_create(H5T_STD_I8LE);
-        signed char v0 = 0, v1 = 1;
-        H5Tenum_insert(e, "FALSE", &v0);
-        H5Tenum_insert(e, "TRUE", &v1);
-        return e;
-    }
+    case PASSION_KIND_COMPLEX:
+        return h5_complex(t->size == 8
+                              ? (be ? H5T_IEEE_F32BE : H5T_IEEE_F32LE)
+                              : (be ? H5T_IEEE_F64BE : H5T_IEEE_F64LE),
+                          t->size);
+    case PASSION_KIND_BOOL:
+        return h5_bool(H5T_STD_I8LE);
     default:
         return -1;
     }
@@ -463,20 +475,11 @@ static hid_t h5_mem_type(const ttype *t)
                                       : H5T_NATIVE_UINT64);
     case PASSION_KIND_FLOAT:
         return H5Tcopy(t->size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE);
-    case PASSION_KIND_COMPLEX: {
-        hid_t f = t->size == 8 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-        hid_t c = H5Tcreate(H5T_COMPOUND, (size_t)t->size);
-        H5Tinsert(c, "r", 0, f);
-        H5Tinsert(c, "i", (size_t)t->size / 2, f);
-        return c;
-    }
-    case PASSION_KIND_BOOL: {
-        hid_t e = H5Tenum_create(H5T_NATIVE_SCHAR);
-        signed char v0 = 0, v1 = 1;
-        H5Tenum_insert(e, "FALSE", &v0);
-        H5Tenum_insert(e, "TRUE", &v1);
-        return e;
-    }
+    case PASSION_KIND_COMPLEX:
+        return h5_complex(t->size == 8 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
+                          t->size);
+    case PASSION_KIND_BOOL:
+        return h5_bool(H5T_NATIVE_SCHAR);
     default:
         return -1;
     }
@@ -635,6 +638,18 @@ static int nc_generate(void)
 
 /* ---- the tests ---- */
 
+/* ok: rank 0's files were made; if so (checked) a context for reading
+   them in *ctx */
+static int generated(int ok, const char *what, passion_ctx **ctx)
+{
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TH_CHECK(ok, "%s", what);
+    if (!ok)
+        return 0;
+    TH_CHECK(th_init(ctx, "memory_budget=16384") == 0, "init");
+    return 1;
+}
+
 static void test_read_hdf5(void)
 {
     th_case_seed = th_seed + 1;
@@ -649,15 +664,10 @@ static void test_read_hdf5(void)
     passion_finalize(ctx);
 #else
     const char *h5 = tpath(1, "in.h5");
-    int ok = 1;
-    if (th_rank == 0)
-        ok = h5_generate(h5) == 0;
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    TH_CHECK(ok, "HDF5 generator");
-    if (!ok)
-        return;
     passion_ctx *ctx;
-    TH_CHECK(th_init(&ctx, "memory_budget=16384") == 0, "init");
+    if (!generated(th_rank != 0 || h5_generate(h5) == 0, "HDF5 generator",
+                   &ctx))
+        return;
     char name[600];
     for (int i = 0; i < NT; i++)
         for (int be = 0; be < 2; be++) {
@@ -686,15 +696,9 @@ static void test_read_netcdf(void)
             printf("ncgen/nccopy not found (Debian netcdf-bin): skipped\n");
         return;
     }
-    int ok = 1;
-    if (th_rank == 0)
-        ok = nc_generate() == 0;
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    TH_CHECK(ok, "ncgen files");
-    if (!ok)
-        return;
     passion_ctx *ctx;
-    TH_CHECK(th_init(&ctx, "memory_budget=16384") == 0, "init");
+    if (!generated(th_rank != 0 || nc_generate() == 0, "ncgen files", &ctx))
+        return;
     char name[600];
     for (int v = 1; v <= 2; v++)
         for (int k = 0; k < 5; k++) {
@@ -1034,13 +1038,20 @@ typedef struct ref_entry {
     int64_t shape[PASSION_MAX_DIMS];
 } ref_entry;
 
+/* `tool FILE`'s output to read (pclose it), NULL if it cannot run. */
+static FILE *run_on(const char *tool, const char *file)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "%s %s", tool, file);
+    return popen(cmd, "r");
+}
+
 /* The datasets `h5ls -r FILE` prints ("/a/b  Dataset {3, 4}"), in its
    order (name order, depth first); -1 if h5ls failed. */
 static int h5ls_datasets(const char *file, ref_entry *r, int max)
 {
-    char cmd[700], line[1024];
-    snprintf(cmd, sizeof cmd, "h5ls -r %s", file);
-    FILE *p = popen(cmd, "r");
+    char line[1024];
+    FILE *p = run_on("h5ls -r", file);
     if (!p)
         return -1;
     int n = 0;
@@ -1068,9 +1079,8 @@ static int h5ls_datasets(const char *file, ref_entry *r, int max)
    header order, shapes from its dimensions (UNLIMITED: "(N currently)"). */
 static int ncdump_vars(const char *file, ref_entry *r, int max)
 {
-    char cmd[700], line[1024];
-    snprintf(cmd, sizeof cmd, "ncdump -h %s", file);
-    FILE *p = popen(cmd, "r");
+    char line[1024];
+    FILE *p = run_on("ncdump -h", file);
     if (!p)
         return -1;
     char dname[32][80];
@@ -1390,10 +1400,19 @@ static void test_list(void)
     passion_finalize(ctx);
 }
 
-/* The call fails with code on every rank and the detail holds `word`. */
-static void open_fails(passion_ctx *ctx, const char *name, int code,
-                       const char *word)
+/* Opening the name made from fmt fails with code on every rank and the
+   detail holds `word`. */
+static void open_fails(passion_ctx *ctx, int code, const char *word,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void open_fails(passion_ctx *ctx, int code, const char *word,
+                       const char *fmt, ...)
 {
+    char name[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
     passion_array *a = NULL;
     passion_file *f = NULL;
     int rc = passion_open(ctx, name, PASSION_MODE_RDONLY, NULL, &a, &f);
@@ -1413,21 +1432,16 @@ static void test_errors(void)
     th_case_seed = th_seed + 5;
     passion_ctx *ctx;
     TH_CHECK(th_init(&ctx, NULL) == 0, "init");
-    char name[600];
 #ifdef TH_HAVE_HDF5
     const char *h5 = tpath(1, "in.h5"); /* made by test_read_hdf5 */
-    snprintf(name, sizeof name, "%s:/bad/chunked", h5);
-    open_fails(ctx, name, PASSION_ENOTSUP, "h5repack -l /bad/chunked:CONTI");
-    snprintf(name, sizeof name, "%s:/bad/deflate", h5);
-    open_fails(ctx, name, PASSION_ENOTSUP, "compressed");
-    snprintf(name, sizeof name, "%s:/bad/compact", h5);
-    open_fails(ctx, name, PASSION_ENOTSUP, "compact");
-    snprintf(name, sizeof name, "%s:/bad/late", h5);
-    open_fails(ctx, name, PASSION_ENOTSUP, "no space is allocated");
-    snprintf(name, sizeof name, "%s:/bad", h5);
-    open_fails(ctx, name, PASSION_EINVAL, "not a dataset");
-    snprintf(name, sizeof name, "%s:/no/such", h5);
-    open_fails(ctx, name, PASSION_EINVAL, "no such dataset");
+    open_fails(ctx, PASSION_ENOTSUP, "h5repack -l /bad/chunked:CONTI",
+               "%s:/bad/chunked", h5);
+    open_fails(ctx, PASSION_ENOTSUP, "compressed", "%s:/bad/deflate", h5);
+    open_fails(ctx, PASSION_ENOTSUP, "compact", "%s:/bad/compact", h5);
+    open_fails(ctx, PASSION_ENOTSUP, "no space is allocated",
+               "%s:/bad/late", h5);
+    open_fails(ctx, PASSION_EINVAL, "not a dataset", "%s:/bad", h5);
+    open_fails(ctx, PASSION_EINVAL, "no such dataset", "%s:/no/such", h5);
     /* a spec that disagrees with the file */
     passion_array_spec lay;
     memset(&lay, 0, sizeof lay);
@@ -1436,6 +1450,7 @@ static void test_errors(void)
     lay.placement = PASSION_PLACE_GLOBAL;
     passion_array *a = NULL;
     passion_file *f = NULL;
+    char name[600];
     snprintf(name, sizeof name, "%s:/fields/u", h5);
     int rc = passion_open(ctx, name, PASSION_MODE_RDONLY, &lay, &a, &f);
     TH_CHECK(rc == PASSION_EFORMAT, "shape mismatch: %d (%s)", rc,
@@ -1446,10 +1461,10 @@ static void test_errors(void)
     }
 #endif
     if (th_all(have_prog("ncgen"))) {
-        snprintf(name, sizeof name, "%s/rec2.nc:v_f4", th_dir());
-        open_fails(ctx, name, PASSION_ENOTSUP, "nccopy -u");
-        snprintf(name, sizeof name, "%s/t5.nc:nosuch", th_dir());
-        open_fails(ctx, name, PASSION_EINVAL, "nosuch");
+        open_fails(ctx, PASSION_ENOTSUP, "nccopy -u",
+                   "%s/rec2.nc:v_f4", th_dir());
+        open_fails(ctx, PASSION_EINVAL, "nosuch", "%s/t5.nc:nosuch",
+                   th_dir());
         /* a truncated header */
         const char *cut = tpath(4, "cut.nc");
         if (th_rank == 0) {
@@ -1459,8 +1474,7 @@ static void test_errors(void)
             TH_CHECK(system(c) == 0, "head");
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        snprintf(name, sizeof name, "%s:v_f8", cut);
-        open_fails(ctx, name, PASSION_EFORMAT, "netCDF: ");
+        open_fails(ctx, PASSION_EFORMAT, "netCDF: ", "%s:v_f8", cut);
         /* data past the end of the file */
         if (th_rank == 0) {
             char c[1200];
@@ -1469,8 +1483,7 @@ static void test_errors(void)
             TH_CHECK(system(c) == 0, "truncate");
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        snprintf(name, sizeof name, "%s:v_f8", cut);
-        open_fails(ctx, name, PASSION_EFORMAT, "past the end");
+        open_fails(ctx, PASSION_EFORMAT, "past the end", "%s:v_f8", cut);
     }
     passion_finalize(ctx);
 }

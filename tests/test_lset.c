@@ -21,43 +21,6 @@
 
 #include <unistd.h>
 
-static void random_spec(uint64_t *s, int P, passion_array_spec *sp)
-{
-    int nd = (int)th_range(s, 1, 4);
-    static const int64_t esizes[] = {1, 2, 4, 8, 16};
-    int64_t shape[PASSION_MAX_DIMS];
-    int64_t maxn = nd == 1 ? 300 : nd == 2 ? 40 : nd == 3 ? 12 : 7;
-    for (int d = 0; d < nd; d++)
-        shape[d] = th_range(s, 1, maxn);
-    passion_array_spec_init(sp, nd, shape, esizes[th_range(s, 0, 4)]);
-    int rest = P;
-    for (int f = 2; rest > 1; f++)
-        while (rest % f == 0) {
-            sp->grid[th_range(s, 0, nd - 1)] *= f;
-            rest /= f;
-        }
-    for (int d = 0; d < nd; d++) {
-        int64_t n = shape[d], g = sp->grid[d];
-        int kind = (int)th_range(s, 0, g > 1 ? 1 : 2);
-        sp->dist[d] = kind;
-        if (kind == PASSION_DIST_BLOCK && th_range(s, 0, 1))
-            sp->block[d] = th_range(s, (n + g - 1) / g, n);
-        else if (kind == PASSION_DIST_CYCLIC && th_range(s, 0, 1))
-            sp->block[d] = th_range(s, 1, n);
-        sp->ghost[d] = th_range(s, 0, n < 2 ? n : 2);
-    }
-    sp->storage = (int)th_range(s, 0, 2);
-    if (sp->storage == PASSION_ORDER_CUSTOM) {
-        for (int k = 0; k < nd; k++)
-            sp->order[k] = k;
-        for (int k = nd - 1; k > 0; k--) {
-            int j = (int)th_range(s, 0, k), t = sp->order[k];
-            sp->order[k] = sp->order[j];
-            sp->order[j] = t;
-        }
-    }
-}
-
 /* The fields the description carries are equal. */
 static int same_layout(const passion_array_spec *a,
                        const passion_array_spec *b)
@@ -79,7 +42,8 @@ static void test_describe_open(void)
         uint64_t s = th_seed * 100 + (uint64_t)t;
         th_case_seed = s;
         passion_array_spec sp;
-        random_spec(&s, th_size, &sp);
+        static const int64_t esizes[] = {1, 2, 4, 8, 16};
+        th_random_spec(&s, th_size, esizes, 5, &sp);
         passion_ctx *ctx = NULL;
         TH_CHECK(th_init(&ctx, NULL) == 0, "init");
         passion_array *a = NULL;

@@ -626,6 +626,66 @@ static int adv_advise(core_fh *fh, int64_t off, int64_t len, int advice)
     return adv_real->advise(fh, off, len, advice);
 }
 
+static int adv_ring_reads;
+static int adv_ring_fd(core_fh *fh, int write, const void *buf, int64_t len,
+                       int64_t off, int *buffered)
+{
+    if (!write)
+        adv_ring_reads++;
+    return adv_real->ring_fd(fh, write, buf, len, off, buffered);
+}
+
+/*
+ * O_DIRECT: no page cache to advise, so the next slab is read
+ * asynchronously (on io_uring: one ring read per slab after the first)
+ * even when the driver reports a readahead window covering the slabs
+ * (once, such a window made every O_DIRECT slab a synchronous read at
+ * hand-out: no prefetch at all).
+ */
+static void slab_advice_direct(void)
+{
+    passion_ctx *ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 1);
+    int64_t shape[2] = {509, 40 * th_size};
+    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 1);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/advice-d.%%d", th_dir());
+    passion_file *f;
+    int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
+    static core_driver_ops ops;
+    adv_real = f->fh->ops;
+    ops = *adv_real;
+    ops.advise = adv_advise;
+    ops.readahead = adv_readahead;
+    ops.ring_fd = adv_ring_fd;
+    const core_driver_ops *keep = f->fh->ops;
+    f->fh->ops = &ops;
+    adv_ra = 1 << 30;
+    adv_n = 0;
+    adv_ring_reads = 0;
+    passion_slab_opts o;
+    passion_slab_opts_init(&o);
+    o.width = 6;
+    o.ramp = 0;
+    passion_slab_iter *it;
+    rc = passion_slab_open(f, &o, &it);
+    TH_CHECK(rc == 0, "slab_open: %s", passion_ctx_errdetail(ctx));
+    passion_slab sl;
+    int64_t nslabs = 0;
+    while ((rc = passion_slab_next(it, &sl)) == 1)
+        nslabs = sl.nslabs;
+    TH_CHECK(rc == 0, "slab_next: %s", passion_ctx_errdetail(ctx));
+    passion_slab_close(it);
+    TH_CHECK(nslabs == 7 && adv_n == 0 && adv_ring_reads >= nslabs - 1,
+             "O_DIRECT sweep: %lld slabs, %d advice calls, %d ring reads "
+             "(expected 7, 0, >= 6)", (long long)nslabs, adv_n,
+             adv_ring_reads);
+    f->fh->ops = keep;
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 static void test_slab_advice(void)
 {
     passion_ctx *ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
@@ -686,6 +746,7 @@ static void test_slab_advice(void)
     passion_file_close(f);
     passion_array_free(a);
     passion_finalize(ctx);
+    slab_advice_direct();
 }
 
 static CU_TestInfo async_tests[] = {
