@@ -7,6 +7,7 @@ the same case (columns case, op, procs, regime), a second table gives each
 method's time relative to a reference method measured in the same run.
 """
 import csv
+import os
 import sys
 from collections import OrderedDict
 
@@ -38,6 +39,24 @@ def fmt(v):
     if abs(x) >= 1:
         return f"{x:.3f}"
     return f"{x:.3g}"
+
+
+def by_key(rows, key, by="method"):
+    """The rows grouped: the tuple of their fields `key` -> {row[by]: row}
+    (a later row replaces an earlier one), in the order first seen."""
+    groups = OrderedDict()
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in key), {})[r[by]] = r
+    return groups
+
+
+def sibling_rows(path, name):
+    """The rows of the CSV `name` in path's directory (None: no file)."""
+    p = os.path.join(os.path.dirname(path), name)
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        return list(csv.DictReader(f))
 
 
 def table(header, rows):
@@ -100,9 +119,7 @@ def main():
     if suite in RATIOS and "method" in header:
         num, dens = RATIOS[suite]
         key = [k for k in ("case", "op", "procs", "regime") if k in header]
-        groups = OrderedDict()
-        for r in measured:
-            groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
+        groups = by_key(measured, key)
         present = [d for d in dens if any(d in g for g in groups.values())]
         if any(num in g for g in groups.values()) and present:
             rh = key + [f"{num} s"] + [f"{num}/{d}" for d in present]
@@ -207,10 +224,7 @@ def exchange_tables(rows):
     the index trade-off, and where the model and the measurement differ
     most, for the suites index and irregular."""
     meas = [r for r in rows if r.get("op") == "measured" and r["seconds"]]
-    groups = OrderedDict()
-    for r in meas:
-        groups.setdefault((r["case"], r["procs"], r["regime"]), {})[
-            r["method"]] = r
+    groups = by_key(meas, ("case", "procs", "regime"))
     out = []
     gh = ["case", "procs", "ranks", "regime", "auto s", "auto ran",
           "auto/same", "best fixed", "best s", "auto/best", "mpi-raw s",
@@ -307,10 +321,8 @@ def goal_table(rows, num, peers, strided_prefixes, factor):
     """Per case, P and regime: numerator / best peer, and whether the goal
     (strided cases: ratio <= 1/factor; others: ratio <= 1) is met."""
     key = ("case", "op", "procs", "regime")
-    groups = OrderedDict()
-    for r in rows:
-        if r.get("seconds") and r.get("check") == "ok":
-            groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
+    groups = by_key([r for r in rows
+                     if r.get("seconds") and r.get("check") == "ok"], key)
     out, met, total = [], 0, 0
     for k, g in groups.items():
         have = [p for p in peers if p in g]
@@ -355,9 +367,7 @@ def patterns_tables(rows, path):
     worst <= 1.5, median <= 0.5), the worst ten with what auto chose and
     the fastest fixed method, peak memory per method, failures."""
     key = ("case", "procs", "regime")
-    groups = OrderedDict()
-    for r in rows:
-        groups.setdefault(tuple(r[k] for k in key), {})[r["method"]] = r
+    groups = by_key(rows, key)
     seed = rows[0].get("seed", "")
     out = ["# Benchmark `patterns`\n",
            f"Seed {seed}; {len({r['case'] for r in rows})} cases. ratio = "
@@ -521,7 +531,6 @@ def nodes_tables(rows, path):
     """Suite nodes (issue 13): the thesis's patterns on virtual nodes with
     the simulated network (bench-nodes), the all-to-all sweep
     (bench-twolevel: DIR/nodes-a2a.csv) and the model rows."""
-    import os
     runs = [r for r in rows if r["kind"] == "run"]
     models = [r for r in rows if r["kind"] == "model"]
     out = ["# Benchmark `nodes` (issue 13)\n",
@@ -544,10 +553,7 @@ def nodes_tables(rows, path):
         out += [f"**{len(bad)} rows FAILED their check**: " +
                 ", ".join(f"{r['case']} {r['method']} P={r['procs']} "
                           f"{r['regime']}" for r in bad[:10]), ""]
-    groups = OrderedDict()
-    for r in runs:
-        groups.setdefault((r["procs"], r["nodes"], r["net"], r["case"]),
-                          {})[r["method"]] = r
+    groups = by_key(runs, ("procs", "nodes", "net", "case"))
     # per-case table
     head = ["P", "nodes", "net", "case", "op", "auto s", "auto chose",
             "best fixed", "auto/best"] + [m + " s" for m in NODES_FIXED] + \
@@ -637,14 +643,9 @@ def nodes_tables(rows, path):
                     f"over {len(rat)} cases: median {rat[len(rat) // 2]:.3f}, "
                     f"range {rat[0]:.3g}-{rat[-1]:.3g}.\n"]
     # the all-to-all sweep
-    a2a_path = os.path.join(os.path.dirname(path), "nodes-a2a.csv")
-    if os.path.exists(a2a_path):
-        with open(a2a_path) as f:
-            a2a = list(csv.DictReader(f))
-        g2 = OrderedDict()
-        for r in a2a:
-            g2.setdefault((r["procs"], r["nodes"], r["net"], r["block"]),
-                          {})[r["alg"]] = r
+    a2a = sibling_rows(path, "nodes-a2a.csv")
+    if a2a is not None:
+        g2 = by_key(a2a, ("procs", "nodes", "net", "block"), "alg")
         h2 = ["P", "nodes", "net", "block", "a1 s", "fourstage-nb s",
               "twolevel s", "auto s", "auto ran", "twolevel/best flat time",
               "inter msgs a1 : fourstage-nb : twolevel",
@@ -711,10 +712,7 @@ def nodes_tables(rows, path):
                     table(eh, er), ""]
     # projections
     if models:
-        pv = OrderedDict()
-        for r in models:
-            pv.setdefault((r["case"], r["regime"], r["procs"], r["nodes"]),
-                          {})[r["method"]] = r
+        pv = by_key(models, ("case", "regime", "procs", "nodes"))
         meths = list(OrderedDict.fromkeys(r["method"] for r in models))
         hh = ["pattern", "costs", "P", "nodes"] + meths + ["best",
                                                            "twolevel/a1 (all)"]
@@ -744,14 +742,9 @@ def nodes_tables(rows, path):
                 "assumed quiet node. Columns: exchange/aggregators "
                 "(all ranks, one, two or four per node).\n",
                 table(hh, tt), ""]
-    a2am = os.path.join(os.path.dirname(path), "nodes-a2a-model.csv")
-    if os.path.exists(a2am):
-        with open(a2am) as f:
-            mr = list(csv.DictReader(f))
-        pv = OrderedDict()
-        for r in mr:
-            pv.setdefault((r["costs"], r["procs"], r["nodes"], r["block"]),
-                          {})[r["alg"]] = r
+    mr = sibling_rows(path, "nodes-a2a-model.csv")
+    if mr is not None:
+        pv = by_key(mr, ("costs", "procs", "nodes", "block"), "alg")
         algs = list(OrderedDict.fromkeys(r["alg"] for r in mr))
         hh = ["costs", "P", "nodes", "block"] + [a + " s" for a in algs] + \
             ["auto", "twolevel/best flat", "net msgs/rank flat : twolevel"]
@@ -778,7 +771,6 @@ def nodes_tables(rows, path):
 
 def cgroup_table(path):
     """The memory control group of the memlimit runs (bench/run)."""
-    import os
     if not path or not os.path.exists(path):
         return []
     with open(path) as f:

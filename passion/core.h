@@ -549,10 +549,23 @@ CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
 /*
  * Calibration reads: time, on uncached pages of [lo, hi), one streamed
  * read of up to 1 MiB (at most the budget) and up to 8 single-page reads;
- * *lat = their median, *bw = the streamed bytes / (its time - latency).
+ * *lat = the least of them (core_posix_latency), *bw = the streamed bytes
+ * / (its time - latency).
  * Outside the counters; values left 0 when the driver cannot measure or
  * too little of the range is uncached.
  */
+/* The latency of n (>= 3, else 0 is returned) single-page read times t
+   (sorted here): the least. A read's time is the device's latency plus
+   whatever the host added (a descheduled rank, another process's I/O):
+   only the least is the device's. Their median gave 0.1-4 ms between runs
+   of one case on this shared VM (issue 14), and the model's choices
+   followed it: in one memory-limited run of `bench/run patterns` (P=2,
+   seed 20261123) auto read the block-cyclic tiles of c007 and c030 with a
+   hole-limited sieve (c007: 1,696 requests, 15.8 MB, 0.076 s) where
+   direct reads (5,088 requests, 64 in flight) took 0.047 s; with the
+   least (0.25 and 0.28 ms in two runs) auto chose direct on c007, c019,
+   c030 and c034 in both. */
+CORE_HIDDEN double core_posix_latency(double *t, int n);
 CORE_HIDDEN void core_io_measure(core_fh *fh, int64_t lo, int64_t hi,
                                  double *lat, double *bw);
 

@@ -351,9 +351,9 @@ static int cmp_double(const void *a, const void *b)
 /*
  * One rank's measurement on uncached pages of its extent [lo, hi): one
  * read of up to `big` bytes of uncached pages, then up to 8 single-page
- * reads spread over the extent (latency: their median; bandwidth: the big
- * read's bytes / (its time - latency)). Pages the page cache holds are
- * never timed.
+ * reads spread over the extent (latency: the least of them,
+ * core_posix_latency; bandwidth: the big read's bytes / (its time -
+ * latency)). Pages the page cache holds are never timed.
  */
 static void measure_fd(int fd, int64_t lo, int64_t hi, char *buf,
                        int64_t big, double *lat, double *bw)
@@ -391,12 +391,16 @@ static void measure_fd(int fd, int64_t lo, int64_t hi, char *buf,
         if (n == (ssize_t)pg)
             t[nt++] = dt;
     }
-    if (nt >= 3) {
-        qsort(t, (size_t)nt, sizeof t[0], cmp_double);
-        *lat = t[nt / 2];
-        if (got && tbw > *lat)
-            *bw = (double)got / (tbw - *lat);
-    }
+    if ((*lat = core_posix_latency(t, nt)) > 0 && got && tbw > *lat)
+        *bw = (double)got / (tbw - *lat);
+}
+
+double core_posix_latency(double *t, int n)
+{
+    if (n < 3)
+        return 0;
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return t[0];
 }
 
 /* The calibration reads go to a descriptor of their own (O_DIRECT if the

@@ -19,55 +19,79 @@ static passion_ctx *mkctx(passion_engine engine, int64_t budget)
     return ctx;
 }
 
-/* Write the global row-major array g into each rank's local file. */
-static void scatter(passion_array *a, passion_file *f, const char *g,
-                    int64_t es)
+/* This rank's local file f (interior) and the global row-major array g
+   of es-byte elements: g's part written into f (write), or the number of
+   f's elements that differ from g's (read). */
+static long local_vs_global(passion_array *a, passion_file *f, const char *g,
+                            int64_t es, int write)
 {
     const passion_array_spec *sp = passion_array_get_spec(a);
     int64_t nl[2], lo[2], hi[2];
     passion_array_local_shape(a, th_rank, nl);
     passion_array_local_bounds(a, th_rank, 0, lo, hi);
     char *b = malloc((size_t)(nl[0] * nl[1] * es) + 1);
-    /* packed local box in the array's storage order */
-    int cm = sp->order[0] == 1;
-    for (int64_t i = 0; i < nl[0]; i++)
-        for (int64_t j = 0; j < nl[1]; j++) {
-            int64_t p = cm ? j * nl[0] + i : i * nl[1] + j;
-            memcpy(b + p * es, g + ((lo[0] + i) * sp->shape[1] + lo[1] + j) * es,
-                   (size_t)es);
-        }
     passion_section s;
     int64_t z[2] = {0, 0};
     passion_section_set(&s, 2, z, nl, NULL);
-    int rc = passion_file_write(f, &s, b, NULL, 0);
-    TH_CHECK(rc == 0, "scatter write");
+    if (!write)
+        passion_file_read(f, &s, b, NULL, 0);
+    /* packed local box in the array's storage order */
+    int cm = sp->order[0] == 1;
+    long bad = 0;
+    for (int64_t i = 0; i < nl[0]; i++)
+        for (int64_t j = 0; j < nl[1]; j++) {
+            char *e = b + (cm ? j * nl[0] + i : i * nl[1] + j) * es;
+            const char *ge =
+                g + ((lo[0] + i) * sp->shape[1] + lo[1] + j) * es;
+            if (write)
+                memcpy(e, ge, (size_t)es);
+            else
+                bad += memcmp(e, ge, (size_t)es) != 0;
+        }
+    if (write) {
+        int rc = passion_file_write(f, &s, b, NULL, 0);
+        TH_CHECK(rc == 0, "scatter write");
+    }
     free(b);
+    return bad;
+}
+
+/* Write the global row-major array g into each rank's local file. */
+static void scatter(passion_array *a, passion_file *f, const char *g,
+                    int64_t es)
+{
+    local_vs_global(a, f, g, es, 1);
 }
 
 /* Compare this rank's part of f with the global row-major array g. */
 static long compare(passion_array *a, passion_file *f, const char *g,
                     int64_t es)
 {
-    const passion_array_spec *sp = passion_array_get_spec(a);
-    int64_t nl[2], lo[2], hi[2];
-    passion_array_local_shape(a, th_rank, nl);
-    passion_array_local_bounds(a, th_rank, 0, lo, hi);
-    char *b = malloc((size_t)(nl[0] * nl[1] * es) + 1);
-    passion_section s;
-    int64_t z[2] = {0, 0};
-    passion_section_set(&s, 2, z, nl, NULL);
-    passion_file_read(f, &s, b, NULL, 0);
-    int cm = sp->order[0] == 1;
-    long bad = 0;
-    for (int64_t i = 0; i < nl[0]; i++)
-        for (int64_t j = 0; j < nl[1]; j++) {
-            int64_t p = cm ? j * nl[0] + i : i * nl[1] + j;
-            bad += memcmp(b + p * es,
-                          g + ((lo[0] + i) * sp->shape[1] + lo[1] + j) * es,
-                          (size_t)es) != 0;
-        }
-    free(b);
-    return bad;
+    return local_vs_global(a, f, g, es, 0);
+}
+
+/* The grid of P ranks: one row of columns, or (bb) MPI_Dims_create's. */
+static void grid2(int bb, int dims[2])
+{
+    dims[0] = 1;
+    dims[1] = th_size;
+    if (bb) {
+        dims[0] = dims[1] = 0;
+        MPI_Dims_create(th_size, 2, dims);
+    }
+}
+
+/* Create th_dir()/PRE1-TAG.SUF and th_dir()/PRE2-TAG.SUF of a. */
+static void open_pair(passion_array *a, const char *pre1, const char *pre2,
+                      const char *tag, const char *suf, passion_file **f1,
+                      passion_file **f2)
+{
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/%s-%s.%s", th_dir(), pre1, tag, suf);
+    snprintf(p2, sizeof p2, "%s/%s-%s.%s", th_dir(), pre2, tag, suf);
+    *f1 = *f2 = NULL;
+    passion_file_open(a, p1, PASSION_MODE_CREATE, f1);
+    passion_file_open(a, p2, PASSION_MODE_CREATE, f2);
 }
 
 static passion_array *mk2d(passion_ctx *ctx, int64_t n0, int64_t n1,
@@ -92,19 +116,12 @@ static void jacobi_case(int engine, int bb, int storage, int prefetch,
                         int reuse, double tol, const char *tag)
 {
     passion_ctx *ctx = mkctx(engine, 1 << 20);
-    int dims[2] = {1, th_size};
-    if (bb) {
-        dims[0] = dims[1] = 0;
-        MPI_Dims_create(th_size, 2, dims);
-    }
+    int dims[2];
+    grid2(bb, dims);
     int64_t n0 = 4 * dims[0] + 9, n1 = 5 * dims[1] + 8;
     passion_array *a = mk2d(ctx, n0, n1, 8, storage, dims[0], dims[1], 1, 1);
-    char p1[512], p2[512];
-    snprintf(p1, sizeof p1, "%s/jb-%s.%%d", th_dir(), tag);
-    snprintf(p2, sizeof p2, "%s/ja-%s.%%d", th_dir(), tag);
-    passion_file *B = NULL, *A = NULL;
-    passion_file_open(a, p1, PASSION_MODE_CREATE, &B);
-    passion_file_open(a, p2, PASSION_MODE_CREATE, &A);
+    passion_file *B, *A;
+    open_pair(a, "jb", "ja", tag, "%d", &B, &A);
     double *g = malloc(sizeof(double) * n0 * n1),
            *h = malloc(sizeof(double) * n0 * n1);
     uint64_t s = th_seed;
@@ -182,11 +199,8 @@ static void jacobi_global_case(int engine, int bb, int storage, int prefetch,
                                const char *tag)
 {
     passion_ctx *ctx = mkctx(engine, 1 << 20);
-    int dims[2] = {1, th_size};
-    if (bb) {
-        dims[0] = dims[1] = 0;
-        MPI_Dims_create(th_size, 2, dims);
-    }
+    int dims[2];
+    grid2(bb, dims);
     int64_t n0 = 17, n1 = 23;
     int64_t shape[2] = {n0, n1};
     passion_array_spec sp;
@@ -198,12 +212,8 @@ static void jacobi_global_case(int engine, int bb, int storage, int prefetch,
     passion_array *a = NULL;
     int rc = passion_array_create(ctx, &sp, &a);
     TH_CHECK(rc == 0, "array: %s", passion_ctx_errdetail(ctx));
-    char p1[512], p2[512];
-    snprintf(p1, sizeof p1, "%s/gb-%s.raw", th_dir(), tag);
-    snprintf(p2, sizeof p2, "%s/ga-%s.raw", th_dir(), tag);
-    passion_file *B = NULL, *A = NULL;
-    passion_file_open(a, p1, PASSION_MODE_CREATE, &B);
-    passion_file_open(a, p2, PASSION_MODE_CREATE, &A);
+    passion_file *B, *A;
+    open_pair(a, "gb", "ga", tag, "raw", &B, &A);
     double *g = malloc(sizeof(double) * n0 * n1),
            *h = malloc(sizeof(double) * n0 * n1),
            *t = malloc(sizeof(double) * n0 * n1);
@@ -272,12 +282,8 @@ static void median_case(int engine, int pixel, int window, int prefetch,
     int r = window / 2;
     int64_t h = 37, w = 6 * th_size + 1;
     passion_array *a = mk2d(ctx, h, w, pixel, storage, 1, th_size, 0, r);
-    char p1[512], p2[512];
-    snprintf(p1, sizeof p1, "%s/mi-%s.%%d", th_dir(), tag);
-    snprintf(p2, sizeof p2, "%s/mo-%s.%%d", th_dir(), tag);
-    passion_file *in = NULL, *out = NULL;
-    passion_file_open(a, p1, PASSION_MODE_CREATE, &in);
-    passion_file_open(a, p2, PASSION_MODE_CREATE, &out);
+    passion_file *in, *out;
+    open_pair(a, "mi", "mo", tag, "%d", &in, &out);
     char *g = malloc((size_t)(h * w * pixel)), *ref = malloc((size_t)(h * w * pixel));
     uint64_t s = th_seed + (uint64_t)pixel;
     for (int64_t i = 0; i < h * w; i++) {

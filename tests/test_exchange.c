@@ -73,6 +73,31 @@ static int run_v(const int64_t *m, int alg, int radix, MPI_Datatype type,
     return ok;
 }
 
+/* m (as run_v) through every fixed algorithm, each checked on every
+   rank; `what` names the case in a failure */
+static void every_alg(const int64_t *m, MPI_Datatype type, const char *what)
+{
+    for (int a = 0; a < NALGS; a++)
+        TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, type, th_case_seed, NULL)),
+                 "%s %s", what, coll_xchg_name(fixed_algs[a]));
+}
+
+/* the most bytes a rank of the P x P matrix m sends or receives */
+static int64_t most_bytes(const int64_t *m)
+{
+    int64_t lmax = 0;
+    for (int i = 0; i < P; i++) {
+        int64_t out = 0, in = 0;
+        for (int j = 0; j < P; j++) {
+            out += m[i * P + j];
+            in += m[j * P + i];
+        }
+        lmax = out > lmax ? out : lmax;
+        lmax = in > lmax ? in : lmax;
+    }
+    return lmax;
+}
+
 /* passion_alltoall of count elements of type against MPI_Alltoall */
 static int run_regular(int64_t count, MPI_Datatype type, int alg, int radix,
                        uint64_t seed, coll_xchg_stats *stats)
@@ -258,11 +283,9 @@ static void test_irregular_random(void)
     for (int t = 0; t < trials; t++) {
         th_case_seed = th_seed + 100 + (uint64_t)t;
         int64_t *m = th_xchg_matrix(P, th_case_seed, maxb, 30);
-        for (int a = 0; a < NALGS; a++)
-            TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_BYTE,
-                                  th_case_seed, NULL)),
-                     "alltoallv %s trial %d", coll_xchg_name(fixed_algs[a]),
-                     t);
+        char what[32];
+        snprintf(what, sizeof what, "alltoallv trial %d:", t);
+        every_alg(m, MPI_BYTE, what);
         free(m);
     }
     /* elements larger than a byte */
@@ -270,10 +293,7 @@ static void test_irregular_random(void)
     int64_t *m = th_xchg_matrix(P, th_case_seed, 10, 20);
     for (int i = 0; i < P * P; i++)
         m[i] *= 8;
-    for (int a = 0; a < NALGS; a++)
-        TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_DOUBLE, th_case_seed,
-                              NULL)),
-                 "alltoallv doubles %s", coll_xchg_name(fixed_algs[a]));
+    every_alg(m, MPI_DOUBLE, "alltoallv doubles");
     free(m);
 }
 
@@ -283,10 +303,7 @@ static void test_huge_among_tiny(void)
     int64_t *m = th_xchg_matrix(P, th_case_seed, 3, 10);
     int64_t huge = small_run() ? 50000 : 1 << 20;
     m[(P - 1) * P + 0] = huge; /* last rank to rank 0 */
-    for (int a = 0; a < NALGS; a++)
-        TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_BYTE, th_case_seed,
-                              NULL)),
-                 "one huge message, %s", coll_xchg_name(fixed_algs[a]));
+    every_alg(m, MPI_BYTE, "one huge message,");
     free(m);
 }
 
@@ -316,18 +333,9 @@ static void test_fourstage_bounds(void)
        to the byte */
     th_case_seed = th_seed + 400;
     int64_t *m = th_xchg_matrix(P, th_case_seed, small_run() ? 6 : 40, 25);
-    int64_t lmax = 0;
     for (int i = 0; i < P * P; i++)
         m[i] *= P;
-    for (int i = 0; i < P; i++) {
-        int64_t out = 0, in = 0;
-        for (int j = 0; j < P; j++) {
-            out += m[i * P + j];
-            in += m[j * P + i];
-        }
-        lmax = out > lmax ? out : lmax;
-        lmax = in > lmax ? in : lmax;
-    }
+    int64_t lmax = most_bytes(m);
     double c = ceil(sqrt((double)P));
     for (int nb = 0; nb < 2; nb++) {
         int alg = nb ? PASSION_XCHG_FOURSTAGE_NB : PASSION_XCHG_FOURSTAGE;
@@ -457,10 +465,7 @@ static void test_chunked(void)
     coll_xchg_set_chunk(100);
     th_case_seed = th_seed + 500;
     int64_t *m = th_xchg_matrix(P, th_case_seed, small_run() ? 300 : 2000, 20);
-    for (int a = 0; a < NALGS; a++)
-        TH_CHECK(th_all(run_v(m, fixed_algs[a], 0, MPI_BYTE, th_case_seed,
-                              NULL)),
-                 "chunked %s", coll_xchg_name(fixed_algs[a]));
+    every_alg(m, MPI_BYTE, "chunked");
     TH_CHECK(th_all(run_regular(small_run() ? 30 : 100, MPI_INT,
                                 PASSION_XCHG_INDEX, 2, 7, NULL)),
              "chunked index");
@@ -801,16 +806,7 @@ static void test_budget_least(void)
         return; /* one rank stages nothing; more: slow here */
     th_case_seed = th_seed + 97;
     int64_t *m = th_xchg_matrix(P, th_case_seed, 16, 10);
-    int64_t lmax = 0;
-    for (int i = 0; i < P; i++) {
-        int64_t out = 0, in = 0;
-        for (int j = 0; j < P; j++) {
-            out += m[i * P + j];
-            in += m[j * P + i];
-        }
-        lmax = out > lmax ? out : lmax;
-        lmax = in > lmax ? in : lmax;
-    }
+    int64_t lmax = most_bytes(m);
     int64_t least = fs_least(P, lmax);
     char want[96];
     static const int algs[] = {PASSION_XCHG_FOURSTAGE,
