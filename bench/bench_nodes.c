@@ -8,7 +8,8 @@
  *
  * THE NETWORK IS SIMULATED (passion/net.c): the ranks share one machine;
  * every message passion sends between two virtual nodes costs its sender
- * a latency and a per-byte time (a sleep) before it is sent. Two settings,
+ * a latency and a per-byte time (a sleep) before it is sent, on its
+ * node's one interface (shared by the node's ranks). Two settings,
  * those of bench-twolevel: fast = 1 us + 0.08 ns/byte (a 100 Gb/s
  * InfiniBand HDR100 link), slow = 50 us + 1 ns/byte (about a 10 Gb/s
  * Ethernet with a kernel TCP stack; --slow US,NS sets another: bench/run

@@ -536,7 +536,8 @@ def nodes_tables(rows, path):
     out = ["# Benchmark `nodes` (issue 13)\n",
            "THE NETWORK IS SIMULATED: all ranks run on this machine; every "
            "message passion sends between two virtual nodes costs its sender "
-           "a latency and a per-byte time (fast: 1 us + 0.08 ns/B, a "
+           "a latency and a per-byte time on its node's one network "
+           "interface, shared by the node's ranks (fast: 1 us + 0.08 ns/B, a "
            "100 Gb/s HDR100 link; slow: as bench/run set it, by default "
            "1 ms + 1 ns/B, a latency above this machine's own oversubscribed "
            "message cost so that it dominates as a cluster's network does; "

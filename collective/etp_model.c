@@ -96,8 +96,8 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  * messages the network charges), not the round A1's data rides on. Then,
  * by the exchange the context's option names (auto: the cheaper of the
  * two):
- *  - flat (A1 and the others): the busiest sender waits the network's
- *    cost for each of its messages to another node (reads: an aggregator
+ *  - flat (A1 and the others): the busiest node's interface carries
+ *    the messages of all its ranks to other nodes (reads: an aggregator
  *    to the ranks whose data its domain holds; writes: a rank to the
  *    aggregators), counted pair by pair on the domains;
  *  - twolevel: a node's leader sends one message to each node its node
@@ -129,9 +129,11 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
     sh.node_max = node_max;
     double agree = coll_agree_cost_shape(mc, &sh);
     agree = agree > S ? agree : S;
-    /* flat: messages and bytes of the busiest sender between nodes;
+    /* flat: messages and bytes between nodes of the busiest node's
+       ranks together (they share its interface: passion/net.c);
        twolevel: of the busiest node (its leader sends them) */
     int64_t msgs_max = 0, bytes_max = 0, nmsgs_max = 0, nbytes_max = 0;
+    int64_t fm[COLL_A2A_MAX] = {0}, fb[COLL_A2A_MAX] = {0};
     for (int s = 0; s < P; s++) {
         int64_t m = 0, b = 0;
         for (int d = 0; d < P; d++) {
@@ -145,8 +147,11 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
                 b += n * p->esize;
             }
         }
-        msgs_max = m > msgs_max ? m : msgs_max;
-        bytes_max = b > bytes_max ? b : bytes_max;
+        int a = core_node_of(ctx, s);
+        fm[a] += m;
+        fb[a] += b;
+        msgs_max = fm[a] > msgs_max ? fm[a] : msgs_max;
+        bytes_max = fb[a] > bytes_max ? fb[a] : bytes_max;
     }
     /* N <= COLL_A2A_MAX here (coll_agree_by_nodes) */
     int64_t to[COLL_A2A_MAX];

@@ -134,6 +134,13 @@ struct passion_ctx {
     MPI_Comm leader_comm;  /* node leaders only (rank = node_id), else
                               MPI_COMM_NULL */
     int *node_of;          /* size entries: node_id of every rank */
+    /* the simulated network's interface of this node (net.c): the time
+       (CLOCK_MONOTONIC ns) until which it is busy, in memory the node's
+       ranks share (a window on node_comm), NULL when the network is off
+       or the node's ranks share no memory (then each rank is charged as
+       if it had an interface of its own) */
+    int64_t *net_busy;
+    MPI_Win net_win;
     int *node_first;       /* nnodes + 1 entries when the nodes are runs of
                               consecutive ranks (always for virtual
                               nodes): node n holds ranks node_first[n] ..
@@ -239,9 +246,11 @@ CORE_HIDDEN void core_idle(double t0);
  * it in a collective (the `mpi` algorithm): it is counted within / between
  * nodes (CORE_NET_COUNTED) and, when its receiver is on another node and
  * the simulated network is on (options sim_net_latency_us,
- * sim_net_byte_ns), the sender waits latency + bytes * byte_ns first. A
- * simulation for tests and benchmarks: MPI's own collectives (the error
- * agreement's allreduce, the FAD's allgather) are not charged.
+ * sim_net_byte_ns), the sender waits latency + bytes * byte_ns first,
+ * after the messages its node's other ranks sent before it: one network
+ * interface per node, shared by its ranks (net.c). A simulation for
+ * tests and benchmarks: MPI's own collectives (the error agreement's
+ * allreduce, the FAD's allgather) are not charged.
  */
 enum { CORE_NET_COUNTED = 1 };
 /* Collective over ctx->comm (passion_init): the node fields of ctx from

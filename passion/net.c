@@ -16,7 +16,15 @@
  * another node makes its sender wait sim_net_latency_us microseconds plus
  * sim_net_byte_ns nanoseconds per byte before it is sent, the time a
  * one-port network interface of that latency and bandwidth would be busy
- * with it. The wait sleeps (clock_nanosleep to an absolute deadline, so
+ * with it. The interface is the node's, shared by its ranks, as a
+ * cluster node's network adapter is: a message waits for the messages
+ * the node's other ranks handed it before (their busy time is one
+ * clock in memory the node's ranks share, an MPI shared-memory window on
+ * the node's communicator, advanced by compare-and-swap), so a node whose
+ * k ranks each send m messages off the node waits k m message times, the
+ * same as one rank sending them all; without shared memory (ranks of a
+ * node on different machines) each rank has an interface of its own.
+ * The wait sleeps (clock_nanosleep to an absolute deadline, so
  * the CPU goes to the other ranks of this machine) except below
  * NET_SPIN seconds, which it spins; a sleep may overshoot by the
  * scheduler's slack (tens of microseconds on a loaded machine). Messages
@@ -58,6 +66,10 @@ int core_nodes_wanted(const core_options *o, char *detail, size_t dlen)
 
 void core_nodes_free(passion_ctx *ctx)
 {
+    if (ctx->net_busy) {
+        MPI_Win_free(&ctx->net_win);
+        ctx->net_busy = NULL;
+    }
     if (ctx->node_comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->node_comm);
     if (ctx->leader_comm != MPI_COMM_NULL)
@@ -106,6 +118,33 @@ int core_nodes_init(passion_ctx *ctx)
             MPI_Group_free(&gc);
     }
     ctx->node_comm = node;
+    ctx->net_busy = NULL;
+    ctx->net_win = MPI_WIN_NULL;
+    /* the simulated network's interface of the node (collective over the
+       node; the options are the same on every rank: core_same); its clock
+       is set before the allgather below, which every rank passes only
+       after the node's leader has */
+    if (node != MPI_COMM_NULL && (ctx->opt.sim_net_latency_us > 0 ||
+                                  ctx->opt.sim_net_byte_ns > 0)) {
+        void *base = NULL;
+        MPI_Win w = MPI_WIN_NULL;
+        if (MPI_Win_allocate_shared(ctx->node_rank == 0 ? 8 : 0, 8,
+                                    MPI_INFO_NULL, node, &base, &w) ==
+            MPI_SUCCESS) {
+            MPI_Aint sz = 0;
+            int du = 0;
+            void *p = NULL;
+            if (MPI_Win_shared_query(w, 0, &sz, &du, &p) == MPI_SUCCESS &&
+                p && sz >= 8) {
+                ctx->net_busy = p;
+                ctx->net_win = w;
+                if (ctx->node_rank == 0)
+                    __atomic_store_n(ctx->net_busy, 0, __ATOMIC_SEQ_CST);
+            } else {
+                MPI_Win_free(&w);
+            }
+        }
+    }
     /* the leader of every rank, turned in place into node ids: a rank is
        its own leader (a new node) or its leader is lower (done before) */
     int *of = ctx->node_of;
@@ -168,6 +207,15 @@ double core_net_cost(const passion_ctx *ctx, int64_t bytes)
            (double)bytes * ctx->opt.sim_net_byte_ns * 1e-9;
 }
 
+/* CLOCK_MONOTONIC in nanoseconds (the same clock in every process of
+   the machine) */
+static int64_t net_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* Wait s seconds: spin below NET_SPIN, else sleep to the deadline. */
 static void net_wait(double s)
 {
@@ -207,11 +255,25 @@ void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes, int flags)
     }
     else if (inter)
         ctx->net_uncounted_inter++;
-    if (inter) {
-        double s = core_net_cost(ctx, bytes);
-        if (s > 0)
-            net_wait(s);
+    if (!inter)
+        return;
+    double s = core_net_cost(ctx, bytes);
+    if (s <= 0)
+        return;
+    if (!ctx->net_busy) {
+        net_wait(s);
+        return;
     }
+    /* the node's interface: this message starts when it is free (now or
+       after the messages before it) and keeps it busy s seconds */
+    int64_t now = net_now_ns(), cost = (int64_t)(s * 1e9), old, end;
+    old = __atomic_load_n(ctx->net_busy, __ATOMIC_SEQ_CST);
+    do {
+        end = (old > now ? old : now) + cost;
+    } while (!__atomic_compare_exchange_n(ctx->net_busy, &old, end, 0,
+                                          __ATOMIC_SEQ_CST,
+                                          __ATOMIC_SEQ_CST));
+    net_wait((double)(end - now) * 1e-9);
 }
 
 int core_net_isend(passion_ctx *ctx, const void *buf, int count,

@@ -283,31 +283,30 @@ static void test_lifetimes(void)
 
 /* ------------------------------------------------------ exclusive create */
 
-static int exists(const char *pat, int rank)
+/* th_dir()/pat with its "%d" (if any) replaced by rank, in p */
+static void rank_path(char *p, size_t len, const char *pat, int rank)
 {
-    char p[400];
-    snprintf(p, sizeof p, "%s/", th_dir());
+    snprintf(p, len, "%s/", th_dir());
     size_t n = strlen(p);
     const char *d = strstr(pat, "%d");
     if (d)
-        snprintf(p + n, sizeof p - n, "%.*s%d%s", (int)(d - pat), pat, rank,
+        snprintf(p + n, len - n, "%.*s%d%s", (int)(d - pat), pat, rank,
                  d + 2);
     else
-        snprintf(p + n, sizeof p - n, "%s", pat);
+        snprintf(p + n, len - n, "%s", pat);
+}
+
+static int exists(const char *pat, int rank)
+{
+    char p[400];
+    rank_path(p, sizeof p, pat, rank);
     return access(p, F_OK) == 0;
 }
 
 static void rm(const char *pat, int rank)
 {
     char p[400];
-    snprintf(p, sizeof p, "%s/", th_dir());
-    size_t n = strlen(p);
-    const char *d = strstr(pat, "%d");
-    if (d)
-        snprintf(p + n, sizeof p - n, "%.*s%d%s", (int)(d - pat), pat, rank,
-                 d + 2);
-    else
-        snprintf(p + n, sizeof p - n, "%s", pat);
+    rank_path(p, sizeof p, pat, rank);
     unlink(p);
 }
 

@@ -517,6 +517,26 @@ static int only(const char *name)
     return !o || !*o || strstr(name, o);
 }
 
+/* The call without faults, checked on every rank; its buffer (if any)
+   kept as the reference. */
+static void fault_free_run(const fcase *c)
+{
+    env e;
+    watch("%s: fault-free run", c->name);
+    int rc = env_up(c, 0, &e);
+    if (!rc)
+        rc = call(c, &e, 0, -1);
+    TH_CHECK(th_all(rc == 0), "%s: fault-free run: %s (%s)", c->name,
+             passion_strerror(rc), e.ctx ? passion_ctx_errdetail(e.ctx) : "");
+    if (!rc && e.buf) {
+        ref_nbuf = e.nbuf;
+        ref_buf = malloc((size_t)ref_nbuf);
+        memcpy(ref_buf, e.buf, (size_t)ref_nbuf);
+    }
+    env_down(&e);
+    alarm(0);
+}
+
 /* Make the case's files once (create, then a pattern in the data) and
    the fault-free result of the call. */
 static void case_prepare(const fcase *c)
@@ -529,20 +549,7 @@ static void case_prepare(const fcase *c)
     ref_buf = NULL;
     ref_nbuf = 0;
     if (c->kind == K_INIT || c->kind == K_CREATE || c->kind == K_A2A) {
-        env e;
-        watch("%s: fault-free run", c->name);
-        int rc = env_up(c, 0, &e);
-        if (!rc)
-            rc = call(c, &e, 0, -1);
-        TH_CHECK(th_all(rc == 0), "%s: fault-free run: %s (%s)", c->name,
-                 passion_strerror(rc), e.ctx ? passion_ctx_errdetail(e.ctx) : "");
-        if (!rc && e.buf) {
-            ref_nbuf = e.nbuf;
-            ref_buf = malloc((size_t)ref_nbuf);
-            memcpy(ref_buf, e.buf, (size_t)ref_nbuf);
-        }
-        env_down(&e);
-        alarm(0);
+        fault_free_run(c);
         return;
     }
     /* files: created by passion, then filled with a pattern */
@@ -585,21 +592,7 @@ static void case_prepare(const fcase *c)
         write_all(m->path, m->before, m->nbefore);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    /* the fault-free run */
-    env e;
-    watch("%s: fault-free run", c->name);
-    rc = env_up(c, 0, &e);
-    if (!rc)
-        rc = call(c, &e, 0, -1);
-    TH_CHECK(th_all(rc == 0), "%s: fault-free run: %s (%s)", c->name,
-             passion_strerror(rc), e.ctx ? passion_ctx_errdetail(e.ctx) : "");
-    if (!rc && e.buf) {
-        ref_nbuf = e.nbuf;
-        ref_buf = malloc((size_t)ref_nbuf);
-        memcpy(ref_buf, e.buf, (size_t)ref_nbuf);
-    }
-    env_down(&e);
-    alarm(0);
+    fault_free_run(c);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < nimg; i++)
         imgs[i].nafter = read_all(imgs[i].path, &imgs[i].after);

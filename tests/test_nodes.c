@@ -249,6 +249,40 @@ static void test_simnet(void)
         counts_for(3, 500);
 }
 
+/* The simulated network has one interface per node, shared by its ranks
+   (passion/net.c): two ranks of a node that each send one message to
+   another node at once take two message times together, not one (before:
+   an interface per rank). A lower bound: a wait never ends early. */
+static void test_simnet_node(void)
+{
+    if (P < 3)
+        return;
+    const double lat_us = 50000;
+    passion_ctx *c = NULL;
+    int rc = th_init(&c, "virtual_node_ranks=2,sim_net_latency_us=%g",
+                     lat_us);
+    TH_CHECK(rc == 0, "init: %d", rc);
+    if (rc)
+        return;
+    TH_CHECK(c->net_busy != NULL, "no shared interface on node %d",
+             c->node_id);
+    for (int rep = 0; rep < 2; rep++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (me < 2) /* node 0's two ranks, to rank 2 on node 1 */
+            core_net_charge(c, 2, 0, 0);
+        double t1 = MPI_Wtime();
+        double se[2] = {me < 2 ? -t0 : -HUGE_VAL, me < 2 ? t1 : -HUGE_VAL},
+               ge[2];
+        MPI_Allreduce(se, ge, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double span = ge[1] + ge[0];
+        TH_CHECK(span >= 2 * lat_us * 1e-6,
+                 "two ranks of a node sent one message each in %.6f s < "
+                 "two message times %.6f s", span, 2 * lat_us * 1e-6);
+    }
+    passion_finalize(c);
+}
+
 /* The exchange's argument agreement by nodes (issue 13): with a fixed
    node-aware algorithm as the context's option on several nodes, the
    headers fold within each node and only the leaders exchange them, one
@@ -752,6 +786,7 @@ static CU_TestInfo nodes_tests[] = {
 static CU_TestInfo net_tests[] = {
     {"within / between node counts by hand", test_counts},
     {"simulated network", test_simnet},
+    {"simulated network: one interface per node", test_simnet_node},
     {"exchange agreement by nodes", test_agree_nodes},
     {"auto weighs the network", test_model_net},
     CU_TEST_INFO_NULL};

@@ -263,6 +263,9 @@ typedef struct coll_xchg_ops {
        is taken to leave the node with the share (P - P/nodes)/(P - 1). */
     void (*net)(const coll_xchg_shape *shape, int radix, double *msgs,
                 double *bytes);
+    /* 1: only a node's leader sends between nodes (net is then the
+       node's), else every rank does, through the node's one interface */
+    int net_leaders;
     /* 1: the whole run rides on the entry agreement by nodes
        (coll_nodes_agree) when every rank guessed this algorithm */
     int nodes_fused;

@@ -37,6 +37,13 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
             m = (double)(s->procs - 1) * share;
             b = (double)s->lmax_x * share;
         }
+        /* a node's ranks share its network interface (passion/net.c):
+           where every rank sends between nodes, the busiest node's
+           interface carries node_max ranks' messages */
+        if (!ops->net_leaders && s->node_max > 1) {
+            m *= (double)s->node_max;
+            b *= (double)s->node_max;
+        }
         t += m * c->net_msg + b * c->net_byte;
     }
     /* the entry agreement. An algorithm whose step travels with the

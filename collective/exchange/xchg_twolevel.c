@@ -1241,6 +1241,7 @@ const coll_xchg_ops coll_xchg_twolevel = {
     .regular_only = 0,
     .agree_after = 1,
     .nodes_fused = 1,
+    .net_leaders = 1,
     .model = tl_model,
     .staging = tl_staging,
     .scratch = tl_scratch,
