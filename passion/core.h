@@ -456,6 +456,10 @@ extern CORE_HIDDEN const core_driver_ops core_drv_mpiio;
 extern CORE_HIDDEN const core_driver_ops core_drv_fault;
 
 /* Posix helpers shared by the drivers (drv_posix.c). */
+/* The page-cache probe: per mille of [lo, hi)'s pages cached; every page
+   counted up to CORE_PROBE_EXACT pages (64 MiB), windows spread over
+   larger extents. */
+#define CORE_PROBE_EXACT 16384
 CORE_HIDDEN int core_posix_cached(int fd, int64_t lo, int64_t hi);
 CORE_HIDDEN int core_posix_advise(int fd, int64_t off, int64_t len,
                                   int advice);
