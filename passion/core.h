@@ -369,6 +369,7 @@ enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };
 /* O_DIRECT alignment of buffer, offset, length */
 #define CORE_ALIGN 4096
 #define CORE_BOUNCE (4 << 20)   /* bytes per bounced O_DIRECT request */
+#define CORE_BOUNCE_MIN (256 << 10) /* smaller bounces are not worth it */
 #define CORE_MAXREQ (1LL << 30) /* bytes per driver request */
 #define CORE_QDEPTH 64          /* ops in flight in the io_uring ring */
 
