@@ -231,16 +231,6 @@ int coll_shared_writers(const coll_plan *p, int *writes, int *meets_lower)
     return 1;
 }
 
-/*
- * The file's costs, measured once per context ("calibrated costs ...
- * measured once per context"): called by every rank of the first auto or
- * extended two-phase call whose data the probe found uncached (the
- * condition is read from the FAD, so all ranks take part). Each rank
- * measures on its own extent, then the ranks agree on the slowest figures
- * (largest latency, smallest bandwidth), so that the cost model stays
- * identical everywhere. Up to 3 calls try while no rank has enough
- * uncached data; the options io_latency / io_bandwidth, when given, win.
- */
 void coll_file_costs(passion_ctx *ctx, double *lat, double *bw, int *nlat)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
@@ -257,6 +247,16 @@ static int file_pending(const coll_ext *e)
                   e->file_tries < 2 * COLL_FILE_SAMPLES);
 }
 
+/*
+ * The file's costs: called by every rank of the first auto or extended
+ * two-phase calls whose data the probe found uncached (the condition is
+ * read from the FAD, so all ranks take part), until COLL_FILE_SAMPLES
+ * readings or twice as many tries (file_pending). Each rank measures on
+ * its own extent, then the ranks agree on the slowest figures of the
+ * reading (largest latency, smallest bandwidth), so that the cost model
+ * stays identical everywhere; the model keeps the best reading. The
+ * options io_latency / io_bandwidth, when given, win.
+ */
 static void file_calibrate(coll_plan *p, coll_ext *e)
 {
     passion_ctx *ctx = p->ctx;
