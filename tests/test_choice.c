@@ -82,6 +82,9 @@
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
+ * The files of 3, 5 and 8 hold a slot of SLOT elements per rank (N at
+ * least), so the program runs at any rank count (before, they held N =
+ * 4 * SLOT: ranks 4 and up read past the end and failed at 5 ranks).
  */
 #include "harness.h"
 
@@ -95,6 +98,16 @@
 #include <time.h>
 
 #define N 4096
+/* tests 3, 5 and 8 read in rank r's slot, the SLOT elements at r * SLOT */
+#define SLOT 1024
+
+/* their files' length: every rank's slot, and N at least (the size the
+   cases were written for at 1 to 4 ranks) */
+static int64_t slots_n(void)
+{
+    int64_t n = (int64_t)SLOT * th_size;
+    return n > N ? n : N;
+}
 
 static passion_ctx *mkctx(const char *opts)
 {
@@ -584,10 +597,10 @@ static void test_fused(void)
     passion_finalize(ctx);
 }
 
-/* rank r's 16 doubles r * 1024 + 64 k: runs of 8 bytes, holes of 504 */
+/* rank r's 16 doubles r * SLOT + 64 k: runs of 8 bytes, holes of 504 */
 static void spaced(passion_section *s)
 {
-    int64_t st[1] = {th_rank * 1024}, ct[1] = {16}, sd[1] = {64};
+    int64_t st[1] = {(int64_t)th_rank * SLOT}, ct[1] = {16}, sd[1] = {64};
     passion_section_set(s, 1, st, ct, sd);
 }
 
@@ -596,7 +609,7 @@ static void test_learned(void)
     th_case_seed = th_seed;
     passion_ctx *ctx;
     passion_array *a;
-    passion_file *f = th_ramp_open("", "learned.raw", N, &ctx, &a);
+    passion_file *f = th_ramp_open("", "learned.raw", slots_n(), &ctx, &a);
     if (!f)
         return;
     static double b[N];
@@ -622,7 +635,7 @@ static void test_learned(void)
     }
     th_ramp_close(f, a, ctx);
     /* a fresh context learns from its own cached reads */
-    f = th_ramp_open("", "learned2.raw", N, &ctx, &a);
+    f = th_ramp_open("", "learned2.raw", slots_n(), &ctx, &a);
     if (!f)
         return;
     for (int i = 0; i < OCAD_LEARN_KEEP - 1; i++)
@@ -637,7 +650,7 @@ static void test_learned(void)
              ctx->req_warm[last]);
     th_ramp_close(f, a, ctx);
     /* one slow sample, then a cheap one: requests are cheap */
-    f = th_ramp_open("", "learned3.raw", N, &ctx, &a);
+    f = th_ramp_open("", "learned3.raw", slots_n(), &ctx, &a);
     if (!f)
         return;
     ocad_req_learn(ctx, 1e-4);
@@ -715,20 +728,21 @@ static void test_tiny_uncached(void)
     th_case_seed = th_seed;
     passion_ctx *ctx;
     passion_array *a;
-    passion_file *f = th_ramp_open("", "tiny.raw", N, &ctx, &a);
+    passion_file *f = th_ramp_open("", "tiny.raw", slots_n(), &ctx, &a);
     if (!f)
         return;
     int rc = passion_file_drop_cache(f);
     MPI_Barrier(MPI_COMM_WORLD);
-    int cached = core_io_cached(f->fh, 0, N * (int64_t)sizeof(double));
+    int cached =
+        core_io_cached(f->fh, 0, slots_n() * (int64_t)sizeof(double));
     TH_CHECK(rc == 0 && cached >= 0 && cached < 950,
              "the file's pages dropped: rc %d, %d per mille cached", rc,
              cached);
     MPI_Barrier(MPI_COMM_WORLD); /* every rank looked before any reads */
     static double b[N];
     passion_section s;
-    /* 8 doubles at rank * 1024: 64 bytes, within one page */
-    int64_t st[1] = {th_rank * 1024}, ct[1] = {8};
+    /* 8 doubles at rank * SLOT: 64 bytes, within one page */
+    int64_t st[1] = {(int64_t)th_rank * SLOT}, ct[1] = {8};
     passion_section_set(&s, 1, st, ct, NULL);
     TH_CHECK(8 * sizeof(double) <= COLL_PROBE_MIN, "a tiny extent");
     rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
@@ -788,7 +802,7 @@ static void test_again(void)
     th_case_seed = th_seed;
     passion_ctx *ctx;
     passion_array *a;
-    passion_file *f = th_ramp_open("", "again.raw", N, &ctx, &a);
+    passion_file *f = th_ramp_open("", "again.raw", slots_n(), &ctx, &a);
     if (!f)
         return;
     static double b[N];
