@@ -343,6 +343,13 @@ CORE_HIDDEN void *core_stage_alloc(passion_ctx *ctx, int64_t bytes);
 CORE_HIDDEN void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes);
 /* Free the blocks the context keeps for reuse (at finalize). */
 CORE_HIDDEN void core_stage_release(passion_ctx *ctx);
+/* Edge pages of shifted O_DIRECT reads (core_shift): n contiguous aligned
+   pages of the context's small fixed pool (CORE_EDGE_PAGES, made on first
+   use, beside the budget like the io_uring ring's own memory), or NULL
+   when the pool has no n free in a row. Any thread. */
+#define CORE_EDGE_PAGES 16
+CORE_HIDDEN char *core_stage_edge_get(passion_ctx *ctx, int n);
+CORE_HIDDEN void core_stage_edge_put(passion_ctx *ctx, char *p, int n);
 
 /* ---- time ---- */
 CORE_HIDDEN double core_now(void);
@@ -523,7 +530,8 @@ CORE_HIDDEN char *core_io_bounce_get(core_fh *fh, int64_t want,
  * bounce in the budget is read anyway with O_DIRECT, in one request of
  * aligned segments (readv): the span's middle pages into the caller's own
  * buffer at its first aligned address (land, mid bytes), its first ehead
- * bytes and its tail into `edge`, a page or three of staging; then moved
+ * bytes and its tail into `edge`, a page or three (of the context's edge
+ * pool, else of staging); then moved
  * into place (a memmove of the middle, the edges copied). Without it such
  * a read went through the buffered descriptor, on a kernel worker for the
  * ring (issue 14: a prefetching sweep of memory-limited slabs hid only a
@@ -533,13 +541,14 @@ typedef struct core_shift {
     int64_t a0, alen;    /* the aligned span */
     char *land;          /* aligned, inside the caller's buffer */
     int64_t mid;         /* span bytes [a0 + ehead, + mid) land there */
-    char *edge;          /* staging: span bytes [a0, a0 + ehead) and the */
-    int64_t elen, ehead; /* rest after the middle; elen bytes in all */
+    char *edge;          /* span bytes [a0, a0 + ehead) and the rest */
+    int64_t elen, ehead; /* after the middle; elen bytes in all */
+    int pooled;          /* edge from the pool, else staging */
 } core_shift;
 /* Plan a shifted read of (buf, len, off) on fh, taking its edge pages from
-   what the budget leaves: 1 planned, 0 not possible (aligned request,
-   no aligned page inside buf, or no room for the edge). Calling thread
-   only. */
+   the context's pool (core_stage_edge_get) or else from what the budget
+   leaves: 1 planned, 0 not possible (aligned request, no aligned page
+   inside buf, or no room for the edge). Calling thread only. */
 CORE_HIDDEN int core_io_shift_plan(core_fh *fh, char *buf, int64_t len,
                                    int64_t off, core_shift *s);
 /* The segments of the span from byte `done` of it on (at most 3). */

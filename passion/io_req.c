@@ -122,7 +122,10 @@ int core_io_shift_plan(core_fh *fh, char *buf, int64_t len, int64_t off,
     int64_t np = (a1 - a0) / A, k = room < np ? room : np, e = np - k;
     if (k < 1)
         return 0;
-    if (e > 0) {
+    if (e > 0 && A == 4096 &&
+        (s->edge = core_stage_edge_get(fh->ctx, (int)e)) != NULL)
+        s->pooled = 1;
+    else if (e > 0) {
         int64_t got = 0;
         s->edge = core_io_bounce_get(fh, e * A, &got);
         if (s->edge && got != e * A) {
@@ -217,9 +220,13 @@ int64_t core_io_shift_done(const core_shift *s, char *buf, int64_t len,
 
 void core_io_shift_free(core_fh *fh, core_shift *s)
 {
-    core_stage_free(fh->ctx, s->edge, s->elen);
+    if (s->pooled)
+        core_stage_edge_put(fh->ctx, s->edge, (int)(s->elen / 4096));
+    else
+        core_stage_free(fh->ctx, s->edge, s->elen);
     s->edge = NULL;
     s->elen = 0;
+    s->pooled = 0;
 }
 
 int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,

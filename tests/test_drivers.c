@@ -786,7 +786,8 @@ static void test_bounce_floor(void)
 /*
  * Shifted O_DIRECT reads (issue 14): with the budget held but for 12 KiB
  * per read in flight, an unaligned O_DIRECT read of 200 KiB or more has no
- * bounce for its span;
+ * bounce for its span (the edge pool serves the first few reads in
+ * flight, the budget's room the others);
  * it is read with O_DIRECT all the same, its middle pages landing in the
  * caller's buffer and its edges in a page or three of staging. Random
  * reads (seeded: file offset, length 200-600 KiB, buffer misalignment
