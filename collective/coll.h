@@ -181,7 +181,9 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
  * independent engine's plan and staging). After every auto call that
  * chose (not one done before the FAD) and succeeded, with a raw
  * prediction under COLL_FIXED_LEARN_MAX, each rank records the seconds
- * from the choice to the end of the agreement minus the raw prediction,
+ * from the choice to the outcome's agreement (not included: its round,
+ * the same for both classes, holds the other ranks' scheduling delays
+ * under load) minus the raw prediction,
  * clamped to [0, COLL_FIXED_CAP], for the class chosen: independent or
  * two-phase. The FAD carries each rank's learned figure (the lower
  * quartile of its last COLL_FIXED_KEEP samples, and their number: a load
@@ -189,7 +191,8 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
  * same calls took 10-50 us before and after it, and made a median the
  * spike's; a fixed cost compares methods, which a load slows alike) and
  * the call takes the largest figure and the fewest samples, so every rank
- * prices alike.
+ * prices alike. The model adds one learned round (the outcome's
+ * agreement) to it.
  * The prior, before any sample: one learned round (coll_sync_cost) for
  * independent access (its agreement), two for the two-phase method (its
  * agreement and its setup). With fewer than CORE_LEARN_TRUST samples the

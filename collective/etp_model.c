@@ -46,9 +46,11 @@
  *    CORE_LEARN_TRUST samples, before that at least round + (P-1) msg;
  *  - each candidate plus its class's fixed cost (independent or
  *    two-phase), learned from the calls on cached data that ran it
- *    (coll_fixed_learn in coll.h: the measured time minus the prediction,
- *    the lower quartile of recent calls, the largest over ranks), before that one learned round for
- *    independent access and two for the two-phase method. Small sections
+ *    (coll_fixed_learn in coll.h: the measured time up to the outcome's
+ *    agreement minus the prediction, the lower quartile of recent calls,
+ *    the largest over ranks) plus one learned round (that agreement);
+ *    before that one learned round for independent access and two for
+ *    the two-phase method. Small sections
  *    showed why: the linear model predicted 2-10x below their measured
  *    times (tens of microseconds), and chose the two-phase method where
  *    direct reads were 6.6x faster.
@@ -273,13 +275,16 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     return t;
 }
 
-/* a class's fixed cost: learned (coll_fixed_learn), lowering the prior
-   only until there are CORE_LEARN_TRUST samples */
-static double fixed_cost(const coll_plan *p, int cls, double prior)
+/* a class's fixed cost: the outcome's agreement (a learned round S, the
+   same for both classes) plus what was learned beyond the model before
+   it (coll_fixed_learn), lowering the prior only until there are
+   CORE_LEARN_TRUST samples */
+static double fixed_cost(const coll_plan *p, int cls, double prior, double S)
 {
     double v = p->fixed[cls];
     if (p->fixed_n[cls] <= 0 || v < 0)
         return prior;
+    v += S;
     if (p->fixed_n[cls] < CORE_LEARN_TRUST && v > prior)
         return prior;
     return v;
@@ -361,8 +366,8 @@ int coll_method_choose(coll_plan *p, double *seconds)
                 p->fixed[COLL_FIX_ETP]);
     /* each method's fixed cost: learned from the calls that ran it, else
        its rounds (coll_fixed_learn) */
-    const double F_ind = fixed_cost(p, COLL_FIX_IND, S);
-    const double F_etp = fixed_cost(p, COLL_FIX_ETP, 2 * S);
+    const double F_ind = fixed_cost(p, COLL_FIX_IND, S, S);
+    const double F_etp = fixed_cost(p, COLL_FIX_ETP, 2 * S, S);
     int best = PASSION_METHOD_AUTO; /* = independent */
     double tbest = t_ind + F_ind;
     p->pred_raw = t_ind;

@@ -133,8 +133,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     } else {
         chosen = PASSION_METHOD_DIRECT; /* the early writes, in order */
     }
-    /* the chosen method's fixed cost is learned from here to the end of
-       the agreement (coll_fixed_learn), on cached data only: on an
+    /* the chosen method's fixed cost is learned from here to the
+       outcome's agreement (coll_fixed_learn), on cached data only: on an
        uncached file the time minus the prediction is mostly the device's
        error from the model (a read predicted 0.8 ms took 6.4 ms), the
        independent class's learned cost sat at its cap and which class
@@ -158,6 +158,13 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
             ctx->cnt.bytes_useful = useful;
     }
     coll_plan_free(&p);
+    /* the sample ends before the outcome's agreement: its round is the
+       same for both classes (fixed_cost adds one learned round to each),
+       and under load it holds the other ranks' scheduling delays, which
+       made a class's figure sit at its cap in some runs and not others
+       (issue 14: independent 1 ms against two-phase 0 in one of nine
+       runs, every small case then two-phase) */
+    double t_end = core_now();
     rc = core_agree(ctx, rc);
     if (method == PASSION_METHOD_AUTO && !all_done)
         coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
@@ -169,7 +176,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
              raw < COLL_FIXED_LEARN_MAX) {
         int etp = chosen == PASSION_METHOD_ETP_STATIC ||
                   chosen == PASSION_METHOD_ETP_DYNAMIC;
-        double took = core_now() - t_run;
+        double took = t_end - t_run;
         coll_fixed_learn(ctx, etp ? COLL_FIX_ETP : COLL_FIX_IND, took - raw);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
             fprintf(stderr, "passion: auto: %s took %.3g s, predicted %.3g "
