@@ -67,13 +67,13 @@ static passion_ctx *mkctx(int driver, int direct, int engine, int fshort,
     return ctx;
 }
 
-/* A context on the posix driver with O_DIRECT (engine, memory budget)
+/* A context with O_DIRECT (driver, engine, short counts, memory budget)
    and path opened read-only on it: 1, or 0 with nothing left open where
    the file system has no O_DIRECT or a call fails (a failed check). */
-static int open_direct(int engine, int64_t budget, const char *path,
-                       passion_ctx **pctx, core_fh **pfh)
+static int open_direct(int driver, int engine, int fshort, int64_t budget,
+                       const char *path, passion_ctx **pctx, core_fh **pfh)
 {
-    passion_ctx *ctx = mkctx(PASSION_DRIVER_POSIX, 1, engine, 0, 0, budget);
+    passion_ctx *ctx = mkctx(driver, 1, engine, fshort, 0, budget);
     if (!ctx)
         return 0;
     core_fh *fh = NULL;
@@ -668,7 +668,8 @@ static void test_bounce_budget(void)
         for (int how = 0; how < 2; how++) {
             passion_ctx *ctx;
             core_fh *fh;
-            if (!open_direct(engines[e], BB_BUDGET, path, &ctx, &fh))
+            if (!open_direct(PASSION_DRIVER_POSIX, engines[e], 0, BB_BUDGET,
+                             path, &ctx, &fh))
                 continue;
             int rc;
             /* the engine started and the buffers touched before the
@@ -759,7 +760,8 @@ static void test_bounce_floor(void)
         for (int how = 0; how < 2; how++) {
             passion_ctx *ctx;
             core_fh *fh;
-            if (!open_direct(engines[e], budget, path, &ctx, &fh))
+            if (!open_direct(PASSION_DRIVER_POSIX, engines[e], 0, budget, path,
+                             &ctx, &fh))
                 continue;
             int rc;
             passion_engine eng;
@@ -856,12 +858,9 @@ static void test_shift_reads(void)
     uint64_t s = th_case_seed;
     char path[512];
     snprintf(path, sizeof path, "%s/shift-%d.raw", th_dir(), th_rank);
-    unsigned char *model = malloc(SH_FSIZE);
-    fill(model, SH_FSIZE, &s);
-    FILE *fp = fopen(path, "wb");
-    TH_CHECK(fp && fwrite(model, 1, SH_FSIZE, fp) == SH_FSIZE &&
-                 fclose(fp) == 0,
-             "write %s", path);
+    unsigned char *model = model_file(path, SH_FSIZE, &s);
+    if (!model)
+        return;
     int64_t off[SH_N], len[SH_N];
     int mis[SH_N];
     for (int k = 0; k < SH_N; k++) {
@@ -886,16 +885,12 @@ static void test_shift_reads(void)
     for (int d = 0; d < 2; d++)
         for (int e = 0; e < 2; e++)
             for (int how = 0; how < 3; how++) {
-                passion_ctx *ctx = mkctx(drvs[d], 1, engines[e], d == 1, 0,
-                                         SH_BUDGET);
-                core_fh *fh = NULL;
-                int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
-                TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
-                if (fh->align <= 1) { /* no O_DIRECT on this file system */
-                    core_io_close(fh);
-                    passion_finalize(ctx);
+                passion_ctx *ctx;
+                core_fh *fh;
+                if (!open_direct(drvs[d], engines[e], d == 1, SH_BUDGET, path,
+                                 &ctx, &fh))
                     continue;
-                }
+                int rc;
                 passion_engine eng;
                 passion_engine_get(ctx, &eng);
                 /* room for every read's edge pages (at most 3 each),
