@@ -12,6 +12,7 @@
 
 #include "passion.h"
 #include <stdarg.h>
+#include <sys/uio.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -342,6 +343,13 @@ CORE_HIDDEN void *core_stage_alloc(passion_ctx *ctx, int64_t bytes);
 CORE_HIDDEN void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes);
 /* Free the blocks the context keeps for reuse (at finalize). */
 CORE_HIDDEN void core_stage_release(passion_ctx *ctx);
+/* Edge pages of shifted O_DIRECT reads (core_shift): n contiguous aligned
+   pages of the context's small fixed pool (CORE_EDGE_PAGES, made on first
+   use, beside the budget like the io_uring ring's own memory), or NULL
+   when the pool has no n free in a row. Any thread. */
+#define CORE_EDGE_PAGES 16
+CORE_HIDDEN char *core_stage_edge_get(passion_ctx *ctx, int n);
+CORE_HIDDEN void core_stage_edge_put(passion_ctx *ctx, char *p, int n);
 
 /* ---- time ---- */
 CORE_HIDDEN double core_now(void);
@@ -388,6 +396,11 @@ typedef struct core_driver_ops {
        writes may come unaligned. */
     int64_t (*pread)(core_fh *fh, void *buf, int64_t len, int64_t off);
     int64_t (*pwrite)(core_fh *fh, const void *buf, int64_t len,
+                      int64_t off);
+    /* Optional: one read of n segments, all aligned on an aligned handle
+       (a shifted O_DIRECT read, core_io_shift_read); bytes or -errno.
+       NULL: the segments are read one pread each. */
+    int64_t (*preadv)(core_fh *fh, const struct iovec *iov, int n,
                       int64_t off);
     int (*size)(core_fh *fh, int64_t *bytes);     /* -errno on failure */
     int (*resize)(core_fh *fh, int64_t bytes);    /* ftruncate */
@@ -512,6 +525,48 @@ CORE_HIDDEN int64_t core_io_once_via(core_fh *fh, int write, void *buf,
    Calling thread only. */
 CORE_HIDDEN char *core_io_bounce_get(core_fh *fh, int64_t want,
                                      int64_t *got);
+/*
+ * A shifted read: an unaligned O_DIRECT read whose aligned span has no
+ * bounce in the budget is read anyway with O_DIRECT, in one request of
+ * aligned segments (readv): the span's middle pages into the caller's own
+ * buffer at its first aligned address (land, mid bytes), its first ehead
+ * bytes and its tail into `edge`, a page or three (of the context's edge
+ * pool, else of staging); then moved
+ * into place (a memmove of the middle, the edges copied). Without it such
+ * a read went through the buffered descriptor, on a kernel worker for the
+ * ring (issue 14: a prefetching sweep of memory-limited slabs hid only a
+ * quarter of its I/O).
+ */
+typedef struct core_shift {
+    int64_t a0, alen;    /* the aligned span */
+    char *land;          /* aligned, inside the caller's buffer */
+    int64_t mid;         /* span bytes [a0 + ehead, + mid) land there */
+    char *edge;          /* span bytes [a0, a0 + ehead) and the rest */
+    int64_t elen, ehead; /* after the middle; elen bytes in all */
+    int pooled;          /* edge from the pool, else staging */
+} core_shift;
+/* Plan a shifted read of (buf, len, off) on fh, taking its edge pages from
+   the context's pool (core_stage_edge_get) or else from what the budget
+   leaves: 1 planned, 0 not possible (aligned request, no aligned page
+   inside buf, or no room for the edge). Calling thread only. */
+CORE_HIDDEN int core_io_shift_plan(core_fh *fh, char *buf, int64_t len,
+                                   int64_t off, core_shift *s);
+/* The segments of the span from byte `done` of it on (at most 3). */
+CORE_HIDDEN int core_io_shift_iov(const core_shift *s, int64_t done,
+                                  struct iovec *iov);
+/* Read the span (got bytes of it already) to its end or the end of the
+   file; the span bytes read in all, or -errno on a failed request.
+   *calls counts the driver requests. Any thread. */
+CORE_HIDDEN int64_t core_io_shift_read(core_fh *fh, const core_shift *s,
+                                       int64_t got, int64_t *calls);
+/* got bytes of the span are in: move the wanted ones into buf; returns
+   how many of the len wanted bytes, from the first, are in place. Any
+   thread. */
+CORE_HIDDEN int64_t core_io_shift_done(const core_shift *s, char *buf,
+                                       int64_t len, int64_t off,
+                                       int64_t got);
+/* Return the edge pages (calling thread). */
+CORE_HIDDEN void core_io_shift_free(core_fh *fh, core_shift *s);
 /* Does a read of (buf, len, off) on fh need the bounce? If so, the
    aligned span to read instead is [*a0, *a0 + *alen), alen <= limit. */
 CORE_HIDDEN int core_io_bounce_span(const core_fh *fh, const void *buf,
@@ -671,6 +726,11 @@ struct core_op {
                            (io_uring: the whole span at b0; worker: a
                            piece at a time), counted in the budget */
     int64_t b0, blen;   /* its file offset (io_uring) and length */
+    int shifted;        /* no bounce: a shifted read (core_shift), whose
+                           span is b0, blen; done counts span bytes
+                           while it is in flight */
+    core_shift sh;
+    struct iovec iov[3]; /* io_uring: its segments, kept until done */
     int where;          /* engine queue it went to */
     core_op *next;
 };

@@ -6,10 +6,11 @@
  *
  * With O_DIRECT the handle has align = 4096: reads come aligned (io.c's
  * core_io_once and the engine bounce unaligned ones through staging
- * memory) unless the memory budget left no room for a bounce; aligned
- * requests go straight to the device, unaligned ones through a second,
- * buffered descriptor (the kernel flushes cached pages of a range before
- * direct I/O on it, so both views stay coherent).
+ * memory, or shift them in the caller's buffer: preadv of aligned
+ * segments) unless the memory budget left no room even for that; aligned
+ * requests go straight to the device, unaligned ones (writes, mostly)
+ * through a second, buffered descriptor (the kernel flushes cached pages
+ * of a range before direct I/O on it, so both views stay coherent).
  *
  * Invariants: no descriptor leaves passion/ (ring_fd is for the engine
  * only); nothing here touches the context's counters.
@@ -104,6 +105,15 @@ static int64_t posix_pread(core_fh *fh, void *buf, int64_t len, int64_t off)
         len = CORE_MAXREQ;
     ssize_t n = pread(fd_for(h, buf, len, off), buf, (size_t)len, off);
     return n < 0 ? -errno : n;
+}
+
+/* aligned segments (a shifted read): to the O_DIRECT descriptor */
+static int64_t posix_preadv(core_fh *fh, const struct iovec *iov, int n,
+                            int64_t off)
+{
+    posix_fh *h = (posix_fh *)fh;
+    ssize_t r = preadv(h->dfd >= 0 ? h->dfd : h->fd, iov, n, off);
+    return r < 0 ? -errno : r;
 }
 
 static int64_t posix_pwrite(core_fh *fh, const void *buf, int64_t len,
@@ -484,6 +494,7 @@ const core_driver_ops core_drv_posix = {
     .open = posix_open,
     .pread = posix_pread,
     .pwrite = posix_pwrite,
+    .preadv = posix_preadv,
     .size = posix_size,
     .resize = posix_resize,
     .sync = posix_sync,

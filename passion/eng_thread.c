@@ -24,6 +24,19 @@ typedef struct thread_impl {
 
 void core_op_run(core_op *op)
 {
+    if (op->shifted) {
+        /* the span into buf and the edge pages, then into place */
+        int64_t got = core_io_shift_read(op->fh, &op->sh, 0, &op->calls);
+        if (got < 0) {
+            op->err = (int)-got;
+            return;
+        }
+        op->done = core_io_shift_done(&op->sh, op->buf, op->len, op->off,
+                                      got);
+        if (op->done < op->len)
+            op->err = CORE_EOF;
+        return;
+    }
     while (op->done < op->len) {
         int64_t r = core_io_once_via(op->fh, op->write, op->buf + op->done,
                                      op->len - op->done, op->off + op->done,

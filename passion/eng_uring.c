@@ -6,11 +6,13 @@
  * beside the caller, not in its submit call, unless the op asks to stay
  * inline (noasync: batched reads, which wait for the batch anyway). An
  * unaligned O_DIRECT read reads its aligned span into the bounce buffer
- * engine.c gave it and is copied out when complete.
+ * engine.c gave it and is copied out when complete, or, shifted (no
+ * bounce in the budget), reads it with one readv of aligned segments into
+ * the caller's buffer and a few edge pages and is moved into place.
  *
  * Invariants: every op handed to submit comes back from reap exactly once;
  * an op is either in the wait queue, in the ring, or in the done queue;
- * while a bounced op is in flight its done counts bounce bytes.
+ * while a bounced or shifted op is in flight its done counts span bytes.
  */
 #include "core.h"
 
@@ -81,6 +83,17 @@ static void flush(uring_impl *u)
         if (!sqe)
             break;
         core_op *op = pop(&u->wait_h, &u->wait_t);
+        if (op->shifted) {
+            /* one readv of the span's aligned segments from done on */
+            int nv = core_io_shift_iov(&op->sh, op->done, op->iov);
+            io_uring_prep_readv(sqe, op->fd, op->iov, (unsigned)nv,
+                                (uint64_t)(op->b0 + op->done));
+            io_uring_sqe_set_data(sqe, op);
+            op->calls++;
+            u->in_ring++;
+            added++;
+            continue;
+        }
         char *p = op->bounce ? op->bounce : op->buf;
         int64_t off = op->bounce ? op->b0 : op->off;
         int64_t n = (op->bounce ? op->blen : op->len) - op->done;
@@ -130,6 +143,15 @@ static void unbounce(core_op *op)
     op->done = got;
 }
 
+/* A shifted read is over: the wanted bytes into place (its edge pages go
+   back in engine.c's finish). */
+static void unshift(core_op *op)
+{
+    op->done = core_io_shift_done(&op->sh, op->buf, op->len, op->off,
+                                  op->done);
+    op->shifted = 0;
+}
+
 /* Account one CQE: finished ops go to the done queue, others back. */
 static void complete(uring_impl *u, core_op *op, int res)
 {
@@ -138,16 +160,20 @@ static void complete(uring_impl *u, core_op *op, int res)
         push_front(&u->wait_h, &u->wait_t, op);
         return;
     }
-    int64_t want = op->bounce ? op->blen : op->len;
+    int span = op->bounce || op->shifted;
+    int64_t want = span ? op->blen : op->len;
     if (res > 0)
         op->done += res;
-    /* a bounced read may stop short of its span once the wanted bytes are
-       in (the span's tail is past the end of the file) */
+    /* a bounced or shifted read may stop short of its span once the
+       wanted bytes are in (the span's tail is past the end of the file) */
     int enough = op->done >= want ||
-                 (op->bounce && op->b0 + op->done >= op->off + op->len);
+                 (span && op->b0 + op->done >= op->off + op->len);
     if (res < 0)
         op->err = -res;
-    else if (res == 0 && !enough)
+    else if (!enough && (res == 0 || (op->shifted &&
+                                      (op->b0 + op->done) % op->fh->align)))
+        /* O_DIRECT: a short read off the alignment met the end of the file
+           (a read from there would be refused, not empty) */
         op->err = op->write ? ENOSPC : CORE_EOF;
     else if (!enough) {
         push_front(&u->wait_h, &u->wait_t, op);
@@ -155,6 +181,8 @@ static void complete(uring_impl *u, core_op *op, int res)
     }
     if (op->bounce)
         unbounce(op);
+    else if (op->shifted)
+        unshift(op);
     push(&u->done_h, &u->done_t, op);
 }
 

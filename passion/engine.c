@@ -227,6 +227,16 @@ static int ring_prep(core_op *op)
             op->b0 = a0;
             op->blen = alen;
             op->fd = fh->ops->ring_fd(fh, 0, b, alen, a0, &op->buffered);
+        } else if (core_io_shift_plan(fh, op->buf, op->len, op->off,
+                                      &op->sh)) {
+            /* O_DIRECT all the same: the span's middle lands in the
+               caller's buffer, its edges in a page or three of staging */
+            op->shifted = 1;
+            op->b0 = op->sh.a0;
+            op->blen = op->sh.alen;
+            op->fd = fh->ops->ring_fd(fh, 0, op->sh.land, op->sh.mid,
+                                      op->sh.a0 + op->sh.ehead,
+                                      &op->buffered);
         } else {
             op->fd = fh->ops->ring_fd(fh, 0, op->buf, op->len, op->off,
                                       &op->buffered);
@@ -238,6 +248,8 @@ static int ring_prep(core_op *op)
     if (op->fd < 0) {
         core_stage_free(ctx, op->bounce, op->blen);
         op->bounce = NULL;
+        core_io_shift_free(fh, &op->sh);
+        op->shifted = 0;
         return -1;
     }
     return 0;
@@ -247,7 +259,7 @@ static int ring_prep(core_op *op)
    bytes of what the budget leaves, given here on the calling thread (the
    worker may not touch the context's staging), returned at completion;
    none when the budget is used up (the read then goes unaligned to the
-   driver). */
+   driver), or a shifted read when the budget leaves its edge pages. */
 static void worker_prep(core_op *op)
 {
     int64_t a0, alen;
@@ -255,8 +267,12 @@ static void worker_prep(core_op *op)
     op->blen = 0;
     if (!op->write &&
         core_io_bounce_span(op->fh, op->buf, op->len, op->off, CORE_BOUNCE,
-                            &a0, &alen))
+                            &a0, &alen)) {
         op->bounce = core_io_bounce_get(op->fh, alen, &op->blen);
+        if (!op->bounce && op->len <= CORE_MAXREQ &&
+            core_io_shift_plan(op->fh, op->buf, op->len, op->off, &op->sh))
+            op->shifted = 1;
+    }
 }
 
 int core_aio_submit(core_fh *fh, core_op *op)
@@ -273,6 +289,8 @@ int core_aio_submit(core_fh *fh, core_op *op)
     op->done = 0;
     op->calls = 0;
     op->bounce = NULL;
+    op->shifted = 0;
+    memset(&op->sh, 0, sizeof op->sh);
     if (st->kind == PASSION_ENGINE_URING && fh->ops->ring_fd &&
         ring_prep(op) == 0) {
         op->where = Q_URING;
@@ -298,6 +316,8 @@ int core_aio_submit(core_fh *fh, core_op *op)
     if ((rc = thread_up(ctx, st))) {
         core_stage_free(ctx, op->bounce, op->blen);
         op->bounce = NULL;
+        core_io_shift_free(fh, &op->sh);
+        op->shifted = 0;
         return rc;
     }
     op->where = Q_THREAD;
@@ -344,6 +364,8 @@ static void finish(core_op *op)
         core_stage_free(op->fh->ctx, op->bounce, op->blen);
         op->bounce = NULL;
     }
+    core_io_shift_free(op->fh, &op->sh); /* a shifted op's edge pages */
+    op->shifted = 0;
     core_io_op_done(op);
     op->fn(op);
 }

@@ -103,15 +103,152 @@ int64_t core_io_once_via(core_fh *fh, int write, void *buf, int64_t len,
     return n;
 }
 
+int core_io_shift_plan(core_fh *fh, char *buf, int64_t len, int64_t off,
+                       core_shift *s)
+{
+    const int64_t A = fh->align;
+    memset(s, 0, sizeof *s);
+    if (A <= 1 || len <= 0 ||
+        ((uintptr_t)buf % (uintptr_t)A == 0 && len % A == 0 && off % A == 0))
+        return 0;
+    int64_t a0 = off / A * A, a1 = (off + len + A - 1) / A * A;
+    uintptr_t b = (uintptr_t)buf, m = (b + (uintptr_t)A - 1) / A * A;
+    if (m >= b + (uintptr_t)len)
+        return 0;
+    /* the middle: as many of the span's pages as fit in buf from its first
+       aligned address; the first page (when any is left over) and the
+       rest go to the edge */
+    int64_t room = (int64_t)((b + (uintptr_t)len - m) / (uintptr_t)A);
+    int64_t np = (a1 - a0) / A, k = room < np ? room : np, e = np - k;
+    if (k < 1)
+        return 0;
+    if (e > 0 && A == 4096 &&
+        (s->edge = core_stage_edge_get(fh->ctx, (int)e)) != NULL)
+        s->pooled = 1;
+    else if (e > 0) {
+        int64_t got = 0;
+        s->edge = core_io_bounce_get(fh, e * A, &got);
+        if (s->edge && got != e * A) {
+            core_stage_free(fh->ctx, s->edge, got);
+            s->edge = NULL;
+        }
+        if (!s->edge)
+            return 0;
+    }
+    s->a0 = a0;
+    s->alen = a1 - a0;
+    s->land = (char *)m;
+    s->mid = k * A;
+    s->elen = e * A;
+    s->ehead = e > 0 ? A : 0;
+    return 1;
+}
+
+int core_io_shift_iov(const core_shift *s, int64_t done, struct iovec *iov)
+{
+    char *p[3] = {s->edge, s->land, s->edge + s->ehead};
+    int64_t n[3] = {s->ehead, s->mid, s->elen - s->ehead};
+    int k = 0;
+    for (int i = 0; i < 3; i++) {
+        if (done >= n[i]) {
+            done -= n[i];
+            continue;
+        }
+        iov[k].iov_base = p[i] + done;
+        iov[k].iov_len = (size_t)(n[i] - done);
+        k++;
+        done = 0;
+    }
+    return k;
+}
+
+int64_t core_io_shift_read(core_fh *fh, const core_shift *s, int64_t got,
+                           int64_t *calls)
+{
+    const int64_t A = fh->align;
+    int64_t r = 0;
+    while (got < s->alen) {
+        struct iovec iov[3];
+        int n = core_io_shift_iov(s, got, iov);
+        /* the segments are aligned while got is; after a short count off
+           the alignment (the end of the file, or a driver's short count)
+           the rest goes segment by segment to pread, which takes it
+           unaligned (posix: the buffered descriptor, which returns 0 at
+           the end of the file where O_DIRECT would refuse the offset) */
+        if (fh->ops->preadv && got % A == 0)
+            r = fh->ops->preadv(fh, iov, n, s->a0 + got);
+        else
+            r = fh->ops->pread(fh, iov[0].iov_base, (int64_t)iov[0].iov_len,
+                               s->a0 + got);
+        (*calls)++;
+        if (r == -EINTR || r == -EAGAIN)
+            continue;
+        if (r <= 0)
+            break;
+        got += r;
+    }
+    return r < 0 ? r : got;
+}
+
+/* Copy the bytes of file range [foff, foff + flen) held at src that lie in
+   [off, off + n) to their place in buf. */
+static void shift_place(char *buf, int64_t off, int64_t n, const char *src,
+                        int64_t foff, int64_t flen)
+{
+    int64_t lo = foff > off ? foff : off;
+    int64_t hi = foff + flen < off + n ? foff + flen : off + n;
+    if (hi > lo)
+        memmove(buf + (lo - off), src + (lo - foff), (size_t)(hi - lo));
+}
+
+int64_t core_io_shift_done(const core_shift *s, char *buf, int64_t len,
+                           int64_t off, int64_t got)
+{
+    int64_t n = s->a0 + got - off;
+    if (n < 0)
+        n = 0;
+    if (n > len)
+        n = len;
+    /* the middle first: where it landed may be where the edges' bytes go
+       (the edges' places and the middle's are disjoint) */
+    shift_place(buf, off, n, s->land, s->a0 + s->ehead, s->mid);
+    shift_place(buf, off, n, s->edge, s->a0, s->ehead);
+    shift_place(buf, off, n, s->edge + s->ehead, s->a0 + s->ehead + s->mid,
+                s->elen - s->ehead);
+    return n;
+}
+
+void core_io_shift_free(core_fh *fh, core_shift *s)
+{
+    if (s->pooled)
+        core_stage_edge_put(fh->ctx, s->edge, (int)(s->elen / 4096));
+    else
+        core_stage_free(fh->ctx, s->edge, s->elen);
+    s->edge = NULL;
+    s->elen = 0;
+    s->pooled = 0;
+}
+
 int64_t core_io_once(core_fh *fh, int write, void *buf, int64_t len,
                      int64_t off)
 {
     int64_t a0, alen, bsize = 0;
     char *b = NULL;
-    if (!write && core_io_bounce_span(fh, buf, len > CORE_MAXREQ ? CORE_MAXREQ
-                                                                 : len,
-                                      off, CORE_BOUNCE, &a0, &alen))
+    if (len > CORE_MAXREQ)
+        len = CORE_MAXREQ;
+    if (!write && core_io_bounce_span(fh, buf, len, off, CORE_BOUNCE, &a0,
+                                      &alen)) {
         b = core_io_bounce_get(fh, alen, &bsize);
+        core_shift sh;
+        if (!b && core_io_shift_plan(fh, buf, len, off, &sh)) {
+            /* no bounce: O_DIRECT all the same, shifted in buf */
+            int64_t calls = 0, got = core_io_shift_read(fh, &sh, 0, &calls);
+            int64_t n = got < 0 ? got
+                                : core_io_shift_done(&sh, buf, len, off, got);
+            core_io_shift_free(fh, &sh);
+            return n;
+        }
+    }
     int64_t n = core_io_once_via(fh, write, buf, len, off, b, bsize);
     core_stage_free(fh->ctx, b, bsize);
     return n;

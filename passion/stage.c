@@ -20,6 +20,7 @@
 #include "core.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define STAGE_CACHED 12
@@ -38,6 +39,8 @@ struct core_stage_pool {
     int64_t slack;   /* real minus counted bytes of the live blocks */
     stage_blk *live; /* blocks handed out whose real size differs */
     int nlive, cap;
+    char *edge;          /* CORE_EDGE_PAGES pages, or NULL before use */
+    uint32_t edge_used;  /* bit i: page i handed out */
 };
 
 static struct core_stage_pool *pool_get(passion_ctx *ctx)
@@ -174,11 +177,56 @@ void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
     free(p);
 }
 
+/*
+ * The edge pool: a shifted O_DIRECT read (io_req.c) needs a page or three
+ * beside the caller's buffer, also when the caller's own staging (slab
+ * buffers as wide as it asked) has used the whole budget; a fixed
+ * CORE_EDGE_PAGES pages per context serve them (issue 14: the O_DIRECT
+ * slab reads of bench-prefetch's 16384x16384 image, whose four slab
+ * buffers exceed the 64 MiB budget, otherwise went through the buffered
+ * descriptor).
+ */
+char *core_stage_edge_get(passion_ctx *ctx, int n)
+{
+    struct core_stage_pool *sp = pool_get(ctx);
+    if (!sp || n < 1 || n > CORE_EDGE_PAGES)
+        return NULL;
+    char *p = NULL;
+    pthread_mutex_lock(&sp->mu);
+    if (!sp->edge) {
+        void *e = NULL;
+        if (!posix_memalign(&e, 4096, (size_t)CORE_EDGE_PAGES * 4096))
+            sp->edge = e;
+    }
+    uint32_t want = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+    for (int i = 0; sp->edge && i + n <= CORE_EDGE_PAGES; i++)
+        if (!(sp->edge_used & (want << i))) {
+            sp->edge_used |= want << i;
+            p = sp->edge + (size_t)i * 4096;
+            break;
+        }
+    pthread_mutex_unlock(&sp->mu);
+    return p;
+}
+
+void core_stage_edge_put(passion_ctx *ctx, char *p, int n)
+{
+    struct core_stage_pool *sp = ctx->stage;
+    if (!p || !sp)
+        return;
+    int i = (int)((p - sp->edge) / 4096);
+    uint32_t want = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+    pthread_mutex_lock(&sp->mu);
+    sp->edge_used &= ~(want << i);
+    pthread_mutex_unlock(&sp->mu);
+}
+
 void core_stage_release(passion_ctx *ctx)
 {
     struct core_stage_pool *sp = ctx ? ctx->stage : NULL;
     if (!sp)
         return;
+    free(sp->edge);
     while (sp->ncached)
         drop_cached(sp, 0);
     free(sp->live);

@@ -15,6 +15,7 @@
 #include "../passion/core.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <sched.h>
 #include <errno.h>
@@ -704,7 +705,9 @@ static void test_bounce_budget(void)
  * A bounce too small to be worth it is not taken: with the budget held but
  * for 8 KiB, an unaligned O_DIRECT read of 512 KiB, synchronous
  * (core_io_read) and asynchronous on both engines, is one driver request
- * (unaligned, through the buffered descriptor) with the file's bytes.
+ * with the file's bytes (a shifted read since issue 14's: one readv, its
+ * edge pages in the 8 KiB; before, unaligned through the buffered
+ * descriptor).
  * Before, the worker thread and the synchronous path bounced it through
  * the 8 KiB left: 64 or more requests (issue 14's memory-limited run on
  * the thread engine: 512 requests of 4 KiB per 2 MiB slab).
@@ -779,6 +782,190 @@ static void test_bounce_floor(void)
     unlink(path);
 }
 
+
+/*
+ * Shifted O_DIRECT reads (issue 14): with the budget held but for 12 KiB
+ * per read in flight, an unaligned O_DIRECT read of 200 KiB or more has no
+ * bounce for its span (the edge pool serves the first few reads in
+ * flight, the budget's room the others);
+ * it is read with O_DIRECT all the same, its middle pages landing in the
+ * caller's buffer and its edges in a page or three of staging. Random
+ * reads (seeded: file offset, length 200-600 KiB, buffer misalignment
+ * 0-4095), plus the file's last bytes (the file is not a multiple of the
+ * page, so the span runs past its end), a read at a page-aligned offset
+ * into an odd buffer and one with buffer and offset misaligned alike;
+ * synchronous, batched and asynchronous (all in flight together), both
+ * engines; posix O_DIRECT and the fault driver's short counts (every
+ * request moves half: the read goes on from the middle of a segment).
+ * Checked: the bytes against the model, peak_staging within the budget,
+ * a read past the end fails (PASSION_ESHORT), and on posix the file's
+ * page cache stays empty (before, these reads went to the buffered
+ * descriptor and filled it: checked on the base).
+ */
+#define SH_N 12
+#define SH_FSIZE (3 * 1024 * 1024 + 1234)
+#define SH_BUDGET (1 << 20)
+
+static int64_t sh_cached(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int pm = core_posix_cached(fd, 0, SH_FSIZE);
+    close(fd);
+    return pm;
+}
+
+static int sh_drop(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    fdatasync(fd);
+    int ok = core_posix_advise(fd, 0, 0, CORE_ADV_DONTNEED) == 0;
+    close(fd);
+    return ok && sh_cached(path) == 0;
+}
+
+static void test_shift_reads(void)
+{
+    th_case_seed = th_seed * 7 + 0x5A1F7 + (uint64_t)th_rank;
+    uint64_t s = th_case_seed;
+    char path[512];
+    snprintf(path, sizeof path, "%s/shift-%d.raw", th_dir(), th_rank);
+    unsigned char *model = malloc(SH_FSIZE);
+    fill(model, SH_FSIZE, &s);
+    FILE *fp = fopen(path, "wb");
+    TH_CHECK(fp && fwrite(model, 1, SH_FSIZE, fp) == SH_FSIZE &&
+                 fclose(fp) == 0,
+             "write %s", path);
+    int64_t off[SH_N], len[SH_N];
+    int mis[SH_N];
+    for (int k = 0; k < SH_N; k++) {
+        len[k] = th_range(&s, 200 << 10, 600 << 10);
+        off[k] = th_range(&s, 0, SH_FSIZE - len[k]);
+        mis[k] = (int)th_range(&s, 0, 4095);
+    }
+    /* the file's last bytes; a page-aligned offset into an odd buffer;
+       buffer and offset misaligned alike */
+    off[0] = SH_FSIZE - len[0];
+    off[1] = (SH_FSIZE - len[1] - 8192) / 4096 * 4096;
+    mis[1] = 1;
+    mis[2] = (int)(off[2] % 4096);
+    unsigned char *bufs[SH_N];
+    void *bases[SH_N];
+    for (int k = 0; k < SH_N; k++) {
+        TH_CHECK(!posix_memalign(&bases[k], 4096, (size_t)len[k] + 4096),
+                 "buffer");
+        bufs[k] = (unsigned char *)bases[k] + mis[k];
+    }
+    static const int drvs[2] = {PASSION_DRIVER_POSIX, PASSION_DRIVER_FAULT};
+    for (int d = 0; d < 2; d++)
+        for (int e = 0; e < 2; e++)
+            for (int how = 0; how < 3; how++) {
+                passion_ctx *ctx = mkctx(drvs[d], 1, engines[e], d == 1, 0,
+                                         SH_BUDGET);
+                core_fh *fh = NULL;
+                int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
+                TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
+                if (fh->align <= 1) { /* no O_DIRECT on this file system */
+                    core_io_close(fh);
+                    passion_finalize(ctx);
+                    continue;
+                }
+                passion_engine eng;
+                passion_engine_get(ctx, &eng);
+                /* room for every read's edge pages (at most 3 each),
+                   not for any read's whole span */
+                const int64_t held = SH_BUDGET - SH_N * (12 << 10);
+                char *hold = core_stage_alloc(ctx, held);
+                TH_CHECK(hold != NULL, "hold staging");
+                for (int k = 0; k < SH_N; k++)
+                    memset(bufs[k], 0, (size_t)len[k]);
+                int dropped = d == 0 && sh_drop(path);
+                passion_counters_reset(ctx);
+                const char *what = how == 0   ? "synchronous"
+                                   : how == 1 ? "batched"
+                                              : "asynchronous";
+                if (how == 0) {
+                    for (int k = 0; k < SH_N; k++) {
+                        rc = core_io_read(fh, bufs[k], len[k], off[k]);
+                        TH_CHECK(rc == 0, "read %d: %s", k,
+                                 passion_ctx_errdetail(ctx));
+                    }
+                } else if (how == 1) {
+                    core_iov v[SH_N];
+                    for (int k = 0; k < SH_N; k++)
+                        v[k] = (core_iov){bufs[k], len[k], off[k], 0};
+                    rc = core_io_read_batch(fh, v, SH_N);
+                    TH_CHECK(rc == 0, "batch: %s", passion_ctx_errdetail(ctx));
+                } else {
+                    core_op ops[SH_N];
+                    int left = 0;
+                    core_aio_plug(ctx);
+                    for (int k = 0; k < SH_N; k++) {
+                        ops[k] = (core_op){.buf = (char *)bufs[k],
+                                           .len = len[k], .off = off[k],
+                                           .fn = count_done, .arg = &left};
+                        rc = core_aio_submit(fh, &ops[k]);
+                        TH_CHECK(rc == 0, "submit: %d", rc);
+                        left += rc == 0;
+                    }
+                    core_aio_unplug(ctx);
+                    TH_CHECK(drain(ctx, &left), "engine stopped");
+                    for (int k = 0; k < SH_N; k++)
+                        TH_CHECK(ops[k].rc == 0 && ops[k].done == len[k],
+                                 "op %d: rc %d done %lld of %lld", k,
+                                 ops[k].rc, (long long)ops[k].done,
+                                 (long long)len[k]);
+                }
+                for (int k = 0; k < SH_N; k++)
+                    TH_CHECK(!memcmp(bufs[k], model + off[k], (size_t)len[k]),
+                             "%s read %d (%s, %s engine; %lld bytes at %lld, "
+                             "buffer +%d): wrong bytes", what, k,
+                             cfgs[d == 0 ? 1 : 4].name,
+                             passion_engine_name(eng), (long long)len[k],
+                             (long long)off[k], mis[k]);
+                passion_counters c;
+                passion_counters_get(ctx, &c);
+                TH_CHECK(c.peak_staging <= SH_BUDGET,
+                         "%s reads (%s engine): peak_staging %llu beyond the "
+                         "budget %d", what, passion_engine_name(eng),
+                         (unsigned long long)c.peak_staging, SH_BUDGET);
+                if (dropped) {
+                    int64_t pm = sh_cached(path);
+                    TH_CHECK(pm == 0, "%s reads (%s engine): %lld per mille "
+                             "of the file in the page cache after O_DIRECT "
+                             "reads (the buffered descriptor was used)",
+                             what, passion_engine_name(eng), (long long)pm);
+                }
+                /* past the end of the file: a short read, reported */
+                if (how == 0) {
+                    rc = core_io_read(fh, bufs[3], 5000, SH_FSIZE - 100);
+                    TH_CHECK(rc == PASSION_ESHORT, "read past the end: %s",
+                             passion_strerror(rc));
+                    TH_CHECK(!memcmp(bufs[3], model + SH_FSIZE - 100, 100),
+                             "read past the end: its first 100 bytes");
+                } else if (how == 2) {
+                    int left = 1;
+                    core_op op = {.buf = (char *)bufs[3], .len = 9000,
+                                  .off = SH_FSIZE - 5000, .fn = count_done,
+                                  .arg = &left};
+                    TH_CHECK(core_aio_submit(fh, &op) == 0, "submit");
+                    TH_CHECK(drain(ctx, &left), "engine stopped");
+                    TH_CHECK(op.rc == PASSION_ESHORT,
+                             "asynchronous read past the end: rc %d done "
+                             "%lld", op.rc, (long long)op.done);
+                }
+                core_stage_free(ctx, hold, held);
+                core_io_close(fh);
+                passion_finalize(ctx);
+            }
+    for (int k = 0; k < SH_N; k++)
+        free(bases[k]);
+    free(model);
+    unlink(path);
+}
 /*
  * The file calibration's latency (core_posix_latency): the least of its
  * single-page read times, whatever the others (a load spike of 4 ms among
@@ -819,6 +1006,7 @@ static CU_TestInfo drv_tests[] = {
     {"engine=thread keeps io_uring out", test_thread_keeps_uring_out},
     {"O_DIRECT bounces within the memory budget", test_bounce_budget},
     {"no bounce smaller than CORE_BOUNCE_MIN", test_bounce_floor},
+    {"shifted O_DIRECT reads: no bounce, no page cache", test_shift_reads},
     {"calibration latency: the least sample", test_calib_latency},
     CU_TEST_INFO_NULL,
 };
