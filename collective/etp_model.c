@@ -198,30 +198,26 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
 
 /*
  * The ordering token of independent writes (global.c): P - 1 hops one
- * after another, each one message, not a collective round. The learned
- * round S is the FAD's all-gather, ceil(log2 P) message steps by
- * recursive doubling (MPICH's algorithm for short all-gathers: Thakur,
- * Rabenseifner and Gropp, "Optimization of Collective Communication
- * Operations in MPICH", 2005), so a hop costs S / ceil(log2 P); a hop
- * between two nodes also pays the network's message time (the simulated
- * network charges the token: passion/net.c). Before, every hop cost a
- * whole round and no hop the network: at P = 8 on 8 virtual nodes of the
- * 10 ms network, direct writes of thesis case 6.4-V were predicted 0.17
- * to 0.25 s, measured 0.09 s, and the token's 70 ms of network were not
- * in the prediction at all.
+ * after another. Each hands the token to a rank that waits for it, on a
+ * loaded or oversubscribed node descheduled: a hop costs about what a
+ * collective round does (the learned round S), and one between two nodes
+ * also pays the network's message time (the simulated network charges
+ * the token: passion/net.c). Measured (P = 8 on 2, 4, 8 virtual nodes of
+ * the 10 ms network, 2 cores, load 13-18, thesis case 6.4-V): with the
+ * token charged, direct writes took 0.21-0.47 s; a hop priced at
+ * S / ceil(log2 P) (one message of the FAD's all-gather) predicted them
+ * at 0.10-0.19 s and auto chose them over the two-phase method's
+ * 0.14-0.24 s. Before the token was charged, no hop paid the network.
  */
 double coll_token_cost(const coll_plan *p, double S)
 {
     const int P = p->P;
     if (P < 2)
         return 0;
-    int steps = 0;
-    while ((1 << steps) < P)
-        steps++;
     int cross = 0;
     for (int r = 0; r + 1 < P; r++)
         cross += core_node_of(p->ctx, r) != core_node_of(p->ctx, r + 1);
-    return (double)(P - 1) * S / steps +
+    return (double)(P - 1) * S +
            (double)cross * core_net_cost(p->ctx, (int64_t)sizeof(int));
 }
 
