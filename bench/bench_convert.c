@@ -132,7 +132,7 @@ int main(int argc, char **argv)
     /* cold: the file's pages dropped before auto's first call (which
        measures the file costs) and before the timed call */
     if (!h5)
-        bench_first_use(&a, f, path);
+        bench_first_use(&a, arr, f, path);
     memset(buf, 0, (size_t)(ne > 0 ? ne : 1) * 4);
     MPI_Barrier(MPI_COMM_WORLD);
     if (a.cold && a.rank == 0)

@@ -283,7 +283,7 @@ int main(int argc, char **argv)
     passion_section *all = malloc(sizeof *all * (size_t)P);
     /* first use: message calibration of `auto` and (cold) the file
        costs it measures on uncached data, outside any timing */
-    bench_first_use(&a, f, path);
+    bench_first_use(&a, arr, f, path);
     for (int ci = 0; ci < NCASES; ci++) {
         const bench_tcase *c = &CASES[ci];
         if (only_case && strcmp(only_case, c->name))

@@ -55,6 +55,9 @@
  *
  * usage: mpiexec -n P bench-nodes --csv F --scratch D [--reps N] [--quick]
  *                                 [--all] [--model] [--slow US,NS]
+ *                                 [--net fast|slow] [--case C[,C...]]
+ *                                 [--nodes N]
+ * (--net, --case, --nodes: only that network, those cases, that split)
  */
 #include "../collective/exchange/exchange.h"
 #include "bench_thesis.h"
@@ -68,6 +71,7 @@
 static int64_t N; /* rows = columns, 4-byte elements, column-major */
 
 /* the default cases: one or two per table (--all: every case) */
+static const char *only_cases; /* --case C,C,... */
 static const char *const some[] = {"6.1-III", "6.2-VIII", "6.3-V", "6.4-V",
                                    "6.5-I", "6.5-II", "6.5-IV", "6.6-I",
                                    "6.6-II"};
@@ -208,6 +212,16 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         int pick = all_cases;
         for (size_t i = 0; i < sizeof some / sizeof some[0]; i++)
             pick |= !strcmp(some[i], c->name);
+        if (only_cases) {
+            size_t n = strlen(c->name);
+            const char *q = only_cases;
+            pick = 0;
+            while (!pick && (q = strstr(q, c->name)) != NULL) {
+                pick = (q == only_cases || q[-1] == ',') &&
+                       (q[n] == ',' || q[n] == 0);
+                q += n;
+            }
+        }
         if (!pick)
             continue;
         int op_write = !strcmp(c->op, "write");
@@ -446,10 +460,16 @@ int main(int argc, char **argv)
         return 2;
     }
     bench_peer_labels(&a, mnames, NMODE);
-    int all_cases = 0, model = 0;
+    int all_cases = 0, model = 0, only_net = -1, only_nodes = 0;
     for (int i = 1; i < argc; i++) {
         all_cases |= !strcmp(argv[i], "--all");
         model |= !strcmp(argv[i], "--model");
+        if (!strcmp(argv[i], "--net") && i + 1 < argc)
+            only_net = !strcmp(argv[i + 1], "slow");
+        if (!strcmp(argv[i], "--case") && i + 1 < argc)
+            only_cases = argv[i + 1];
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+            only_nodes = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--slow") && i + 1 < argc &&
             sscanf(argv[i + 1], "%lf,%lf", &nets[1].lat_us,
                    &nets[1].byte_ns) != 2) {
@@ -502,10 +522,11 @@ int main(int argc, char **argv)
                 (long long)N);
     /* splits: 2, 4, 8 nodes of P / nodes ranks (at least 1) */
     for (int nodes = 2; nodes <= 8 && nodes <= P; nodes *= 2) {
-        if (P % nodes)
+        if (P % nodes || (only_nodes && nodes != only_nodes))
             continue;
         for (int ni = 0; ni < 2; ni++)
-            run_split(&a, csv, path, P / nodes, &nets[ni], all_cases);
+            if (only_net < 0 || ni == only_net)
+                run_split(&a, csv, path, P / nodes, &nets[ni], all_cases);
     }
     if (model) {
         /* the on-node costs calibrated here (collective) */

@@ -746,17 +746,9 @@ static int array_open(run *R, const parr *a)
         return rc;
     fill_file(R);
     if (!R->calibrated) {
-        /* cold: auto's file-cost measurement (at its first call on
+        /* cold: auto's file-cost measurement (its first calls on
            uncached data) happens here, outside the timing */
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (ba->cold && ba->rank == 0)
-            bench_drop_cache_path(R->path);
-        MPI_Barrier(MPI_COMM_WORLD);
-        passion_section s1;
-        int64_t one[MAXD] = {1, 1, 1, 1};
-        passion_section_set(&s1, a->nd, NULL, one, NULL);
-        uint8_t v[16];
-        passion_file_read_all(R->f, &s1, v, NULL, PASSION_METHOD_AUTO);
+        bench_first_use(ba, R->pa, R->f, R->path);
         R->calibrated = 1;
     }
     return 0;

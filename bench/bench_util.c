@@ -279,17 +279,30 @@ MPI_File bench_romio_open(const char *path, int hints, int nodes)
     return fh;
 }
 
-void bench_first_use(const bench_args *a, passion_file *f, const char *path)
+void bench_first_use(const bench_args *a, const passion_array *pa,
+                     passion_file *f, const char *path)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (a->cold && a->rank == 0)
-        bench_drop_cache_path(path);
-    MPI_Barrier(MPI_COMM_WORLD);
-    passion_section one;
-    int64_t ct[2] = {1, 1};
-    passion_section_set(&one, 2, NULL, ct, NULL);
-    uint64_t v[2];
-    passion_file_read_all(f, &one, v, NULL, PASSION_METHOD_AUTO);
+    /* up to 4 elements a dimension, spread over the whole array: an
+       extent the page-cache probe looks at (a single element's is not,
+       and calibrated nothing), few bytes */
+    const passion_array_spec *sp = passion_array_get_spec(pa);
+    int64_t ct[PASSION_MAX_DIMS], sd[PASSION_MAX_DIMS], n = 1;
+    for (int d = 0; d < sp->ndims; d++) {
+        ct[d] = sp->shape[d] < 4 ? sp->shape[d] : 4;
+        sd[d] = sp->shape[d] / ct[d];
+        n *= ct[d];
+    }
+    passion_section s;
+    passion_section_set(&s, sp->ndims, NULL, ct, sd);
+    void *v = malloc((size_t)(n * sp->elem_size));
+    for (int k = 0; k < BENCH_FIRST_READS && v; k++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (a->cold && a->rank == 0)
+            bench_drop_cache_path(path);
+        MPI_Barrier(MPI_COMM_WORLD);
+        passion_file_read_all(f, &s, v, NULL, PASSION_METHOD_AUTO);
+    }
+    free(v);
 }
 
 void bench_progress(const bench_args *a, const char *fmt, ...)

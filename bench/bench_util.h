@@ -102,13 +102,19 @@ enum { BENCH_ROMIO_DEFAULT, BENCH_ROMIO_TUNED, BENCH_ROMIO_NOCB };
 MPI_File bench_romio_open(const char *path, int hints, int nodes);
 
 /*
- * Before a suite's timed calls on the 2-D file f (elements of at most 16
- * bytes) at path: in a cold regime its pages dropped (rank 0, between
- * barriers), then one auto read_all of one element, so that auto's
- * first-use measurements (message calibration, the file's costs) fall
- * outside every timing. Collective.
+ * Before a suite's timed calls on the file f of array pa at path: in a
+ * cold regime its pages dropped (rank 0, between barriers), then an auto
+ * read_all of a few elements spread over the array, BENCH_FIRST_READS
+ * times (auto measures the file's costs on its first uncached calls, up
+ * to three readings), so that auto's first-use measurements (message
+ * calibration, the file's costs) fall outside every timing. Before, one
+ * element was read: an extent the page-cache probe does not look at, so
+ * no file costs were measured there and the first cases' timed auto
+ * calls carried the readings. Collective.
  */
-void bench_first_use(const bench_args *a, passion_file *f, const char *path);
+#define BENCH_FIRST_READS 3
+void bench_first_use(const bench_args *a, const passion_array *pa,
+                     passion_file *f, const char *path);
 
 /* 1-minute load average (other jobs on the machine skew times); -1 if
    unknown. */

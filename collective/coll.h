@@ -284,6 +284,9 @@ CORE_HIDDEN int64_t coll_plan_desc_bytes(int P, int nd);
  * rank's extent reaches into. Same answer on every rank.
  */
 CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
+/* Seconds the ordering token of independent writes takes to pass through
+   the P ranks, S the learned round (etp_model.c) */
+CORE_HIDDEN double coll_token_cost(const coll_plan *p, double S);
 /*
  * Shared elements of direct writes without the ordering token: when every
  * rank's section either lies inside a higher rank's section or shares no
@@ -368,8 +371,10 @@ CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
 
 /* ---- cost model (etp_model.c) ---- */
 
-/* Resolve AUTO to DIRECT/SIEVE (independent) or an ETP method; every rank
-   gets the same answer. Fills predicted seconds of the choice. */
+/* Resolve AUTO to independent access (AUTO: each rank sieve.c's choice,
+   or DIRECT where that avoids ordering the writes) or an ETP method;
+   every rank gets the same answer. Fills predicted seconds of the
+   choice. */
 CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds);
 
 #endif

@@ -25,9 +25,10 @@
  *    writes cost at least WRITE_LATENCY_MIN per request, small ones
  *    (under a page) L per request plus COLL_PAGE_DIRTY per page they
  *    touch; writes into interleaved extents add up over ranks (page
- *    contention, or ordering: plus P-1 token hops of a learned round,
- *    coll_sync_cost); small writes into an uncached file count twice (the
- *    kernel reads the page first);
+ *    contention, or ordering: plus the token's P-1 hops, coll_token_cost);
+ *    small writes into an uncached file count twice (the
+ *    kernel reads the page first); where sieving would order the writes
+ *    and direct writes would not, direct writes are a candidate too;
  *  - etp-dynamic / etp-static: aggregator i reads the span of requested
  *    data in its domain in chunks of the stage size (fewer bytes where the
  *    independent reads show that holes are skipped):
@@ -195,6 +196,35 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
     return flat;
 }
 
+/*
+ * The ordering token of independent writes (global.c): P - 1 hops one
+ * after another, each one message, not a collective round. The learned
+ * round S is the FAD's all-gather, ceil(log2 P) message steps by
+ * recursive doubling (MPICH's algorithm for short all-gathers: Thakur,
+ * Rabenseifner and Gropp, "Optimization of Collective Communication
+ * Operations in MPICH", 2005), so a hop costs S / ceil(log2 P); a hop
+ * between two nodes also pays the network's message time (the simulated
+ * network charges the token: passion/net.c). Before, every hop cost a
+ * whole round and no hop the network: at P = 8 on 8 virtual nodes of the
+ * 10 ms network, direct writes of thesis case 6.4-V were predicted 0.17
+ * to 0.25 s, measured 0.09 s, and the token's 70 ms of network were not
+ * in the prediction at all.
+ */
+double coll_token_cost(const coll_plan *p, double S)
+{
+    const int P = p->P;
+    if (P < 2)
+        return 0;
+    int steps = 0;
+    while ((1 << steps) < P)
+        steps++;
+    int cross = 0;
+    for (int r = 0; r + 1 < P; r++)
+        cross += core_node_of(p->ctx, r) != core_node_of(p->ctx, r + 1);
+    return (double)(P - 1) * S / steps +
+           (double)cross * core_net_cost(p->ctx, (int64_t)sizeof(int));
+}
+
 /* Predicted seconds of the extended two-phase method on p's domains. */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
                        int64_t ind_req_sum, int64_t ind_req_max,
@@ -290,31 +320,36 @@ static double fixed_cost(const coll_plan *p, int cls, double prior, double S)
     return v;
 }
 
-int coll_method_choose(coll_plan *p, double *seconds)
+typedef struct ind_counts {
+    int64_t req_max, req_sum, bytes_sum;
+} ind_counts;
+
+/*
+ * Predicted seconds of independent access with `method` on every rank
+ * (auto: sieve.c's own choice per rank): ranks' requests overlap in time,
+ * except writes into interleaved extents (they contend for the same
+ * pages) and ordered writes; a write of less than a page into an uncached
+ * file makes the kernel read the page first. ind_bytes (P entries, or
+ * NULL): each rank's file bytes.
+ */
+static double ind_time(coll_plan *p, int method, double S,
+                       int64_t *ind_bytes, ind_counts *c)
 {
     passion_ctx *ctx = p->ctx;
     const int P = p->P;
     const double L = p->io_lat, B = p->io_bw;
-    /* the one message calibration (collective the first time: every rank
-       chooses here); on failure the model runs on the one-rank
-       defaults, the same everywhere since the failure is agreed */
-    coll_xchg_costs mc;
-    if (coll_xchg_costs_get(ctx, &mc))
-        mc = coll_xchg_costs_default();
-    int64_t *ind_bytes = p->scratch;
     int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
     int64_t pages_max = 0, pages_sum = 0;
     int small_writes = 0;
-    /* a collective round: learned from the FAD's rounds */
-    const double S = coll_sync_cost(ctx);
     for (int r = 0; r < P; r++) {
-        ind_bytes[r] = 0;
+        if (ind_bytes)
+            ind_bytes[r] = 0;
         if (!p->elems[r])
             continue;
         passion_plan_info pi;
-        ocad_plan_count(ctx, &p->x[r], PASSION_METHOD_AUTO, p->op_write, &pi,
-                        &p->env);
-        ind_bytes[r] = pi.bytes_file;
+        ocad_plan_count(ctx, &p->x[r], method, p->op_write, &pi, &p->env);
+        if (ind_bytes)
+            ind_bytes[r] = pi.bytes_file;
         req_max = pi.requests > req_max ? pi.requests : req_max;
         req_sum += pi.requests;
         bytes_sum += pi.bytes_file;
@@ -330,11 +365,10 @@ int coll_method_choose(coll_plan *p, double *seconds)
             pages_max = pg > pages_max ? pg : pages_max;
         }
     }
-    /* independent: ranks' requests overlap in time, except writes into
-       interleaved extents (they contend for the same pages) and ordered
-       writes; a write of less than a page into an uncached file makes the
-       kernel read the page first */
-    double t_ind;
+    c->req_max = req_max;
+    c->req_sum = req_sum;
+    c->bytes_sum = bytes_sum;
+    double t;
     if (p->op_write) {
         int64_t req = p->ext_overlap ? req_sum : req_max;
         int64_t pages = p->ext_overlap ? pages_sum : pages_max;
@@ -343,17 +377,55 @@ int coll_method_choose(coll_plan *p, double *seconds)
         /* requests, plus the first dirtying of each page small writes
            touch (not per request: rewriting a dirty page costs about a
            request) */
-        t_ind = (double)req * (small_writes ? L : write_latency(p)) +
-                (double)pages * COLL_PAGE_DIRTY + (double)bytes_sum / B +
-                (double)useful_max / COPY_BW;
-        /* ordered writes: the token's P-1 hops, each a round */
-        if (coll_write_ordered(p, PASSION_METHOD_AUTO))
-            t_ind += (double)(P - 1) * S;
+        t = (double)req * (small_writes ? L : write_latency(p)) +
+            (double)pages * COLL_PAGE_DIRTY + (double)bytes_sum / B +
+            (double)useful_max / COPY_BW;
+        /* ordered writes: the token's P-1 hops, one after another */
+        if (coll_write_ordered(p, method))
+            t += coll_token_cost(p, S);
     } else {
         /* independent reads keep core_io_concurrency requests in flight
            (not on cached data: the CPU copies them one after another) */
-        t_ind = (double)req_max * L / ocad_env_conc(ctx, &p->env) +
-                (double)bytes_sum / B + (double)useful_max / COPY_BW;
+        t = (double)req_max * L / ocad_env_conc(ctx, &p->env) +
+            (double)bytes_sum / B + (double)useful_max / COPY_BW;
+    }
+    return t;
+}
+
+int coll_method_choose(coll_plan *p, double *seconds)
+{
+    passion_ctx *ctx = p->ctx;
+    const double L = p->io_lat, B = p->io_bw;
+    /* the one message calibration (collective the first time: every rank
+       chooses here); on failure the model runs on the one-rank
+       defaults, the same everywhere since the failure is agreed */
+    coll_xchg_costs mc;
+    if (coll_xchg_costs_get(ctx, &mc))
+        mc = coll_xchg_costs_default();
+    int64_t *ind_bytes = p->scratch;
+    /* a collective round: learned from the FAD's rounds */
+    const double S = coll_sync_cost(ctx);
+    ind_counts ic;
+    double t_ind = ind_time(p, PASSION_METHOD_AUTO, S, ind_bytes, &ic);
+    const int64_t req_max = ic.req_max, req_sum = ic.req_sum,
+                  bytes_sum = ic.bytes_sum;
+    int ind_method = PASSION_METHOD_AUTO; /* each rank sieve.c's choice */
+    /* writes that sieving puts in rank order (the token passes through
+       every rank, and between nodes over the network) may cost more
+       than direct writes, which need no order where no element is
+       shared: both are candidates */
+    if (p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO) &&
+        !coll_write_ordered(p, PASSION_METHOD_DIRECT)) {
+        ind_counts dc;
+        double t_dir = ind_time(p, PASSION_METHOD_DIRECT, S, NULL, &dc);
+        if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+            fprintf(stderr, "passion: auto: direct, unordered %.3g s "
+                    "(requests max %lld sum %lld)\n", t_dir,
+                    (long long)dc.req_max, (long long)dc.req_sum);
+        if (t_dir < t_ind) {
+            t_ind = t_dir;
+            ind_method = PASSION_METHOD_DIRECT;
+        }
     }
     if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
         fprintf(stderr, "passion: auto: independent %.3g s (requests max "
@@ -368,7 +440,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
        its rounds (coll_fixed_learn) */
     const double F_ind = fixed_cost(p, COLL_FIX_IND, S, S);
     const double F_etp = fixed_cost(p, COLL_FIX_ETP, 2 * S, S);
-    int best = PASSION_METHOD_AUTO; /* = independent */
+    int best = ind_method; /* independent */
     double tbest = t_ind + F_ind;
     p->pred_raw = t_ind;
     static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
@@ -391,7 +463,8 @@ int coll_method_choose(coll_plan *p, double *seconds)
     }
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
         fprintf(stderr, "passion: auto chose %s (%.3g s predicted)\n",
-                best == PASSION_METHOD_AUTO ? "independent"
+                best == PASSION_METHOD_AUTO     ? "independent"
+                : best == PASSION_METHOD_DIRECT ? "independent, direct"
                 : best == PASSION_METHOD_ETP_DYNAMIC ? "etp-dynamic"
                                                      : "etp-static",
                 tbest);

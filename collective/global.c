@@ -59,6 +59,10 @@ static int independent(coll_plan *p, char *buf, int method, int skip,
                  ? ocad_xfer_write(ctx, p->f->fh, &p->xme, buf, method, &env)
                  : ocad_xfer_read(ctx, p->f->fh, &p->xme, buf, method, &env);
     if (ordered && p->me + 1 < p->P) {
+        /* a message between nodes like any other of passion's: the
+           simulated network charges it (passion/net.c; not counted with
+           the exchange's messages) */
+        core_net_charge(ctx, p->me + 1, (int64_t)sizeof token, 0);
         if (MPI_Send(&token, 1, MPI_INT, p->me + 1, 78, ctx->comm) !=
                 MPI_SUCCESS && !rc)
             rc = core_err(ctx, PASSION_EMPI, "ordering token");
@@ -132,6 +136,17 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
             chosen = coll_method_choose(&p, &predicted);
     } else {
         chosen = PASSION_METHOD_DIRECT; /* the early writes, in order */
+        /* the FAD's round, and the shared elements written again: in
+           rank order unless each has one writer (independent below),
+           the token's chain */
+        int w = 0, l = 0;
+        const double S = coll_sync_cost(ctx);
+        if (method == PASSION_METHOD_AUTO)
+            predicted += S;
+        if (method == PASSION_METHOD_AUTO &&
+            coll_write_ordered(&p, PASSION_METHOD_DIRECT) &&
+            !coll_shared_writers(&p, &w, &l))
+            predicted += coll_token_cost(&p, S);
     }
     /* the chosen method's fixed cost is learned from here to the
        outcome's agreement (coll_fixed_learn), on cached data only: on an

@@ -244,7 +244,8 @@ CORE_HIDDEN void core_idle(double t0);
  * Every point-to-point message of the exchange subsystem (and so of the
  * extended two-phase method, whose data goes through it) is sent through
  * core_net_isend, or charged with core_net_charge just before MPI sends
- * it in a collective (the `mpi` algorithm): it is counted within / between
+ * it in a collective (the `mpi` algorithm), as is the token that orders
+ * independent writes (uncounted): it is counted within / between
  * nodes (CORE_NET_COUNTED) and, when its receiver is on another node and
  * the simulated network is on (options sim_net_latency_us,
  * sim_net_byte_ns), the sender waits latency + bytes * byte_ns first,

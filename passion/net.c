@@ -12,9 +12,11 @@
  * The simulated network (a test and benchmark device, not a model of any
  * real fabric): every point-to-point message that the exchange subsystem
  * sends goes through core_net_isend (or is charged with core_net_charge
- * where MPI sends it inside a collective call); one whose receiver is on
- * another node makes its sender wait sim_net_latency_us microseconds plus
- * sim_net_byte_ns nanoseconds per byte before it is sent, the time a
+ * where MPI sends it inside a collective call), and so does the token
+ * that orders independent writes (collective/global.c); one whose
+ * receiver is on another node makes its sender wait sim_net_latency_us
+ * microseconds plus sim_net_byte_ns nanoseconds per byte before it is
+ * sent, the time a
  * one-port network interface of that latency and bandwidth would be busy
  * with it. The interface is the node's, shared by its ranks, as a
  * cluster node's network adapter is: a message waits for the messages

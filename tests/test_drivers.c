@@ -67,10 +67,49 @@ static passion_ctx *mkctx(int driver, int direct, int engine, int fshort,
     return ctx;
 }
 
+/* A context with O_DIRECT (driver, engine, short counts, memory budget)
+   and path opened read-only on it: 1, or 0 with nothing left open where
+   the file system has no O_DIRECT or a call fails (a failed check). */
+static int open_direct(int driver, int engine, int fshort, int64_t budget,
+                       const char *path, passion_ctx **pctx, core_fh **pfh)
+{
+    passion_ctx *ctx = mkctx(driver, 1, engine, fshort, 0, budget);
+    if (!ctx)
+        return 0;
+    core_fh *fh = NULL;
+    int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
+    TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
+    if (rc || fh->align <= 1) { /* no O_DIRECT on this file system */
+        if (!rc)
+            core_io_close(fh);
+        passion_finalize(ctx);
+        return 0;
+    }
+    *pctx = ctx;
+    *pfh = fh;
+    return 1;
+}
+
 static void fill(unsigned char *b, int64_t n, uint64_t *s)
 {
     for (int64_t i = 0; i < n; i++)
         b[i] = (unsigned char)(th_next(s) >> 56);
+}
+
+/* n random bytes from *s, written to path through stdio (a failed check
+   if they cannot be); the bytes (NULL if out of memory), to free */
+static unsigned char *model_file(const char *path, int64_t n, uint64_t *s)
+{
+    unsigned char *model = malloc((size_t)n);
+    TH_CHECK(model != NULL, "%lld bytes", (long long)n);
+    if (!model)
+        return NULL;
+    fill(model, n, s);
+    FILE *fp = fopen(path, "wb");
+    TH_CHECK(fp && fwrite(model, 1, (size_t)n, fp) == (size_t)n &&
+                 fclose(fp) == 0,
+             "write %s", path);
+    return model;
 }
 
 /* The naive reference: the whole file through stdio. */
@@ -615,12 +654,9 @@ static void test_bounce_budget(void)
     char path[512];
     snprintf(path, sizeof path, "%s/bounce-%d.raw", th_dir(), th_rank);
     uint64_t s = 0xB0B0CE5EED + (uint64_t)th_rank;
-    unsigned char *model = malloc((size_t)fsize);
-    fill(model, fsize, &s);
-    FILE *fp = fopen(path, "wb");
-    TH_CHECK(fp && fwrite(model, 1, (size_t)fsize, fp) == (size_t)fsize &&
-                 fclose(fp) == 0,
-             "write %s", path);
+    unsigned char *model = model_file(path, fsize, &s);
+    if (!model)
+        return;
     unsigned char *bufs[BB_N];
     void *bases[BB_N];
     int64_t offs[BB_N];
@@ -630,16 +666,12 @@ static void test_bounce_budget(void)
     }
     for (int e = 0; e < 2; e++)
         for (int how = 0; how < 2; how++) {
-            passion_ctx *ctx = mkctx(PASSION_DRIVER_POSIX, 1, engines[e], 0,
-                                     0, BB_BUDGET);
-            core_fh *fh = NULL;
-            int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
-            TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
-            if (fh->align <= 1) { /* no O_DIRECT on this file system */
-                core_io_close(fh);
-                passion_finalize(ctx);
+            passion_ctx *ctx;
+            core_fh *fh;
+            if (!open_direct(PASSION_DRIVER_POSIX, engines[e], 0, BB_BUDGET,
+                             path, &ctx, &fh))
                 continue;
-            }
+            int rc;
             /* the engine started and the buffers touched before the
                reset: what grows after it is the reads' own memory */
             passion_engine eng;
@@ -719,26 +751,19 @@ static void test_bounce_floor(void)
     char path[512];
     snprintf(path, sizeof path, "%s/bfloor-%d.raw", th_dir(), th_rank);
     uint64_t s = 0xF1005EED + (uint64_t)th_rank;
-    unsigned char *model = malloc((size_t)fsize);
-    fill(model, fsize, &s);
-    FILE *fp = fopen(path, "wb");
-    TH_CHECK(fp && fwrite(model, 1, (size_t)fsize, fp) == (size_t)fsize &&
-                 fclose(fp) == 0,
-             "write %s", path);
+    unsigned char *model = model_file(path, fsize, &s);
+    if (!model)
+        return;
     void *base = NULL;
     unsigned char *buf = mkbuf(len, 1, &base);
     for (int e = 0; e < 2; e++)
         for (int how = 0; how < 2; how++) {
-            passion_ctx *ctx = mkctx(PASSION_DRIVER_POSIX, 1, engines[e], 0,
-                                     0, budget);
-            core_fh *fh = NULL;
-            int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
-            TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
-            if (fh->align <= 1) { /* no O_DIRECT on this file system */
-                core_io_close(fh);
-                passion_finalize(ctx);
+            passion_ctx *ctx;
+            core_fh *fh;
+            if (!open_direct(PASSION_DRIVER_POSIX, engines[e], 0, budget, path,
+                             &ctx, &fh))
                 continue;
-            }
+            int rc;
             passion_engine eng;
             passion_engine_get(ctx, &eng);
             const int64_t held = budget - 8192;
@@ -833,12 +858,9 @@ static void test_shift_reads(void)
     uint64_t s = th_case_seed;
     char path[512];
     snprintf(path, sizeof path, "%s/shift-%d.raw", th_dir(), th_rank);
-    unsigned char *model = malloc(SH_FSIZE);
-    fill(model, SH_FSIZE, &s);
-    FILE *fp = fopen(path, "wb");
-    TH_CHECK(fp && fwrite(model, 1, SH_FSIZE, fp) == SH_FSIZE &&
-                 fclose(fp) == 0,
-             "write %s", path);
+    unsigned char *model = model_file(path, SH_FSIZE, &s);
+    if (!model)
+        return;
     int64_t off[SH_N], len[SH_N];
     int mis[SH_N];
     for (int k = 0; k < SH_N; k++) {
@@ -863,16 +885,12 @@ static void test_shift_reads(void)
     for (int d = 0; d < 2; d++)
         for (int e = 0; e < 2; e++)
             for (int how = 0; how < 3; how++) {
-                passion_ctx *ctx = mkctx(drvs[d], 1, engines[e], d == 1, 0,
-                                         SH_BUDGET);
-                core_fh *fh = NULL;
-                int rc = core_io_open(ctx, path, CORE_O_RDONLY, &fh);
-                TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
-                if (fh->align <= 1) { /* no O_DIRECT on this file system */
-                    core_io_close(fh);
-                    passion_finalize(ctx);
+                passion_ctx *ctx;
+                core_fh *fh;
+                if (!open_direct(drvs[d], engines[e], d == 1, SH_BUDGET, path,
+                                 &ctx, &fh))
                     continue;
-                }
+                int rc;
                 passion_engine eng;
                 passion_engine_get(ctx, &eng);
                 /* room for every read's edge pages (at most 3 each),

@@ -693,10 +693,14 @@ static void test_aggr_results(void)
  * two-phase method) under fixed costs (io_latency 1 ms, msg_alpha/beta).
  * Without the simulated network auto must take the two-phase method (the
  * model's requests alone decide: hundreds of 1 ms requests against a few);
- * with a network of 1 s per message between nodes, every two-phase round
+ * with a network of 10 s per message between nodes, every two-phase round
  * pays at least one such message (the agreement's or the data's), more
  * than the independent writes' requests: auto must write independently,
- * and its prediction of the two-phase method would have to exceed 1 s.
+ * and its prediction of the two-phase method would have to exceed 10 s.
+ * Sieved writes would go in rank order, their token crossing nodes (a
+ * message as costly: test_token_net): the writes must be direct, which
+ * need no order here and send nothing (at 1 s per message the 512
+ * uncached 1 ms requests of P = 2 tied with one message).
  * Before the model counted the network, auto took the two-phase method in
  * both and this run waited seconds per round.
  */
@@ -736,7 +740,8 @@ static void model_case(int k, double lat_us, int want_etp)
         passion_ctx_last_method(c, &m, &pred);
         int etp = m == PASSION_METHOD_ETP_STATIC ||
                   m == PASSION_METHOD_ETP_DYNAMIC;
-        TH_CHECK(rc == 0 && etp == want_etp,
+        TH_CHECK(rc == 0 && etp == want_etp &&
+                     (want_etp || m == PASSION_METHOD_DIRECT),
                  "k=%d, network %g us: auto wrote with method %d (%s the "
                  "two-phase method), predicted %g s: %d (%s)", k, lat_us,
                  (int)m, want_etp ? "want" : "do not want", pred, rc,
@@ -773,8 +778,100 @@ static void test_model_net(void)
         if (ks[i] >= P)
             continue;
         model_case(ks[i], 0, 1);
-        model_case(ks[i], 1e6, 0);
+        model_case(ks[i], 1e7, 0);
     }
+}
+
+/*
+ * Independent writes that must go in rank order pass a token from rank to
+ * rank (collective/global.c); on virtual nodes of one rank its P - 1
+ * hops cross P - 1 node boundaries one after another, so on the
+ * simulated network the call takes at least (P - 1) L, and auto's
+ * prediction of it must not be below that. Sections of NB + 1 elements
+ * overlap the next rank's by one (the highest rank's value wins, so the
+ * token is needed); a budget below the two-phase method's minimum leaves
+ * independent access the only candidate. Before, the token was not
+ * charged (the call took less than the bound) and the model priced each
+ * hop as a collective round with no network in it (auto predicted
+ * 0.003-0.02 s for a call whose bound was 0.16 s at P = 9).
+ */
+static void test_token_net(void)
+{
+    if (P < 2)
+        return;
+    const double lat_us = 20000;
+    passion_ctx *c = NULL;
+    /* the descriptors and two elements: below coll_etp_min_budget's
+       five per other rank */
+    int rc = th_init(&c, "virtual_node_ranks=1,sim_net_latency_us=%g,"
+                     "memory_budget=%lld", lat_us,
+                     (long long)coll_plan_desc_bytes(P, 1) + 16);
+    TH_CHECK(rc == 0, "init: %d", rc);
+    if (rc)
+        return;
+    enum { NB = 64 };
+    const int64_t ne = (int64_t)NB * P + 1;
+    int64_t shape[1] = {ne};
+    passion_array_spec spec;
+    passion_array_spec_init(&spec, 1, shape, 8);
+    spec.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    char path[512];
+    snprintf(path, sizeof path, "%s/token.raw", th_dir());
+    rc = passion_array_create(c, &spec, &a);
+    if (!rc)
+        rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "create: %d (%s)", rc, passion_ctx_errdetail(c));
+    const double bound = (double)(P - 1) * lat_us * 1e-6;
+    for (int rep = 0; rep < 2 && !rc; rep++) {
+        int64_t st[1] = {(int64_t)me * NB}, cn[1] = {NB + 1};
+        passion_section ws;
+        passion_section_set(&ws, 1, st, cn, NULL);
+        double b[NB + 1];
+        for (int i = 0; i <= NB; i++)
+            b[i] = 1000.0 * rep + (double)me;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        rc = passion_file_write_all(f, &ws, b, NULL, PASSION_METHOD_AUTO);
+        double dt = MPI_Wtime() - t0, span;
+        MPI_Allreduce(&dt, &span, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(c, &m, &pred);
+        TH_CHECK(rc == 0 && (m == PASSION_METHOD_DIRECT ||
+                             m == PASSION_METHOD_SIEVE),
+                 "rep %d: auto wrote with method %d: %d (%s)", rep, (int)m,
+                 rc, passion_ctx_errdetail(c));
+        TH_CHECK(span >= bound, "rep %d: the ordered write took %.4f s < "
+                 "%d token hops between nodes of %g us", rep, span, P - 1,
+                 lat_us);
+        TH_CHECK(pred >= bound, "rep %d: auto predicted %.4f s for an "
+                 "ordered write whose token crosses %d nodes boundaries of "
+                 "%g us (%.4f s)", rep, pred, P - 1, lat_us, bound);
+        /* the file: element i written by its highest rank */
+        double *all = malloc((size_t)ne * sizeof *all);
+        passion_section whole;
+        int64_t wc[1] = {ne};
+        passion_section_set(&whole, 1, NULL, wc, NULL);
+        int e = passion_file_read_all(f, &whole, all, NULL,
+                                      PASSION_METHOD_DIRECT);
+        int bad = e != 0;
+        for (int64_t i = 0; i < ne && !bad; i++) {
+            int64_t w = i / NB < P ? i / NB : P - 1;
+            bad = all[i] != 1000.0 * rep + (double)w;
+        }
+        TH_CHECK(!bad, "rep %d: the file after the write (rc %d)", rep, e);
+        free(all);
+    }
+    if (f)
+        passion_file_close(f);
+    if (a)
+        passion_array_free(a);
+    TH_CHECK(passion_finalize(c) == 0, "finalize");
+    if (me == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static CU_TestInfo nodes_tests[] = {
@@ -789,6 +886,7 @@ static CU_TestInfo net_tests[] = {
     {"simulated network: one interface per node", test_simnet_node},
     {"exchange agreement by nodes", test_agree_nodes},
     {"auto weighs the network", test_model_net},
+    {"ordered writes: the token on the network", test_token_net},
     CU_TEST_INFO_NULL};
 
 static CU_TestInfo aggr_tests[] = {

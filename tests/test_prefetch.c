@@ -559,16 +559,56 @@ static void test_slab_thread(void)
     slab_matrix(PASSION_ENGINE_THREAD);
 }
 
+/*
+ * The budget and advice tests' file: a context (engine, 1 MiB budget,
+ * O_DIRECT or buffered) and a new local file th_dir()/name.%d of a
+ * column-block rows x 40P array of doubles with one ghost column.
+ * Collective; NULL (a failed check, nothing left open) on error.
+ * slab_file_close closes the three.
+ */
+static passion_file *slab_file(passion_engine engine, int direct,
+                               int64_t rows, const char *name,
+                               passion_ctx **pctx, passion_array **pa)
+{
+    *pctx = NULL;
+    *pa = NULL;
+    passion_ctx *ctx = mkctx(engine, 1 << 20, direct);
+    if (!ctx)
+        return NULL;
+    int64_t shape[2] = {rows, 40 * th_size};
+    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 1);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/%s.%%d", th_dir(), name);
+    passion_file *f = NULL;
+    int rc = a ? passion_file_open(a, pat, PASSION_MODE_CREATE, &f) : -1;
+    TH_CHECK(rc == 0, "open %s: %s", pat, passion_ctx_errdetail(ctx));
+    if (rc) {
+        passion_array_free(a);
+        passion_finalize(ctx);
+        return NULL;
+    }
+    *pctx = ctx;
+    *pa = a;
+    return f;
+}
+
+static void slab_file_close(passion_file *f, passion_array *a,
+                            passion_ctx *ctx)
+{
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 /* Width from the budget; too small a budget is an error with detail. */
 static void test_slab_budget(void)
 {
-    passion_ctx *ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
-    int64_t shape[2] = {100, 40 * th_size};
-    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 1);
-    char pat[512];
-    snprintf(pat, sizeof pat, "%s/budget.%%d", th_dir());
-    passion_file *f;
-    passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f =
+        slab_file(PASSION_ENGINE_AUTO, 0, 100, "budget", &ctx, &a);
+    if (!f)
+        return;
     passion_slab_opts o;
     passion_slab_opts_init(&o);
     o.budget = 2 * 102 * 8 * 7; /* two buffers of 7 columns: width 5 */
@@ -592,9 +632,7 @@ static void test_slab_budget(void)
     o.budget = 2 * 102 * 8 * 2; /* no room beyond the halos */
     rc = passion_slab_open(f, &o, &it);
     TH_CHECK(rc == PASSION_ENOMEM && it == NULL, "tiny budget: %d", rc);
-    passion_file_close(f);
-    passion_array_free(a);
-    passion_finalize(ctx);
+    slab_file_close(f, a, ctx);
 }
 
 /*
@@ -637,6 +675,50 @@ static int adv_ring_fd(core_fh *fh, int write, const void *buf, int64_t len,
     return adv_real->ring_fd(fh, write, buf, len, off, buffered);
 }
 
+/* f's driver wrapped (the wrapper ops are static: one file at a time):
+   its readahead window is adv_ra, its advice recorded, its ring reads
+   counted; the records emptied. adv_unwrap puts the driver back. */
+static core_driver_ops adv_ops;
+static void adv_wrap(passion_file *f)
+{
+    adv_real = f->fh->ops;
+    adv_ops = *adv_real;
+    adv_ops.advise = adv_advise;
+    adv_ops.readahead = adv_readahead;
+    if (adv_real->ring_fd)
+        adv_ops.ring_fd = adv_ring_fd;
+    f->fh->ops = &adv_ops;
+    adv_n = 0;
+    adv_ring_reads = 0;
+}
+
+static void adv_unwrap(passion_file *f)
+{
+    f->fh->ops = adv_real;
+}
+
+/* One sweep of f in slabs of `width` columns (no ramp), every slab
+   handed out; the number of slabs (0 and a failed check on error). */
+static int64_t adv_sweep(passion_file *f, int64_t width)
+{
+    passion_slab_opts o;
+    passion_slab_opts_init(&o);
+    o.width = width;
+    o.ramp = 0;
+    passion_slab_iter *it;
+    int rc = passion_slab_open(f, &o, &it);
+    TH_CHECK(rc == 0, "slab_open: %s", passion_ctx_errdetail(f->ctx));
+    if (rc)
+        return 0;
+    passion_slab sl;
+    int64_t nslabs = 0;
+    while ((rc = passion_slab_next(it, &sl)) == 1)
+        nslabs = sl.nslabs;
+    TH_CHECK(rc == 0, "slab_next: %s", passion_ctx_errdetail(f->ctx));
+    passion_slab_close(it);
+    return rc ? 0 : nslabs;
+}
+
 /*
  * O_DIRECT: no page cache to advise, so the next slab is read
  * asynchronously (on io_uring: one ring read per slab after the first)
@@ -646,84 +728,41 @@ static int adv_ring_fd(core_fh *fh, int write, const void *buf, int64_t len,
  */
 static void slab_advice_direct(void)
 {
-    passion_ctx *ctx = mkctx(PASSION_ENGINE_URING, 1 << 20, 1);
-    int64_t shape[2] = {509, 40 * th_size};
-    passion_array *a = mkarray(ctx, 2, shape, 8, PASSION_COL_MAJOR, 1);
-    char pat[512];
-    snprintf(pat, sizeof pat, "%s/advice-d.%%d", th_dir());
-    passion_file *f;
-    int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
-    static core_driver_ops ops;
-    adv_real = f->fh->ops;
-    ops = *adv_real;
-    ops.advise = adv_advise;
-    ops.readahead = adv_readahead;
-    ops.ring_fd = adv_ring_fd;
-    const core_driver_ops *keep = f->fh->ops;
-    f->fh->ops = &ops;
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f =
+        slab_file(PASSION_ENGINE_URING, 1, 509, "advice-d", &ctx, &a);
+    if (!f)
+        return;
+    adv_wrap(f);
     adv_ra = 1 << 30;
-    adv_n = 0;
-    adv_ring_reads = 0;
-    passion_slab_opts o;
-    passion_slab_opts_init(&o);
-    o.width = 6;
-    o.ramp = 0;
-    passion_slab_iter *it;
-    rc = passion_slab_open(f, &o, &it);
-    TH_CHECK(rc == 0, "slab_open: %s", passion_ctx_errdetail(ctx));
-    passion_slab sl;
-    int64_t nslabs = 0;
-    while ((rc = passion_slab_next(it, &sl)) == 1)
-        nslabs = sl.nslabs;
-    TH_CHECK(rc == 0, "slab_next: %s", passion_ctx_errdetail(ctx));
-    passion_slab_close(it);
+    int64_t nslabs = adv_sweep(f, 6);
     TH_CHECK(nslabs == 7 && adv_n == 0 && adv_ring_reads >= nslabs - 1,
              "O_DIRECT sweep: %lld slabs, %d advice calls, %d ring reads "
              "(expected 7, 0, >= 6)", (long long)nslabs, adv_n,
              adv_ring_reads);
-    f->fh->ops = keep;
-    passion_file_close(f);
-    passion_array_free(a);
-    passion_finalize(ctx);
+    adv_unwrap(f);
+    slab_file_close(f, a, ctx);
 }
 
 static void test_slab_advice(void)
 {
-    passion_ctx *ctx = mkctx(PASSION_ENGINE_AUTO, 1 << 20, 0);
+    /* slab_file's array: 509 rows of doubles, one ghost column */
     const int64_t rows = 509, g = 1, es = 8, width = 6;
-    int64_t shape[2] = {rows, 40 * th_size};
-    passion_array *a = mkarray(ctx, 2, shape, es, PASSION_COL_MAJOR, g);
-    char pat[512];
-    snprintf(pat, sizeof pat, "%s/advice.%%d", th_dir());
-    passion_file *f;
-    int rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "open: %s", passion_ctx_errdetail(ctx));
-    static core_driver_ops ops;
-    adv_real = f->fh->ops;
-    ops = *adv_real;
-    TH_CHECK(ops.advise != NULL, "the posix driver gives advice");
-    ops.advise = adv_advise;
-    ops.readahead = adv_readahead;
-    const core_driver_ops *keep = f->fh->ops;
-    f->fh->ops = &ops;
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f =
+        slab_file(PASSION_ENGINE_AUTO, 0, rows, "advice", &ctx, &a);
+    if (!f)
+        return;
+    adv_wrap(f);
+    TH_CHECK(adv_real->advise != NULL, "the posix driver gives advice");
     const int64_t cb = (rows + 2 * g) * es, n = 40;
     const int64_t ras[4] = {0, 2 * cb, 6 * cb, 1 << 30};
     for (int ri = 0; ri < 4; ri++) {
         adv_ra = ras[ri];
         adv_n = 0;
-        passion_slab_opts o;
-        passion_slab_opts_init(&o);
-        o.width = width;
-        o.ramp = 0;
-        passion_slab_iter *it;
-        rc = passion_slab_open(f, &o, &it);
-        TH_CHECK(rc == 0, "slab_open: %s", passion_ctx_errdetail(ctx));
-        passion_slab sl;
-        while ((rc = passion_slab_next(it, &sl)) == 1)
-            ;
-        TH_CHECK(rc == 0, "slab_next: %s", passion_ctx_errdetail(ctx));
-        passion_slab_close(it);
+        adv_sweep(f, width);
         int want = 0;
         for (int64_t start = width; start < n; start += width) {
             int64_t count = n - start < width ? n - start : width;
@@ -744,10 +783,8 @@ static void test_slab_advice(void)
         TH_CHECK(adv_n == want, "readahead %lld: %d advice calls, expected "
                  "%d", (long long)adv_ra, adv_n, want);
     }
-    f->fh->ops = keep;
-    passion_file_close(f);
-    passion_array_free(a);
-    passion_finalize(ctx);
+    adv_unwrap(f);
+    slab_file_close(f, a, ctx);
     slab_advice_direct();
 }
 

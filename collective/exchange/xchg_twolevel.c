@@ -472,6 +472,95 @@ static void tl_node_blocks(tl_run_t *r, int64_t *out, int64_t *in)
     *in = IN;
 }
 
+/* step 2 for member k of my node: the bytes it sends me for other nodes
+   (returned) and, if set, where they go, one piece per node b != a in
+   r->tb.pc[0..*np) (*np 0 otherwise): the segment of (member k, node b)
+   in block b (ob + osd[b]) starts after those of members < k */
+static int64_t tl_up_pieces(tl_run_t *r, int k, char *ob,
+                            const int64_t *osd, int set, int *np)
+{
+    const coll_nodes *T = r->T;
+    int64_t up = 0;
+    *np = 0;
+    for (int b = 0; b < T->nnodes; b++) {
+        if (b == r->a)
+            continue;
+        int64_t seg = 0, len = 0;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int d = T->members[q];
+            for (int k2 = 0; k2 < k; k2++)
+                seg += hs(r, k2, d);
+            len += hs(r, k, d);
+        }
+        if (set) {
+            r->tb.pc[*np].p = ob + osd[b] + seg;
+            r->tb.pc[(*np)++].n = len;
+        }
+        up += len;
+    }
+    return up;
+}
+
+/* step 2 for member 0 (the leader): its own data for other nodes, copied
+   from the send buffer into the pieces tl_up_pieces(r, 0, ...) set */
+static void tl_up_own(tl_run_t *r)
+{
+    const coll_xchg_plan *pl = r->pl;
+    const coll_nodes *T = r->T;
+    for (int b = 0, i = 0; b < T->nnodes; b++) {
+        if (b == r->a)
+            continue;
+        char *p = r->tb.pc[i++].p;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int d = T->members[q];
+            int64_t n = coll_sc(pl, d);
+            if (n > 0)
+                memcpy(p, pl->sbuf + coll_sd(pl, d), (size_t)n);
+            p += n;
+        }
+    }
+}
+
+/* step 3 for member k of my node: the bytes the other nodes sent it
+   (returned) and where they sit in the incoming blocks: in block b (ib +
+   ird[b]) the data of (source i of b, member k) sit after i's data for
+   members < k and after all the data of the sources before i. Member
+   0's (the leader's own) are copied into the receive buffer; any other
+   member's become one piece per source in r->tb.pc[0..*np). Neither
+   with ib NULL (*np 0). */
+static int64_t tl_down_pieces(tl_run_t *r, int k, char *ib,
+                              const int64_t *ird, int *np)
+{
+    const coll_xchg_plan *pl = r->pl;
+    const coll_nodes *T = r->T;
+    int64_t down = 0;
+    *np = 0;
+    for (int b = 0; b < T->nnodes; b++) {
+        if (b == r->a)
+            continue;
+        int64_t pos = 0;
+        for (int q = T->first[b]; q < T->first[b + 1]; q++) {
+            int i = T->members[q];
+            int64_t before = 0;
+            for (int k2 = 0; k2 < k; k2++)
+                before += hr(r, k2, i);
+            int64_t len = hr(r, k, i);
+            if (ib && k == 0) {
+                if (len > 0)
+                    memcpy(pl->rbuf + coll_rd(pl, i),
+                           ib + ird[b] + pos + before, (size_t)len);
+            } else if (ib) {
+                r->tb.pc[*np].p = ib + ird[b] + pos + before;
+                r->tb.pc[(*np)++].n = len;
+            }
+            down += len;
+            for (int k2 = 0; k2 < r->S; k2++)
+                pos += hr(r, k2, i);
+        }
+    }
+    return down;
+}
+
 /*
  * The leaders' exchange by A1 (tl_leaders_a1) on the sub-plan of the
  * leaders: every receive posted, then every send, one wait. A leader
@@ -567,39 +656,11 @@ static int tl_leader(tl_run_t *r)
     /* step 2: every rank's data for other nodes into the blocks; the
        segment of (member k, node b) starts after those of members < k */
     for (int k = 0; k < S; k++) {
-        int np = 0;
-        int64_t up = 0;
-        for (int b = 0; b < N; b++) {
-            if (b == a)
-                continue;
-            int64_t seg = 0, len = 0;
-            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                int d = T->members[q];
-                for (int k2 = 0; k2 < k; k2++)
-                    seg += hs(r, k2, d);
-                len += hs(r, k, d);
-            }
-            if (!fail) {
-                r->tb.pc[np].p = ob + osd[b] + seg;
-                r->tb.pc[np++].n = len;
-            }
-            up += len;
-        }
+        int np;
+        int64_t up = tl_up_pieces(r, k, ob, osd, !fail, &np);
         if (k == 0) {
-            /* my own, copied from the send buffer */
             if (!fail)
-                for (int b = 0, i = 0; b < N; b++) {
-                    if (b == a)
-                        continue;
-                    char *p = r->tb.pc[i++].p;
-                    for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                        int d = T->members[q];
-                        int64_t n = coll_sc(pl, d);
-                        if (n > 0)
-                            memcpy(p, pl->sbuf + coll_sd(pl, d), (size_t)n);
-                        p += n;
-                    }
-                }
+                tl_up_own(r);
             continue;
         }
         int src = T->members[r->f0 + k];
@@ -670,31 +731,10 @@ static int tl_leader(tl_run_t *r)
        In block b (from node b) the data of (source i of b, my member k)
        sits after i's earlier destinations and the sources before i. */
     for (int k = 0; k < S; k++) {
-        int np = 0;
-        int64_t down = 0;
-        for (int b = 0; b < N; b++) {
-            if (b == a)
-                continue;
-            int64_t pos = 0;
-            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                int i = T->members[q];
-                int64_t before = 0;
-                for (int k2 = 0; k2 < k; k2++)
-                    before += hr(r, k2, i);
-                int64_t len = hr(r, k, i);
-                if (k == 0) {
-                    if (len > 0 && ib && !fail)
-                        memcpy(pl->rbuf + coll_rd(pl, i),
-                               ib + ird[b] + pos + before, (size_t)len);
-                } else if (ib) {
-                    r->tb.pc[np].p = ib + ird[b] + pos + before;
-                    r->tb.pc[np++].n = len;
-                }
-                down += len;
-                for (int k2 = 0; k2 < S; k2++)
-                    pos += hr(r, k2, i);
-            }
-        }
+        /* my own part (k 0) is copied only from complete blocks */
+        int np;
+        int64_t down =
+            tl_down_pieces(r, k, k == 0 && fail ? NULL : ib, ird, &np);
         if (k == 0)
             continue;
         int dst = T->members[r->f0 + k];
@@ -1014,35 +1054,10 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int fail,
     int nq = 0;
     /* step 2 of the run: my ranks' data for other nodes into the blocks */
     for (int k = 0; k < S && node_ok; k++) {
-        int np = 0;
-        int64_t up = 0;
-        for (int b = 0; b < N; b++) {
-            if (b == a)
-                continue;
-            int64_t seg = 0, len = 0;
-            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                int d = T->members[q];
-                for (int k2 = 0; k2 < k; k2++)
-                    seg += hs(r, k2, d);
-                len += hs(r, k, d);
-            }
-            r->tb.pc[np].p = ob + osd[b] + seg;
-            r->tb.pc[np++].n = len;
-            up += len;
-        }
+        int np;
+        int64_t up = tl_up_pieces(r, k, ob, osd, 1, &np);
         if (k == 0) {
-            for (int b = 0, i = 0; b < N; b++) {
-                if (b == a)
-                    continue;
-                char *p = r->tb.pc[i++].p;
-                for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                    int d = T->members[q];
-                    int64_t m = coll_sc(pl, d);
-                    if (m > 0)
-                        memcpy(p, pl->sbuf + coll_sd(pl, d), (size_t)m);
-                    p += m;
-                }
-            }
+            tl_up_own(r);
             continue;
         }
         int src = T->members[r->f0 + k];
@@ -1157,31 +1172,8 @@ static int ag_leader(tl_run_t *r, int64_t *v, int n, int nsum, int fail,
     }
     r->n = 0;
     for (int k = 0; k < S && all_ok; k++) {
-        int np = 0;
-        int64_t down = 0;
-        for (int b = 0; b < N; b++) {
-            if (b == a)
-                continue;
-            int64_t pos = 0;
-            for (int q = T->first[b]; q < T->first[b + 1]; q++) {
-                int i = T->members[q];
-                int64_t before = 0;
-                for (int k2 = 0; k2 < k; k2++)
-                    before += hr(r, k2, i);
-                int64_t len = hr(r, k, i);
-                if (k == 0) {
-                    if (len > 0)
-                        memcpy(pl->rbuf + coll_rd(pl, i),
-                               ib + ird[b] + pos + before, (size_t)len);
-                } else {
-                    r->tb.pc[np].p = ib + ird[b] + pos + before;
-                    r->tb.pc[np++].n = len;
-                }
-                down += len;
-                for (int k2 = 0; k2 < S; k2++)
-                    pos += hr(r, k2, i);
-            }
-        }
+        int np;
+        int64_t down = tl_down_pieces(r, k, ib, ird, &np);
         if (k == 0)
             continue;
         int dst = T->members[r->f0 + k];
