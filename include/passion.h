@@ -201,7 +201,9 @@ typedef enum passion_engine {
  *   memory_budget   bytes for any staging buffer, >= 1, with optional
  *                   K, M, G suffix (KiB, MiB, GiB); 64M
  *   driver          posix | mpiio | fault (enum passion_driver); posix
- *   direct_io       0 | 1: O_DIRECT with the posix driver; 0
+ *   direct_io       0 | 1: O_DIRECT with the posix driver (unaligned
+ *                   reads too, through a bounce or in place; unaligned
+ *                   writes through the page cache); 0
  *   verbosity       0 quiet .. 3; 2 prints every error on stderr; 0
  *   exchange        auto | mpi | pairwise | a1 | index | fourstage |
  *                   fourstage-nb | twolevel (enum passion_xchg); auto
