@@ -106,7 +106,7 @@ MPI_File bench_romio_open(const char *path, int hints, int nodes);
  * cold regime its pages dropped (rank 0, between barriers), then an auto
  * read_all of a few elements spread over the array, BENCH_FIRST_READS
  * times (auto measures the file's costs on its first uncached calls, up
- * to three readings), so that auto's first-use measurements (message
+ * to three readings); warm, one element once; so that auto's first-use measurements (message
  * calibration, the file's costs) fall outside every timing. Before, one
  * element was read: an extent the page-cache probe does not look at, so
  * no file costs were measured there and the first cases' timed auto
