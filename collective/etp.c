@@ -36,6 +36,21 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Read and write windows of at most ETP_BATCH_SMALL bytes go to the
+   driver up to ETP_BATCH at a time (core_io_read_batch and
+   core_io_write_batch: one system call for the lot on io_uring, page-cache
+   hits copied in the submit), as the independent engine's; larger ones
+   one by one, so that the kernel's readahead still sees a sequential
+   reader. One request per window cost about 1-1.5 us of system call on
+   this VM against 0.3-0.5 us batched: a warm two-phase read of etp table
+   6.1-V (2,048 windows of 64 bytes per rank, P = 2) took 4.0-4.4 ms
+   against 1.7-2.0 ms for direct reads of twice as many runs, and the
+   model, which prices a request at the batched cost, predicted 1.15 ms.
+   On the helper thread (rounds overlapped) the windows go one by one:
+   the engine belongs to the calling thread. */
+#define ETP_BATCH 64
+#define ETP_BATCH_SMALL (64 << 10)
+
 typedef struct etp_round {
     int64_t *ca, *cb;            /* chunk of each aggregator; ca < 0: none */
     int64_t *sc, *sd, *rc, *rd;  /* exchange counts and displacements */
@@ -61,6 +76,11 @@ typedef struct etp_run {
     int rounds;
     int threaded;
     int64_t xbudget;             /* what the rounds left to the exchange */
+    /* small read windows gathered for one core_io_read_batch (on the
+       calling thread only: it drives the context's engine) */
+    core_iov bat[ETP_BATCH];
+    int nbat;
+    int batching;
 } etp_run;
 
 static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
@@ -115,11 +135,36 @@ static int schedule(etp_run *u, etp_round *R)
 
 /* ---- I/O side (the aggregator), maybe on the helper thread ---- */
 
+static int read_flush(etp_run *u)
+{
+    int n = u->nbat;
+    u->nbat = 0;
+    return n ? core_io_read_batch(u->p->f->fh, u->bat, n) : PASSION_OK;
+}
+
 static int read_window(void *arg, int64_t w0, int64_t w1, int holes)
 {
     (void)holes;
     etp_run *u = arg;
-    return core_io_read(u->p->f->fh, u->stage + (w0 - u->cur_a), w1 - w0, w0);
+    char *dst = u->stage + (w0 - u->cur_a);
+    if (!u->batching || w1 - w0 > ETP_BATCH_SMALL) {
+        int rc = read_flush(u); /* in file order */
+        return rc ? rc : core_io_read(u->p->f->fh, dst, w1 - w0, w0);
+    }
+    u->bat[u->nbat++] = (core_iov){dst, w1 - w0, w0, 0};
+    return u->nbat == ETP_BATCH ? read_flush(u) : PASSION_OK;
+}
+
+/* the windows of [a, b) read into the stage (batched when allowed) */
+static int read_windows(etp_run *u, int64_t a, int64_t b, coll_window_fn fn,
+                        int batching)
+{
+    u->batching = batching;
+    u->nbat = 0;
+    int rc = coll_windows(u->p, u->curs, a, b, fn, u);
+    int frc = read_flush(u);
+    u->batching = 0;
+    return rc ? rc : frc;
 }
 
 static int rmw_window(void *arg, int64_t w0, int64_t w1, int holes)
@@ -127,15 +172,40 @@ static int rmw_window(void *arg, int64_t w0, int64_t w1, int holes)
     return holes ? read_window(arg, w0, w1, holes) : PASSION_OK;
 }
 
+static int write_flush(etp_run *u)
+{
+    int n = u->nbat;
+    u->nbat = 0;
+    return n ? core_io_write_batch(u->p->f->fh, u->bat, n) : PASSION_OK;
+}
+
 static int write_window(void *arg, int64_t w0, int64_t w1, int holes)
 {
     (void)holes;
     etp_run *u = arg;
-    return core_io_write(u->p->f->fh, u->stage + (w0 - u->cur_a), w1 - w0,
-                         w0);
+    char *src = u->stage + (w0 - u->cur_a);
+    if (!u->batching || w1 - w0 > ETP_BATCH_SMALL) {
+        int rc = write_flush(u); /* in file order */
+        return rc ? rc : core_io_write(u->p->f->fh, src, w1 - w0, w0);
+    }
+    u->bat[u->nbat++] = (core_iov){src, w1 - w0, w0, 0};
+    return u->nbat == ETP_BATCH ? write_flush(u) : PASSION_OK;
 }
 
-static void io_round(etp_run *u, etp_round *R, int par)
+/* the stage's windows of [a, b) written (batched when allowed: the
+   windows are disjoint) */
+static int write_windows(etp_run *u, int64_t a, int64_t b, int batching)
+{
+    u->batching = batching;
+    u->nbat = 0;
+    int rc = coll_windows(u->p, u->curs, a, b, write_window, u);
+    int frc = write_flush(u);
+    u->batching = 0;
+    return rc ? rc : frc;
+}
+
+/* on_thread: run on the helper thread (no engine, no batching) */
+static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
 {
     coll_plan *p = u->p;
     const int P = p->P, me = p->me;
@@ -145,7 +215,7 @@ static void io_round(etp_run *u, etp_round *R, int par)
         return;
     u->cur_a = A;
     if (!p->op_write) {
-        u->io_rc = coll_windows(p, u->curs, A, B, read_window, u);
+        u->io_rc = read_windows(u, A, B, read_window, !on_thread);
         if (u->io_rc)
             return;
         for (int r = 0; r < P; r++) {
@@ -160,7 +230,7 @@ static void io_round(etp_run *u, etp_round *R, int par)
                       u->buf, NULL);
         return;
     }
-    u->io_rc = coll_windows(p, u->curs, A, B, rmw_window, u);
+    u->io_rc = read_windows(u, A, B, rmw_window, !on_thread);
     if (u->io_rc)
         return;
     for (int r = 0; r < P; r++) { /* increasing rank: the highest wins */
@@ -174,7 +244,7 @@ static void io_round(etp_run *u, etp_round *R, int par)
                       NULL, &q);
         }
     }
-    u->io_rc = coll_windows(p, u->curs, A, B, write_window, u);
+    u->io_rc = write_windows(u, A, B, !on_thread);
 }
 
 typedef struct io_job {
@@ -186,7 +256,7 @@ typedef struct io_job {
 static void *io_thread(void *arg)
 {
     io_job *j = arg;
-    io_round(j->u, j->R, j->par);
+    io_round(j->u, j->R, j->par, 1);
     return NULL;
 }
 
@@ -373,7 +443,7 @@ int coll_etp_run(coll_plan *p, char *buf)
     if (p->op_write)
         mrc = xchg_round(&u, R0, 0);
     else
-        io_round(&u, R0, 0);
+        io_round(&u, R0, 0, 0);
     while (!mrc) {
         etp_round *cur = &u.r[par], *nxt = &u.r[par ^ 1];
         if ((mrc = schedule(&u, nxt)))
@@ -388,7 +458,7 @@ int coll_etp_run(coll_plan *p, char *buf)
         /* without the thread, one buffer each: a write's I/O must consume
            the received data before the next exchange overwrites it */
         if (!started && want_io && p->op_write)
-            io_round(&u, job.R, job.par);
+            io_round(&u, job.R, job.par, 0);
         if (!p->op_write)
             mrc = xchg_round(&u, cur, par);
         else if (nxt->any)
@@ -396,7 +466,7 @@ int coll_etp_run(coll_plan *p, char *buf)
         if (started)
             pthread_join(th, NULL);
         else if (want_io && !p->op_write)
-            io_round(&u, job.R, job.par);
+            io_round(&u, job.R, job.par, 0);
         if (!nxt->any)
             break;
         par ^= 1;

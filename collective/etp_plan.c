@@ -591,6 +591,8 @@ int coll_io_early(passion_file *f, const passion_section *s,
     }
     if (!have_x)
         ocad_xfer_build(&f->fv, s, m, &x);
+    if (out->cached >= 950 && !unprobed)
+        ocad_req_calibrate(ctx, f->fh, x.foff0, x.fend, x.blen);
     ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx));
     if (unprobed)
         env.warm = 0;

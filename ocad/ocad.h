@@ -163,6 +163,27 @@ CORE_HIDDEN int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env);
 #define OCAD_COPY_BW 4e9
 CORE_HIDDEN void ocad_req_learn(passion_ctx *ctx, double seconds);
 CORE_HIDDEN double ocad_req_cost(const passion_ctx *ctx);
+/*
+ * Measure the cost of a cached read request before any was learned: one
+ * batch to warm up (the engine's first use), then OCAD_CALIB_TRIES batches of OCAD_CALIB_READS requests of
+ * min(blen, OCAD_CALIB_MAX) bytes spread over [lo, hi) (which the caller
+ * found in the page cache), read as the independent methods read
+ * (core_io_read_batch: one system call per batch on io_uring), the median
+ * batch's time per request recorded as one sample (ocad_req_learn);
+ * outside the counters. Without it the first calls on cached data were
+ * priced with the constant COLL_WARM_LATENCY (2 us, against 0.3 us per
+ * batched request measured on this VM), and a choice that avoided
+ * independent reads never learned otherwise (etp table 6.2-II warm,
+ * P = 2: auto chose the two-phase method, 3x slower than direct). Nothing
+ * when a sample exists, for an O_DIRECT handle or a driver without
+ * calibration reads (core_driver_ops.measure); a failed read leaves
+ * nothing learned and no error.
+ */
+#define OCAD_CALIB_READS 16
+#define OCAD_CALIB_TRIES 3
+#define OCAD_CALIB_MAX 256
+CORE_HIDDEN void ocad_req_calibrate(passion_ctx *ctx, core_fh *fh,
+                                    int64_t lo, int64_t hi, int64_t blen);
 
 /* Count the requests and bytes a method would use (no I/O). */
 CORE_HIDDEN void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x,

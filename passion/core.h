@@ -580,6 +580,14 @@ CORE_HIDDEN int core_io_bounce_span(const core_fh *fh, const void *buf,
  * Calling thread only (it drives the context's engine).
  */
 CORE_HIDDEN int core_io_read_batch(core_fh *fh, core_iov *v, int n);
+/*
+ * The same for writes of n disjoint pieces (in flight together, so in no
+ * particular order: the caller's pieces must not overlap), as
+ * core_io_write each. On this VM (ext4, kernel 6.18) 100 cached writes of
+ * 400 bytes took 130 us one pwrite at a time and 41 us in one io_uring
+ * submit, once the ring had run a batch.
+ */
+CORE_HIDDEN int core_io_write_batch(core_fh *fh, core_iov *v, int n);
 /* Reads the context's driver and engine keep in flight at once (1: no
    batching: a driver without io_uring, or the engine forced to thread). */
 CORE_HIDDEN int core_io_concurrency(const passion_ctx *ctx);

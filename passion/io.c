@@ -202,7 +202,9 @@ static void batch_done(core_op *op)
     ((batch_wait *)op->arg)->left--;
 }
 
-int core_io_read_batch(core_fh *fh, core_iov *v, int n)
+#define IO_BATCH_FEW 8
+
+static int io_batch(core_fh *fh, core_iov *v, int n, int write)
 {
     passion_ctx *ctx = fh->ctx;
     int kind = PASSION_ENGINE_THREAD;
@@ -212,24 +214,34 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
     if (kind != PASSION_ENGINE_URING) {
         int rc = PASSION_OK;
         for (int i = 0; i < n && !rc; i++)
-            rc = core_io_read(fh, v[i].buf, v[i].len, v[i].off);
+            rc = write ? core_io_write(fh, v[i].buf, v[i].len, v[i].off)
+                       : core_io_read(fh, v[i].buf, v[i].len, v[i].off);
         return rc;
     }
-    core_op *ops = core_tmp_alloc(ctx, (size_t)n * sizeof *ops, 1);
+    /* a few pieces: the table on the stack, without the allocator (a
+       tiny call makes one allocation at most: test_tiny) */
+    core_op few[IO_BATCH_FEW];
+    core_op *ops = n <= IO_BATCH_FEW
+                       ? few
+                       : core_tmp_alloc(ctx, (size_t)n * sizeof *ops, 1);
     if (ops)
         memset(ops, 0, (size_t)n * sizeof *ops);
     if (!ops)
-        return core_err(ctx, PASSION_ENOMEM, "batched read of %s", fh->path);
+        return core_err(ctx, PASSION_ENOMEM, "batched %s of %s",
+                        write ? "write" : "read", fh->path);
     double t0 = core_now();
     batch_wait bw = {0};
     int rc = PASSION_OK;
     core_aio_plug(ctx); /* the whole batch in one system call */
     for (int i = 0; i < n && !rc; i++) {
         core_op *op = &ops[i];
+        op->write = write;
         op->buf = v[i].buf;
         op->len = v[i].len;
         op->off = v[i].off;
-        op->noasync = 1; /* page-cache hits are copied in the submit */
+        /* page-cache hits are copied in the submit (writes: where the
+           file system takes buffered writes without blocking) */
+        op->noasync = 1;
         op->fn = batch_done;
         op->arg = &bw;
         if (!(rc = core_aio_submit(fh, op)))
@@ -238,20 +250,31 @@ int core_io_read_batch(core_fh *fh, core_iov *v, int n)
     core_aio_unplug(ctx);
     while (bw.left > 0)
         if (core_aio_progress(ctx, 1) <= 0) {
-            rc = core_err(ctx, PASSION_EIO, "batched read of %s: the "
-                          "engine stopped answering", fh->path);
+            rc = core_err(ctx, PASSION_EIO, "batched %s of %s: the "
+                          "engine stopped answering",
+                          write ? "write" : "read", fh->path);
             break; /* cannot happen while ops are in flight */
         }
     ctx->cnt.t_io += core_now() - t0;
     for (int i = 0; i < n && !rc; i++) {
         v[i].res = ops[i].done;
         if (ops[i].err) /* the first failing piece's detail */
-            rc = core_io_fail(fh, "", 0, ops[i].off + ops[i].done,
+            rc = core_io_fail(fh, "", write, ops[i].off + ops[i].done,
                          ops[i].len - ops[i].done, ops[i].err);
     }
-    if (bw.left == 0)
+    if (bw.left == 0 && ops != few)
         core_tmp_free(ctx, ops);
     return rc;
+}
+
+int core_io_read_batch(core_fh *fh, core_iov *v, int n)
+{
+    return io_batch(fh, v, n, 0);
+}
+
+int core_io_write_batch(core_fh *fh, core_iov *v, int n)
+{
+    return io_batch(fh, v, n, 1);
 }
 
 /* ---- atomic creation: a temporary renamed into place ---- */
