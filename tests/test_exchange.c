@@ -601,7 +601,8 @@ static void test_model_choices(void)
 {
     coll_xchg_shape s = coll_shape_regular(P, 64);
     /* start-ups dominate: the fewest messages */
-    coll_xchg_costs slow = {0, 1e-3, 1e-12, 1e-13, COLL_COSTS_OPTIONS};
+    coll_xchg_costs slow = {.round = 0, .msg = 1e-3, .byte = 1e-12,
+                            .copy = 1e-13, .source = COLL_COSTS_OPTIONS};
     coll_xchg_choice ch = coll_xchg_choose(&slow, &s, 1);
     int64_t c1, cv2, c1min, c2min;
     coll_index_counts(P, 2, &c1min, &c2min);
@@ -612,13 +613,15 @@ static void test_model_choices(void)
                  ch.radix);
     }
     /* bandwidth dominates: no index relaying, no copies */
-    coll_xchg_costs fat = {0, 1e-9, 1e-6, 1e-7, COLL_COSTS_OPTIONS};
+    coll_xchg_costs fat = {.round = 0, .msg = 1e-9, .byte = 1e-6,
+                           .copy = 1e-7, .source = COLL_COSTS_OPTIONS};
     ch = coll_xchg_choose(&fat, &s, 1);
     if (P >= 3)
         TH_CHECK(ch.alg == PASSION_XCHG_A1 || ch.alg == PASSION_XCHG_PAIRWISE,
                  "high per-byte cost: chose %s", coll_xchg_name(ch.alg));
     /* a round is expensive but messages within it are cheap: one round */
-    coll_xchg_costs sched = {5e-3, 1e-5, 1e-10, 1e-10, COLL_COSTS_MEASURED};
+    coll_xchg_costs sched = {.round = 5e-3, .msg = 1e-5, .byte = 1e-10,
+                             .copy = 1e-10, .source = COLL_COSTS_MEASURED};
     ch = coll_xchg_choose(&sched, &s, 1);
     if (P >= 3)
         TH_CHECK(ch.alg == PASSION_XCHG_A1, "oversubscribed: chose %s",

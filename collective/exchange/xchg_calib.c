@@ -39,8 +39,9 @@
 
 coll_xchg_costs coll_xchg_costs_default(void)
 {
-    coll_xchg_costs c = {DEF_ALPHA / 2, DEF_ALPHA / 2, DEF_BETA, DEF_COPY,
-                         COLL_COSTS_DEFAULT};
+    coll_xchg_costs c = {.round = DEF_ALPHA / 2, .msg = DEF_ALPHA / 2,
+                         .byte = DEF_BETA, .copy = DEF_COPY,
+                         .source = COLL_COSTS_DEFAULT};
     return c;
 }
 
