@@ -79,6 +79,18 @@
  *     every MPI_Iallreduce 5 ms late, eight warm auto writes teach the
  *     independent class less than 0.5 ms on every rank (failed before:
  *     the 1 ms cap).
+ * 11. an auto write of overlapping sections whose parts every rank wrote
+ *     before the FAD (one contiguous run each: requests priced at 0.1 us
+ *     by the options, within the learned round), then written again in
+ *     rank order: the token's P - 1 hops, about a learned round each,
+ *     against the two-phase method's round and its fixed cost (two
+ *     rounds before any is learned). After six direct reads (the round
+ *     learned, no fixed cost: a fixed method teaches none), rank r
+ *     writes 65 elements from 64 r (the next rank's first is shared).
+ *     At P >= 4 the model finds the two-phase method cheaper (3 rounds
+ *     against P) and auto runs it (failed before: the chain always ran,
+ *     method direct); at any P the file holds each element's highest
+ *     writer's value and the prediction is the same on every rank.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -955,6 +967,58 @@ static void test_fixed_late(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 11: an early write of overlapping sections, its rewrite weighed */
+static void test_overlap_redo(void)
+{
+    th_case_seed = th_seed;
+    enum { NB = 64 };
+    const int64_t ne = (int64_t)NB * th_size + 1;
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("io_latency=1e-7,io_bandwidth=1e10",
+                                   "redo.raw", ne, &ctx, &a);
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    cyclic(&s, 4);
+    for (int k = 0; k < 6; k++) { /* the learned round (the FAD's) */
+        int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "direct read %d: %d", k, rc);
+    }
+    int64_t st[1] = {(int64_t)th_rank * NB}, ct[1] = {NB + 1};
+    passion_section ws;
+    passion_section_set(&ws, 1, st, ct, NULL);
+    for (int k = 0; k <= NB; k++)
+        b[k] = -1.0 - 1000.0 * th_rank - k;
+    const double S = coll_sync_cost(ctx);
+    int rc = passion_file_write_all(f, &ws, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    int etp = m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC;
+    TH_CHECK(rc == 0 && same_int(etp) && same_double(pred) &&
+                 (th_size < 4 || etp),
+             "overlapping auto write, every part written early: rc %d, "
+             "method %d (want the two-phase method at P >= 4), predicted "
+             "%g s, learned round %g s (%d samples)", rc, (int)m, pred, S,
+             coll_sync_learned(ctx));
+    MPI_Barrier(MPI_COMM_WORLD);
+    static double v[N];
+    passion_section all;
+    int64_t ca[1] = {ne};
+    passion_section_set(&all, 1, NULL, ca, NULL);
+    rc = passion_file_read(f, &all, v, NULL, PASSION_METHOD_DIRECT);
+    int bad = rc != 0;
+    for (int64_t i = 0; i < ne && !bad; i++) {
+        int64_t w = i / NB < th_size ? i / NB : th_size - 1;
+        bad = v[i] != -1.0 - 1000.0 * (double)w - (double)(i - w * NB);
+    }
+    TH_CHECK(!bad, "the file after the overlapping write: each element's "
+             "highest writer's value (rc %d)", rc);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -969,6 +1033,8 @@ int main(int argc, char **argv)
         {"9: uncached reads: no fixed cost, file costs from several",
          test_cold},
         {"10: a late agreement teaches no fixed cost", test_fixed_late},
+        {"11: an early overlapping write, its rewrite weighed",
+         test_overlap_redo},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
