@@ -76,6 +76,10 @@ typedef struct coll_ext {
        early whatever its cost (coll_io_early) */
     uint64_t indep_sig;
     int indep_left; /* early reads left on it before auto chooses again */
+    /* the last auto write whose sections overlapped others' without
+       nesting (coll_early_overlap; 0 = none): the same write again is
+       not done before the FAD (coll_io_early) */
+    uint64_t overlap_sig;
 } coll_ext;
 
 static void coll_ext_free(passion_ctx *ctx, void *ext)
@@ -555,6 +559,13 @@ void coll_early_remember(passion_ctx *ctx, uint64_t sig, int indep)
     }
 }
 
+void coll_early_overlap(passion_ctx *ctx, uint64_t sig, int overlap)
+{
+    coll_ext *e = ext_get(ctx);
+    if (e)
+        e->overlap_sig = overlap ? sig : 0;
+}
+
 int coll_io_early(passion_file *f, const passion_section *s,
                   const passion_memspec *m, void *buf, int method,
                   int op_write, int64_t elems, int rc, coll_early *out)
@@ -611,6 +622,12 @@ int coll_io_early(passion_file *f, const passion_section *s,
         double t;
         if (op_write) {
             if ((double)x.nblocks * env.lat > S)
+                return PASSION_OK;
+            /* the same write's sections overlapped last call: written
+               early, it was written again after the FAD (in rank order,
+               or by the two-phase method) */
+            if (e && e->overlap_sig &&
+                e->overlap_sig == coll_early_sig(f, s, m, op_write))
                 return PASSION_OK;
             /* only what this rank's own independent access would do:
                direct, unless sieving costs less even with what a sieved

@@ -109,6 +109,14 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         ctx->last_method = PASSION_METHOD_AUTO; /* the early read's */
         return rc;
     }
+    /* an auto write of sections that overlap without nesting: the same
+       write next time waits for the FAD (its early writes would be
+       written again) */
+    if (method == PASSION_METHOD_AUTO && op_write) {
+        int w = 0, l = 0;
+        coll_early_overlap(ctx, coll_early_sig(f, s, m, op_write),
+                           p.overlap && !coll_shared_writers(&p, &w, &l));
+    }
     int all_done = method != PASSION_METHOD_ETP_STATIC &&
                    method != PASSION_METHOD_ETP_DYNAMIC;
     double predicted = 0;

@@ -91,6 +91,10 @@
  *     against P) and auto runs it (failed before: the chain always ran,
  *     method direct); at any P the file holds each element's highest
  *     writer's value and the prediction is the same on every rank.
+ *     The same write again (other values) is not written before the FAD:
+ *     at P >= 4 the ranks together write the union's (64 P + 1) * 8 bytes
+ *     once, by the two-phase method (failed before: each rank's 65
+ *     elements were written early too, P * 520 bytes more).
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -989,33 +993,49 @@ static void test_overlap_redo(void)
     int64_t st[1] = {(int64_t)th_rank * NB}, ct[1] = {NB + 1};
     passion_section ws;
     passion_section_set(&ws, 1, st, ct, NULL);
-    for (int k = 0; k <= NB; k++)
-        b[k] = -1.0 - 1000.0 * th_rank - k;
-    const double S = coll_sync_cost(ctx);
-    int rc = passion_file_write_all(f, &ws, b, NULL, PASSION_METHOD_AUTO);
-    passion_method m = PASSION_METHOD_AUTO;
-    double pred = 0;
-    passion_ctx_last_method(ctx, &m, &pred);
-    int etp = m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC;
-    TH_CHECK(rc == 0 && same_int(etp) && same_double(pred) &&
-                 (th_size < 4 || etp),
-             "overlapping auto write, every part written early: rc %d, "
-             "method %d (want the two-phase method at P >= 4), predicted "
-             "%g s, learned round %g s (%d samples)", rc, (int)m, pred, S,
-             coll_sync_learned(ctx));
-    MPI_Barrier(MPI_COMM_WORLD);
-    static double v[N];
-    passion_section all;
-    int64_t ca[1] = {ne};
-    passion_section_set(&all, 1, NULL, ca, NULL);
-    rc = passion_file_read(f, &all, v, NULL, PASSION_METHOD_DIRECT);
-    int bad = rc != 0;
-    for (int64_t i = 0; i < ne && !bad; i++) {
-        int64_t w = i / NB < th_size ? i / NB : th_size - 1;
-        bad = v[i] != -1.0 - 1000.0 * (double)w - (double)(i - w * NB);
+    for (int call = 0; call < 2; call++) {
+        for (int k = 0; k <= NB; k++)
+            b[k] = -1.0 - 1000.0 * th_rank - k - 1e5 * call;
+        const double S = coll_sync_cost(ctx);
+        passion_counters_reset(ctx);
+        int rc = passion_file_write_all(f, &ws, b, NULL, PASSION_METHOD_AUTO);
+        passion_counters cn;
+        passion_counters_get(ctx, &cn);
+        unsigned long long wr = cn.bytes_written, wsum = 0;
+        MPI_Allreduce(&wr, &wsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                      MPI_COMM_WORLD);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(ctx, &m, &pred);
+        int etp =
+            m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC;
+        TH_CHECK(rc == 0 && same_int(etp) && same_double(pred) &&
+                     (th_size < 4 || etp),
+                 "overlapping auto write %d: rc %d, method %d (want the "
+                 "two-phase method at P >= 4), predicted %g s, learned "
+                 "round %g s (%d samples)", call, rc, (int)m, pred, S,
+                 coll_sync_learned(ctx));
+        TH_CHECK(call == 0 || th_size < 4 ||
+                     wsum == (unsigned long long)ne * 8,
+                 "the same overlapping auto write again: %llu bytes "
+                 "written by all ranks (want the union's %lld once, none "
+                 "before the FAD)", wsum, (long long)ne * 8);
+        MPI_Barrier(MPI_COMM_WORLD);
+        static double v[N];
+        passion_section all;
+        int64_t ca[1] = {ne};
+        passion_section_set(&all, 1, NULL, ca, NULL);
+        rc = passion_file_read(f, &all, v, NULL, PASSION_METHOD_DIRECT);
+        int bad = rc != 0;
+        for (int64_t i = 0; i < ne && !bad; i++) {
+            int64_t w = i / NB < th_size ? i / NB : th_size - 1;
+            bad = v[i] != -1.0 - 1000.0 * (double)w - (double)(i - w * NB) -
+                              1e5 * call;
+        }
+        TH_CHECK(!bad, "the file after overlapping write %d: each "
+                 "element's highest writer's value (rc %d)", call, rc);
+        MPI_Barrier(MPI_COMM_WORLD);
     }
-    TH_CHECK(!bad, "the file after the overlapping write: each element's "
-             "highest writer's value (rc %d)", rc);
     th_ramp_close(f, a, ctx);
 }
 
