@@ -144,6 +144,12 @@ CORE_HIDDEN uint64_t coll_early_sig(const passion_file *f,
                                     const passion_memspec *m, int op_write);
 CORE_HIDDEN void coll_early_remember(passion_ctx *ctx, uint64_t sig,
                                      int indep);
+/* After the FAD of an auto write: whether its sections overlap others'
+   without nesting (their early direct writes were then written again);
+   the same write (sig) is then not done before the FAD next time. Every
+   other write forgets it. */
+CORE_HIDDEN void coll_early_overlap(passion_ctx *ctx, uint64_t sig,
+                                    int overlap);
 CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
                               const passion_memspec *m, void *buf,
                               int method, int op_write, int64_t elems,

@@ -63,18 +63,32 @@ static int cpus_usable(void)
 double core_wait_policy(passion_ctx *ctx)
 {
     double s = ctx->opt.wait_spin;
-    if (s <= 0) {
-        /* the context's ranks sharing this node: a split by shared
-           memory (collective); on failure, assume the node is shared */
-        int local = ctx->size;
-        MPI_Comm node;
-        if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
-                                MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-            MPI_Comm_size(node, &local);
-            MPI_Comm_free(&node);
+    /* the context's ranks sharing this node: a split by shared memory
+       (collective, on every rank whatever its options); on failure,
+       assume the node is shared. The processors they may run on: the
+       union of their affinity masks (ranks bound to a core each cover
+       the node's cores; ranks confined together, fewer) */
+    int local = ctx->size, cover = 0;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
+                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof set, &set) != 0 ||
+            CPU_COUNT(&set) == 0) {
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+                CPU_SET((int)c, &set);
         }
-        s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;
+        if (MPI_Allreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE,
+                          MPI_BOR, node) == MPI_SUCCESS)
+            cover = CPU_COUNT(&set);
+        MPI_Comm_free(&node);
     }
+    ctx->cpu_share = cover > 0 && local > cover ? (double)local / cover : 1;
+    if (s <= 0)
+        s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;
     spin_ns = (long long)(s * 1e9);
     return s;
 }

@@ -135,6 +135,12 @@ struct passion_ctx {
     MPI_Comm leader_comm;  /* node leaders only (rank = node_id), else
                               MPI_COMM_NULL */
     int *node_of;          /* size entries: node_id of every rank */
+    /* this context's ranks on this host (shared memory) per processor
+       their affinity masks cover together, at least 1 (core_wait_policy):
+       above 1 the ranks take turns on the processors, and a rank's
+       CPU-bound work (system calls, copies) takes that many times its
+       time */
+    double cpu_share;
     /* the simulated network's interface of this node (net.c): the time
        (CLOCK_MONOTONIC ns) until which it is busy, in memory the node's
        ranks share (a window on node_comm), NULL when the network is off

@@ -79,8 +79,33 @@
  *     every MPI_Iallreduce 5 ms late, eight warm auto writes teach the
  *     independent class less than 0.5 ms on every rank (failed before:
  *     the 1 ms cap).
- *
- * 11. the cost of a cached read request is measured before the first
+ * 11. an auto write of overlapping sections whose parts every rank wrote
+ *     before the FAD (one contiguous run each: requests priced at 0.1 us
+ *     by the options, within the learned round), then written again in
+ *     rank order: the token's P - 1 hops, about a learned round each,
+ *     against the two-phase method's round and its fixed cost (two
+ *     rounds before any is learned). After six direct reads (the round
+ *     learned, no fixed cost: a fixed method teaches none), rank r
+ *     writes 65 elements from 64 r (the next rank's first is shared).
+ *     At P >= 4 the model finds the two-phase method cheaper (3 rounds
+ *     against P) and auto runs it (failed before: the chain always ran,
+ *     method direct); at any P the file holds each element's highest
+ *     writer's value and the prediction is the same on every rank.
+ *     The same write again (other values) is not written before the FAD:
+ *     at P >= 4 the ranks together write the union's (64 P + 1) * 8 bytes
+ *     once, by the two-phase method (failed before: each rank's 65
+ *     elements were written early too, P * 520 bytes more).
+ * 12. ranks that outnumber the processors they share: every rank
+ *     confined to one processor (its affinity mask) while the context is
+ *     made, so that cpu_share is P, then the mask given back. An auto
+ *     write of 68 one-element runs (stride 2) in the rank's own slot,
+ *     requests priced at 10 us and a round at 1 ms by the options (the
+ *     context's first call: the round is msg_alpha): 0.70 ms of this
+ *     rank's own writes, within the round alone, but P times that on
+ *     the shared processor, so not written before the FAD: at least two
+ *     collective calls, the FAD and the agreement (failed before: one,
+ *     the writes done early). The file checked.
+ * 13. the cost of a cached read request is measured before the first
  *     choice (ocad_req_calibrate): after one auto read of 4 runs 8 KiB
  *     apart per rank on a fresh context (too few requests for an
  *     independent read to learn from: OCAD_LEARN_MIN), one sample is
@@ -91,7 +116,7 @@
  *     requests or more ran, and a choice that avoided independent reads
  *     never learned otherwise (etp table 6.2-II warm, P = 2: the
  *     two-phase method chosen, 3x slower than direct).
- * 12. the two-phase method's reads of small windows go to the driver in
+ * 14. the two-phase method's reads of small windows go to the driver in
  *     batches (core_io_read_batch), as the independent engine's: a
  *     cached etp-dynamic read of 64 single doubles 64 KiB apart per rank
  *     makes fewer than 8 pread calls in all where the engine keeps
@@ -116,6 +141,7 @@
 #include "../ocad/ocad.h"         /* ocad_req_learn, ocad_req_cost */
 
 #include <float.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -1020,7 +1046,7 @@ static void test_fixed_late(void)
     th_ramp_close(f, a, ctx);
 }
 
-/* 11: a cached request's cost measured before the first choice */
+/* 13: a cached request's cost measured before the first choice */
 static void test_calibrate(void)
 {
     th_case_seed = th_seed;
@@ -1053,7 +1079,7 @@ static void test_calibrate(void)
     th_ramp_close(f, a, ctx);
 }
 
-/* 12: the two-phase method's small reads batched */
+/* 14: the two-phase method's small reads batched */
 static void test_etp_batch(void)
 {
     th_case_seed = th_seed;
@@ -1114,6 +1140,137 @@ static void test_etp_batch(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 11: an early write of overlapping sections, its rewrite weighed */
+static void test_overlap_redo(void)
+{
+    th_case_seed = th_seed;
+    enum { NB = 64 };
+    const int64_t ne = (int64_t)NB * th_size + 1;
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("io_latency=1e-7,io_bandwidth=1e10",
+                                   "redo.raw", ne, &ctx, &a);
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    cyclic(&s, 4);
+    for (int k = 0; k < 6; k++) { /* the learned round (the FAD's) */
+        int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "direct read %d: %d", k, rc);
+    }
+    int64_t st[1] = {(int64_t)th_rank * NB}, ct[1] = {NB + 1};
+    passion_section ws;
+    passion_section_set(&ws, 1, st, ct, NULL);
+    for (int call = 0; call < 2; call++) {
+        for (int k = 0; k <= NB; k++)
+            b[k] = -1.0 - 1000.0 * th_rank - k - 1e5 * call;
+        const double S = coll_sync_cost(ctx);
+        passion_counters_reset(ctx);
+        int rc = passion_file_write_all(f, &ws, b, NULL, PASSION_METHOD_AUTO);
+        passion_counters cn;
+        passion_counters_get(ctx, &cn);
+        unsigned long long wr = cn.bytes_written, wsum = 0;
+        MPI_Allreduce(&wr, &wsum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                      MPI_COMM_WORLD);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(ctx, &m, &pred);
+        int etp =
+            m == PASSION_METHOD_ETP_STATIC || m == PASSION_METHOD_ETP_DYNAMIC;
+        TH_CHECK(rc == 0 && same_int(etp) && same_double(pred) &&
+                     (th_size < 4 || etp),
+                 "overlapping auto write %d: rc %d, method %d (want the "
+                 "two-phase method at P >= 4), predicted %g s, learned "
+                 "round %g s (%d samples)", call, rc, (int)m, pred, S,
+                 coll_sync_learned(ctx));
+        TH_CHECK(call == 0 || th_size < 4 ||
+                     wsum == (unsigned long long)ne * 8,
+                 "the same overlapping auto write again: %llu bytes "
+                 "written by all ranks (want the union's %lld once, none "
+                 "before the FAD)", wsum, (long long)ne * 8);
+        MPI_Barrier(MPI_COMM_WORLD);
+        static double v[N];
+        passion_section all;
+        int64_t ca[1] = {ne};
+        passion_section_set(&all, 1, NULL, ca, NULL);
+        rc = passion_file_read(f, &all, v, NULL, PASSION_METHOD_DIRECT);
+        int bad = rc != 0;
+        for (int64_t i = 0; i < ne && !bad; i++) {
+            int64_t w = i / NB < th_size ? i / NB : th_size - 1;
+            bad = v[i] != -1.0 - 1000.0 * (double)w - (double)(i - w * NB) -
+                              1e5 * call;
+        }
+        TH_CHECK(!bad, "the file after overlapping write %d: each "
+                 "element's highest writer's value (rc %d)", call, rc);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    th_ramp_close(f, a, ctx);
+}
+
+/* 12: an early write priced by the processors the ranks share */
+static void test_cpu_share(void)
+{
+    th_case_seed = th_seed;
+    if (th_size < 2)
+        return; /* one rank: its processor is its own */
+    cpu_set_t mine, one;
+    int got = sched_getaffinity(0, sizeof mine, &mine) == 0;
+    int first = -1;
+    for (int c = 0; got && c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, &mine))
+            first = c;
+    /* every rank the same processor: the lowest any rank may use */
+    int low = first >= 0 ? first : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    CPU_ZERO(&one);
+    CPU_SET(low, &one);
+    int set = sched_setaffinity(0, sizeof one, &one) == 0, all = 0;
+    MPI_Allreduce(&set, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    passion_ctx *ctx = NULL;
+    passion_array *a = NULL;
+    passion_file *f = th_ramp_open("io_latency=1e-5,io_bandwidth=1e10,"
+                                   "msg_alpha=1e-3,msg_beta=1e-9",
+                                   "share.raw", slots_n(), &ctx, &a);
+    if (got)
+        sched_setaffinity(0, sizeof mine, &mine);
+    if (!all) { /* the mask could not be set here: nothing to test */
+        if (f)
+            th_ramp_close(f, a, ctx);
+        return;
+    }
+    if (!f)
+        return;
+    TH_CHECK(ctx->cpu_share == (double)th_size,
+             "cpu_share %g with %d ranks on one processor", ctx->cpu_share,
+             th_size);
+    static double b[N];
+    int64_t st[1] = {(int64_t)th_rank * SLOT}, ct[1] = {68}, sd[1] = {2};
+    passion_section s;
+    passion_section_set(&s, 1, st, ct, sd);
+    for (int k = 0; k < 68; k++)
+        b[k] = -1.0 - (double)(st[0] + 2 * k);
+    int rc = counted(f, &s, b, 1, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == 0 && n_coll >= 2,
+             "auto write of 68 runs, %d ranks on one processor: rc %d, %ld "
+             "collective calls (want at least 2: not written before the "
+             "FAD)", th_size, rc, n_coll);
+    MPI_Barrier(MPI_COMM_WORLD);
+    static double v[N];
+    int64_t cs[1] = {SLOT};
+    passion_section slot;
+    passion_section_set(&slot, 1, st, cs, NULL);
+    rc = passion_file_read(f, &slot, v, NULL, PASSION_METHOD_DIRECT);
+    int bad = rc != 0;
+    for (int64_t i = 0; i < SLOT && !bad; i++) {
+        int64_t e = st[0] + i;
+        bad = v[i] != (i % 2 == 0 && i / 2 < 68 ? -1.0 - (double)e
+                                                : (double)e);
+    }
+    TH_CHECK(!bad, "the slot after the write (rc %d)", rc);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1128,9 +1285,13 @@ int main(int argc, char **argv)
         {"9: uncached reads: no fixed cost, file costs from several",
          test_cold},
         {"10: a late agreement teaches no fixed cost", test_fixed_late},
-        {"11: a cached request's cost measured before the first choice",
+        {"11: an early overlapping write, its rewrite weighed",
+         test_overlap_redo},
+        {"12: an early write priced by the processors shared",
+         test_cpu_share},
+        {"13: a cached request's cost measured before the first choice",
          test_calibrate},
-        {"12: the two-phase method's small reads batched", test_etp_batch},
+        {"14: the two-phase method's small reads batched", test_etp_batch},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
