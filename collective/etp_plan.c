@@ -356,7 +356,8 @@ static void plan_caps(coll_plan *p, int64_t M)
    learned cost of a cached read request (ocad_req_cost; 0: not learned
    yet, COLL_WARM_LATENCY), and reads of cached data do not overlap (the
    CPU copies them one after another) */
-static ocad_env call_env(passion_ctx *ctx, int warm, double req)
+static ocad_env call_env(passion_ctx *ctx, int warm, double req,
+                         int op_write)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     ocad_env env = ocad_env_ctx(ctx);
@@ -366,6 +367,13 @@ static ocad_env call_env(passion_ctx *ctx, int warm, double req)
         env.bw = e->file_bw;
     if (warm) {
         env.lat = req > 0 ? req : COLL_WARM_LATENCY;
+        /* a write request costs more than a read's learned cost: the
+           pages it dirties (patterns c001 warm, P = 2: 830 direct writes
+           took 2.5-4.3 ms, 3-5 us each, against 0.3-0.44 us per cached
+           read request measured in the same runs; priced at the read's
+           cost, auto wrote them direct, 17-28x slower than sieving) */
+        if (op_write && env.lat < COLL_WARM_LATENCY)
+            env.lat = COLL_WARM_LATENCY;
         env.bw = COLL_WARM_BANDWIDTH;
         env.conc = 1;
         env.warm = 1;
@@ -604,7 +612,8 @@ int coll_io_early(passion_file *f, const passion_section *s,
         ocad_xfer_build(&f->fv, s, m, &x);
     if (out->cached >= 950 && !unprobed)
         ocad_req_calibrate(ctx, f->fh, x.foff0, x.fend, x.blen);
-    ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx));
+    ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx),
+                            op_write);
     if (unprobed)
         env.warm = 0;
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
@@ -976,7 +985,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         memcpy(&v, &b, sizeof v);
         req_cost = v > req_cost ? v : req_cost;
     }
-    p->env = call_env(ctx, p->warm, req_cost);
+    p->env = call_env(ctx, p->warm, req_cost, p->op_write);
     /* the methods' fixed costs: the largest learned and the fewest
        samples (a rank that could not learn has none), the same
        everywhere */

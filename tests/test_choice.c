@@ -127,6 +127,15 @@
  *     (1-1.5 us on this VM against 0.3-0.5 us batched; etp table 6.1-V
  *     warm, P = 2: 4.0-4.4 ms against 1.8-2.4 ms batched). Values checked.
  *
+ * 15. cached write requests are priced at COLL_WARM_LATENCY at least,
+ *     not at the learned cost of a cached read request (a write dirties
+ *     pages): with reads learned at 0.1 us per request, an auto write of
+ *     16 runs 504 bytes apart per rank (spaced) sieves them in one
+ *     read-modify-write, as the reads are sieved at 100 us; values read
+ *     back. Failed before: written one by one (direct), as the reads at
+ *     0.1 us (patterns c001 warm, P = 2: 830 direct writes took 2.5-4.3
+ *     ms, 17-28x slower than sieving).
+ *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
  * The files of 3, 5 and 8 hold a slot of SLOT elements per rank (N at
@@ -1271,6 +1280,36 @@ static void test_cpu_share(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 15: a cached write request priced above a read's learned cost */
+static void test_write_floor(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("", "wfloor.raw", slots_n(), &ctx, &a);
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    spaced(&s);
+    for (int i = 0; i < OCAD_LEARN_KEEP; i++)
+        ocad_req_learn(ctx, 1e-7);
+    for (int64_t i = 0; i < 16; i++)
+        b[i] = (double)((int64_t)th_rank * SLOT + 64 * i);
+    int rc = passion_file_write_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    memset(b, 0, sizeof b);
+    int rrc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && rrc == 0 && th_ramp_ok(b, &s) &&
+                 m == PASSION_METHOD_SIEVE,
+             "a cached auto write of 16 runs 504 bytes apart, reads learned "
+             "at 0.1 us per request: rc %d, read back rc %d, method %d "
+             "(want sieve %d)", rc, rrc, (int)m, (int)PASSION_METHOD_SIEVE);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1292,6 +1331,8 @@ int main(int argc, char **argv)
         {"13: a cached request's cost measured before the first choice",
          test_calibrate},
         {"14: the two-phase method's small reads batched", test_etp_batch},
+        {"15: a cached write request priced above a read's",
+         test_write_floor},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
