@@ -81,6 +81,7 @@ typedef struct etp_run {
     core_iov bat[ETP_BATCH];
     int nbat;
     int batching;
+    int writing; /* the windows go to the file (else from it) */
 } etp_run;
 
 static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
@@ -135,71 +136,52 @@ static int schedule(etp_run *u, etp_round *R)
 
 /* ---- I/O side (the aggregator), maybe on the helper thread ---- */
 
-static int read_flush(etp_run *u)
+/* the gathered windows to the driver in one batch (u->writing: writes) */
+static int flush(etp_run *u)
 {
     int n = u->nbat;
     u->nbat = 0;
-    return n ? core_io_read_batch(u->p->f->fh, u->bat, n) : PASSION_OK;
+    if (!n)
+        return PASSION_OK;
+    core_fh *fh = u->p->f->fh;
+    return u->writing ? core_io_write_batch(fh, u->bat, n)
+                      : core_io_read_batch(fh, u->bat, n);
 }
 
-static int read_window(void *arg, int64_t w0, int64_t w1, int holes)
+/* one window between the file and the stage: gathered when batching and
+   small, else (after what was gathered, in file order) on its own */
+static int io_window(void *arg, int64_t w0, int64_t w1, int holes)
 {
     (void)holes;
     etp_run *u = arg;
-    char *dst = u->stage + (w0 - u->cur_a);
+    char *at = u->stage + (w0 - u->cur_a);
     if (!u->batching || w1 - w0 > ETP_BATCH_SMALL) {
-        int rc = read_flush(u); /* in file order */
-        return rc ? rc : core_io_read(u->p->f->fh, dst, w1 - w0, w0);
+        int rc = flush(u);
+        core_fh *fh = u->p->f->fh;
+        return rc ? rc
+               : u->writing ? core_io_write(fh, at, w1 - w0, w0)
+                            : core_io_read(fh, at, w1 - w0, w0);
     }
-    u->bat[u->nbat++] = (core_iov){dst, w1 - w0, w0, 0};
-    return u->nbat == ETP_BATCH ? read_flush(u) : PASSION_OK;
+    u->bat[u->nbat++] = (core_iov){at, w1 - w0, w0, 0};
+    return u->nbat == ETP_BATCH ? flush(u) : PASSION_OK;
 }
 
-/* the windows of [a, b) read into the stage (batched when allowed) */
-static int read_windows(etp_run *u, int64_t a, int64_t b, coll_window_fn fn,
-                        int batching)
+/* a write's read-modify-write: only windows holding bytes of no section */
+static int rmw_window(void *arg, int64_t w0, int64_t w1, int holes)
 {
+    return holes ? io_window(arg, w0, w1, holes) : PASSION_OK;
+}
+
+/* the windows of [a, b) read into the stage or written from it (fn picks
+   which of them), batched when allowed (the windows are disjoint) */
+static int stage_io(etp_run *u, int64_t a, int64_t b, coll_window_fn fn,
+                    int writing, int batching)
+{
+    u->writing = writing;
     u->batching = batching;
     u->nbat = 0;
     int rc = coll_windows(u->p, u->curs, a, b, fn, u);
-    int frc = read_flush(u);
-    u->batching = 0;
-    return rc ? rc : frc;
-}
-
-static int rmw_window(void *arg, int64_t w0, int64_t w1, int holes)
-{
-    return holes ? read_window(arg, w0, w1, holes) : PASSION_OK;
-}
-
-static int write_flush(etp_run *u)
-{
-    int n = u->nbat;
-    u->nbat = 0;
-    return n ? core_io_write_batch(u->p->f->fh, u->bat, n) : PASSION_OK;
-}
-
-static int write_window(void *arg, int64_t w0, int64_t w1, int holes)
-{
-    (void)holes;
-    etp_run *u = arg;
-    char *src = u->stage + (w0 - u->cur_a);
-    if (!u->batching || w1 - w0 > ETP_BATCH_SMALL) {
-        int rc = write_flush(u); /* in file order */
-        return rc ? rc : core_io_write(u->p->f->fh, src, w1 - w0, w0);
-    }
-    u->bat[u->nbat++] = (core_iov){src, w1 - w0, w0, 0};
-    return u->nbat == ETP_BATCH ? write_flush(u) : PASSION_OK;
-}
-
-/* the stage's windows of [a, b) written (batched when allowed: the
-   windows are disjoint) */
-static int write_windows(etp_run *u, int64_t a, int64_t b, int batching)
-{
-    u->batching = batching;
-    u->nbat = 0;
-    int rc = coll_windows(u->p, u->curs, a, b, write_window, u);
-    int frc = write_flush(u);
+    int frc = flush(u);
     u->batching = 0;
     return rc ? rc : frc;
 }
@@ -215,7 +197,7 @@ static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
         return;
     u->cur_a = A;
     if (!p->op_write) {
-        u->io_rc = read_windows(u, A, B, read_window, !on_thread);
+        u->io_rc = stage_io(u, A, B, io_window, 0, !on_thread);
         if (u->io_rc)
             return;
         for (int r = 0; r < P; r++) {
@@ -230,7 +212,7 @@ static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
                       u->buf, NULL);
         return;
     }
-    u->io_rc = read_windows(u, A, B, rmw_window, !on_thread);
+    u->io_rc = stage_io(u, A, B, rmw_window, 0, !on_thread);
     if (u->io_rc)
         return;
     for (int r = 0; r < P; r++) { /* increasing rank: the highest wins */
@@ -244,7 +226,7 @@ static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
                       NULL, &q);
         }
     }
-    u->io_rc = write_windows(u, A, B, !on_thread);
+    u->io_rc = stage_io(u, A, B, io_window, 1, !on_thread);
 }
 
 typedef struct io_job {

@@ -447,6 +447,18 @@ int ocad_write_conv(passion_ctx *ctx, core_fh *fh, const char *src,
     return rc;
 }
 
+/* gather one run written straight from memory; the batch goes to the
+   driver when full */
+static int write_gather(core_fh *fh, core_iov *bat, int *nb, char *src,
+                        int64_t len, int64_t off)
+{
+    bat[(*nb)++] = (core_iov){src, len, off, 0};
+    if (*nb < SIEVE_BATCH)
+        return PASSION_OK;
+    *nb = 0;
+    return core_io_write_batch(fh, bat, SIEVE_BATCH);
+}
+
 static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
                    char *mem, int method, int op_write, const ocad_env *env)
 {
@@ -486,11 +498,8 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
                 rc = write_run(ctx, fh, x, mem + it.moff, x->blen, it.foff,
                                &stage, &ssz);
             } else {
-                bat[nb++] = (core_iov){mem + it.moff, x->blen, it.foff, 0};
-                if (nb == SIEVE_BATCH) {
-                    rc = core_io_write_batch(fh, bat, nb);
-                    nb = 0;
-                }
+                rc = write_gather(fh, bat, &nb, mem + it.moff, x->blen,
+                                  it.foff);
             }
             ocad_iter_skip(&it, 1);
         }
@@ -504,11 +513,7 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
         window w = window_scan(&it, e->budget, h);
         int64_t len = w.wend - w.w0;
         if (w.nblk == 1 && !x->swap) {
-            bat[nb++] = (core_iov){mem + start.moff, len, w.w0, 0};
-            if (nb == SIEVE_BATCH) {
-                rc = core_io_write_batch(fh, bat, nb);
-                nb = 0;
-            }
+            rc = write_gather(fh, bat, &nb, mem + start.moff, len, w.w0);
             continue;
         }
         if (nb) { /* in file order */
