@@ -142,6 +142,14 @@
  *     12 pread calls; values checked. Failed before: one pread per row,
  *     or none (the batch's two reads on io_uring): one read(2) of an
  *     uncached 32 MiB took 61 ms against 26 ms in 1 MiB pieces.
+ * 17. reads each rank would sieve, priced together: every rank reads 64
+ *     doubles 64 KiB apart in its own part of an uncached file, requests
+ *     priced at 100 us and the file at 7 GB/s by the options, so that a
+ *     rank's sieve (4 MiB: 0.6 ms) beats its direct reads (64 x 100 us /
+ *     8 in flight: 0.8 ms) but the ranks' sieves share the bandwidth (P
+ *     x 0.6 ms): at P >= 2 auto reads direct, at P = 1 it sieves; values
+ *     checked. Failed before: sieved at every P (etp table 6.2-VIII
+ *     cold, P = 2: 5.8 ms sieved against 2.6 ms direct).
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -1371,6 +1379,47 @@ static void test_stream(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 17: reads that each rank would sieve, priced together, read direct */
+static void test_read_direct(void)
+{
+    th_case_seed = th_seed;
+    enum { RUNS = 64, GAP = 8192 }; /* doubles: 64 KiB apart */
+    passion_ctx *ctx;
+    passion_array *a;
+    /* requests at 100 us (12.5 us with 8 in flight), 7 GB/s: a rank's
+       sieve (4 MiB, 0.6 ms) is cheaper than its 64 direct reads (0.8 ms),
+       the ranks' sieves together are not (0.6 ms each, one after
+       another) */
+    passion_file *f = th_ramp_open("io_latency=1e-4,io_bandwidth=7e9",
+                                   "rdirect.raw",
+                                   (int64_t)RUNS * GAP * th_size, &ctx, &a);
+    if (!f)
+        return;
+    static double b[RUNS];
+    passion_section s;
+    /* rank r: its own quarter of the file, every GAP-th double */
+    int64_t st[1] = {(int64_t)th_rank * RUNS * GAP}, ct[1] = {RUNS},
+            sd[1] = {GAP};
+    passion_section_set(&s, 1, st, ct, sd);
+    int rc = passion_file_sync(f);
+    if (!rc)
+        rc = passion_file_drop_cache(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    passion_method want = th_size > 1 ? PASSION_METHOD_DIRECT
+                                      : PASSION_METHOD_SIEVE;
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && m == want,
+             "an uncached auto read of %d doubles %d bytes apart per rank "
+             "(requests 100 us, 7 GB/s): rc %d %s, values %s, method %d "
+             "(want %d)", RUNS, GAP * 8, rc, passion_ctx_errdetail(ctx),
+             th_ramp_ok(b, &s) ? "right" : "wrong", (int)m, (int)want);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1395,6 +1444,8 @@ int main(int argc, char **argv)
         {"15: a cached write request priced above a read's",
          test_write_floor},
         {"16: a long buffered read streamed in pieces", test_stream},
+        {"17: reads each rank would sieve, direct together",
+         test_read_direct},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
