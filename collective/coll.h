@@ -367,13 +367,15 @@ CORE_HIDDEN int coll_windows(coll_plan *p, coll_cur *curs, int64_t a,
  * sendbuf[sdispls[j] ..+ sendcounts[j]) lands in rank j's
  * recvbuf[rdispls[r] ..). Collective. Counts messages, bytes and rounds.
  * budget: the staging bytes the exchange may hold (what the rounds left
- * of the memory budget).
+ * of the memory budget). shape (optional): the exchange's shape, the same
+ * on every rank (coll_xchg_args.shape).
  */
 CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
                                   const int64_t *sendcounts,
                                   const int64_t *sdispls, void *recvbuf,
                                   const int64_t *recvcounts,
-                                  const int64_t *rdispls, int64_t budget);
+                                  const int64_t *rdispls, int64_t budget,
+                                  const coll_xchg_shape *shape);
 
 /* ---- cost model (etp_model.c) ---- */
 

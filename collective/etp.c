@@ -57,6 +57,7 @@ typedef struct etp_round {
     int any;                     /* some aggregator has a chunk */
     int xchg;                    /* some pair moves bytes */
     int64_t send, recv;          /* this rank's totals */
+    coll_xchg_shape shape;       /* the exchange's, when known (procs) */
 } etp_round;
 
 typedef struct etp_run {
@@ -82,6 +83,7 @@ typedef struct etp_run {
     int nbat;
     int batching;
     int writing; /* the windows go to the file (else from it) */
+    int sizing;  /* size_pass: no exchange follows the schedule */
 } etp_run;
 
 static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
@@ -90,6 +92,63 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
         return 0;
     return coll_count_lt(&p->x[r], p->esize, b) -
            coll_count_lt(&p->x[r], p->esize, a);
+}
+
+/*
+ * The round's exchange shape as the exchange's agreement folds it
+ * (coll_xchg_shape: the busiest rank's bytes in or out, the largest
+ * message, the bytes over all pairs), from what every rank knows (the
+ * sections and the chunks): the same on every rank, so that the
+ * exchange's auto guesses alike everywhere (coll_xchg_args.shape). Each
+ * rank guessing from its own counts, the aggregators and the others
+ * guessed differently (6.4-V, P = 8 on 2 virtual nodes: five ranks the
+ * two-level exchange, three A1): the two-level exchange's data could not
+ * ride on the agreement, and A1 then ran after it with one more
+ * agreement (the staging each had prepared): over the 8 ranks 3 more
+ * messages and 8 more allreduce calls than A1 fixed. Only for the
+ * exchange's auto, and only where the pairs to count are few
+ * (COLL_SHAPE_PAIRS), else unknown (procs 0: each rank guesses as
+ * before).
+ */
+#define COLL_SHAPE_PAIRS (1 << 16)
+static void round_shape(const coll_plan *p, etp_round *R)
+{
+    const int P = p->P;
+    const int64_t es = p->esize;
+    coll_xchg_shape *s = &R->shape;
+    memset(s, 0, sizeof *s);
+    if (P < 2 || !R->xchg || p->ctx->opt.exchange != PASSION_XCHG_AUTO)
+        return;
+    int64_t active = 0;
+    for (int i = 0; i < P; i++)
+        active += R->ca[i] >= 0;
+    if (active * P > COLL_SHAPE_PAIRS)
+        return;
+    /* an aggregator's bytes with all ranks (it receives them in a write,
+       sends them in a read), then a rank's with all aggregators (the
+       other way): no memory beyond the plan's (the budget) */
+    for (int i = 0; i < P; i++) {
+        if (R->ca[i] < 0)
+            continue;
+        int64_t l = 0;
+        for (int r = 0; r < P; r++) {
+            int64_t b = r == i ? 0 : cnt_in(p, r, R->ca[i], R->cb[i]) * es;
+            l += b;
+            s->mmax = b > s->mmax ? b : s->mmax;
+        }
+        s->total += l;
+        s->lmax = l > s->lmax ? l : s->lmax;
+    }
+    for (int r = 0; r < P; r++) {
+        int64_t l = 0;
+        for (int i = 0; i < P; i++)
+            if (R->ca[i] >= 0 && i != r)
+                l += cnt_in(p, r, R->ca[i], R->cb[i]) * es;
+        s->lmax = l > s->lmax ? l : s->lmax;
+    }
+    s->lmax_x = s->lmax; /* no rank sends itself anything */
+    s->block = -1;
+    s->procs = P;
 }
 
 /* Chunks of every aggregator for the next round, and the counts. */
@@ -131,6 +190,8 @@ static int schedule(etp_run *u, etp_round *R)
     for (int i = 0; i < P && !R->xchg; i++)
         for (int r = 0; r < P && R->ca[i] >= 0 && !R->xchg; r++)
             R->xchg = r != i && cnt_in(p, r, R->ca[i], R->cb[i]) > 0;
+    if (!u->sizing)
+        round_shape(p, R);
     return PASSION_OK;
 }
 
@@ -260,12 +321,14 @@ static int xchg_round(etp_run *u, etp_round *R, int par)
         }
         if (R->xchg)
             rc = coll_etp_exchange(p->ctx, u->sbuf[0], R->sc, R->sd,
-                                   u->rbuf[par], R->rc, R->rd, u->xbudget);
+                                   u->rbuf[par], R->rc, R->rd, u->xbudget,
+                                   R->shape.procs ? &R->shape : NULL);
         return rc;
     }
     if (R->xchg)
         rc = coll_etp_exchange(p->ctx, u->sbuf[par], R->sc, R->sd,
-                               u->rbuf[0], R->rc, R->rd, u->xbudget);
+                               u->rbuf[0], R->rc, R->rd, u->xbudget,
+                               R->shape.procs ? &R->shape : NULL);
     if (rc)
         return rc;
     for (int i = 0; i < P; i++) {
@@ -287,6 +350,7 @@ static int size_pass(etp_run *u)
     for (int i = 0; i < p->P; i++)
         u->pos[i] = p->dlo[i];
     u->rounds = 0;
+    u->sizing = 1;
     for (;;) {
         etp_round *R = &u->r[0];
         int rc = schedule(u, R);
@@ -305,6 +369,7 @@ static int size_pass(etp_run *u)
     }
     for (int i = 0; i < p->P; i++)
         u->pos[i] = p->dlo[i];
+    u->sizing = 0;
     return PASSION_OK;
 }
 

@@ -15,7 +15,8 @@
 int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
                       const int64_t *sendcounts, const int64_t *sdispls,
                       void *recvbuf, const int64_t *recvcounts,
-                      const int64_t *rdispls, int64_t budget)
+                      const int64_t *rdispls, int64_t budget,
+                      const coll_xchg_shape *shape)
 {
     coll_xchg_args a = {
         .sendbuf = sendbuf,
@@ -30,6 +31,7 @@ int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
         /* 0 would mean "what is left", which it is too; at least 1 so
            that the argument says it */
         .budget = budget > 0 ? budget : 1,
+        .shape = shape,
     };
     return coll_exchange(ctx, &a);
 }

@@ -874,6 +874,154 @@ static void test_token_net(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/*
+ * The two-phase method's exchanges under the exchange's auto: every rank
+ * must guess what auto will run (the guess is prepared before the
+ * agreement, and the two-level exchange's data rides on it only when
+ * every rank guessed it), so auto's call costs what the same algorithm
+ * fixed costs: the same messages, bytes and rounds within and between
+ * nodes, the same header messages between nodes. Each rank guessing from
+ * its own counts, the aggregators (which receive a whole domain in a
+ * write) and the others (which send their section) guessed differently:
+ * the fused data was drained and the chosen algorithm ran after the
+ * agreement (6.4-V, P = 8 on 2 virtual nodes of the 1 ms network: over
+ * the 8 ranks 3 more messages and 8 more allreduce calls than A1 fixed). Now the rounds
+ * pass the shape every rank computes from the sections (etp.c,
+ * round_shape). Fixed costs (msg_alpha/beta) and the network's latency
+ * make the choice a function of the shape; sections of NB elements
+ * straddle the one-per-node aggregators' domains.
+ */
+static void guess_file(passion_ctx *c, const char *path, int64_t ne,
+                       int create, passion_array **a, passion_file **f)
+{
+    int64_t shape[1] = {ne};
+    passion_array_spec spec;
+    passion_array_spec_init(&spec, 1, shape, 8);
+    spec.placement = PASSION_PLACE_GLOBAL;
+    *a = NULL;
+    *f = NULL;
+    int rc = passion_array_create(c, &spec, a);
+    if (!rc)
+        rc = passion_file_open(*a, path,
+                               create ? PASSION_MODE_CREATE
+                                      : PASSION_MODE_RDWR,
+                               f);
+    TH_CHECK(rc == 0, "open %s: %d (%s)", path, rc, passion_ctx_errdetail(c));
+}
+
+/* one call; the counters it added, and the header messages between nodes
+   (not counted with the exchange's) */
+static int guess_call(passion_ctx *c, passion_file *f,
+                      const passion_section *s, double *b, int op_write,
+                      uint64_t v[8])
+{
+    passion_counters_reset(c);
+    uint64_t h0 = c->net_uncounted_inter;
+    int rc = op_write ? passion_file_write_all(f, s, b, NULL,
+                                               PASSION_METHOD_ETP_DYNAMIC)
+                      : passion_file_read_all(f, s, b, NULL,
+                                              PASSION_METHOD_ETP_DYNAMIC);
+    passion_counters n;
+    passion_counters_get(c, &n);
+    uint64_t w[8] = {n.messages_sent, n.bytes_sent, n.rounds,
+                     n.messages_intra_node, n.bytes_intra_node,
+                     n.messages_inter_node, n.bytes_inter_node,
+                     c->net_uncounted_inter - h0};
+    memcpy(v, w, sizeof w);
+    return rc;
+}
+
+static void guess_case(int k, int64_t NB, double lat_us)
+{
+    const char *base = "virtual_node_ranks=%d,msg_alpha=1e-5,msg_beta=1e-9,"
+                       "sim_net_latency_us=%g%s";
+    passion_ctx *ca = NULL, *cf = NULL;
+    int rc = th_init(&ca, base, k, lat_us, "");
+    TH_CHECK(rc == 0, "init k=%d: %d", k, rc);
+    if (rc)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/guess.raw", th_dir());
+    const int64_t ne = NB * P + NB / 3 + 1;
+    passion_array *aa, *af = NULL;
+    passion_file *fa, *ff = NULL;
+    guess_file(ca, path, ne, 1, &aa, &fa);
+    /* rank r: elements [r NB + o, (r + 1) NB + o), o = NB / 3 + 1 (the
+       domains' 4 KiB alignment then never matches the sections) */
+    int64_t st[1] = {me * NB + NB / 3 + 1}, cn[1] = {NB};
+    passion_section s;
+    passion_section_set(&s, 1, st, cn, NULL);
+    double *b = malloc((size_t)NB * sizeof *b);
+    for (int op_write = 1; op_write >= 0 && fa; op_write--) {
+        for (int64_t i = 0; i < NB; i++)
+            b[i] = op_write ? (double)(st[0] + i) + 0.25 * k : -1;
+        uint64_t va[8], vf[8];
+        rc = guess_call(ca, fa, &s, b, op_write, va);
+        coll_xchg_stats xs;
+        memset(&xs, 0, sizeof xs);
+        int alg = coll_xchg_last(ca, &xs) == 0 ? xs.alg : -1;
+        TH_CHECK(rc == 0 && alg > 0, "k=%d NB=%lld %s: auto: %d (%s), ran "
+                 "%d", k, (long long)NB, op_write ? "write" : "read", rc,
+                 passion_ctx_errdetail(ca), alg);
+        if (rc || alg <= 0)
+            break;
+        int bad = 0;
+        for (int64_t i = 0; i < NB && !op_write; i++)
+            bad |= b[i] != (double)(st[0] + i) + 0.25 * k;
+        TH_CHECK(!bad, "k=%d NB=%lld: the read's data", k, (long long)NB);
+        /* the same call with auto's algorithm fixed */
+        char fix[48];
+        snprintf(fix, sizeof fix, ",exchange=%s", coll_xchg_name(alg));
+        rc = th_init(&cf, base, k, lat_us, fix);
+        TH_CHECK(rc == 0, "init k=%d%s: %d", k, fix, rc);
+        if (rc)
+            break;
+        guess_file(cf, path, ne, 0, &af, &ff);
+        rc = ff ? guess_call(cf, ff, &s, b, op_write, vf) : -1;
+        TH_CHECK(rc == 0, "k=%d%s: %d", k, fix, rc);
+        static const char *what[8] = {
+            "messages", "bytes", "rounds", "messages within nodes",
+            "bytes within nodes", "messages between nodes",
+            "bytes between nodes", "header messages between nodes"};
+        for (int i = 0; i < 8 && !rc; i++)
+            TH_CHECK(va[i] == vf[i], "k=%d NB=%lld network %g us %s: auto "
+                     "(ran %s) %s %llu, %s fixed %llu", k, (long long)NB,
+                     lat_us, op_write ? "write" : "read",
+                     coll_xchg_name(alg), what[i],
+                     (unsigned long long)va[i], coll_xchg_name(alg),
+                     (unsigned long long)vf[i]);
+        if (ff)
+            passion_file_close(ff);
+        if (af)
+            passion_array_free(af);
+        passion_finalize(cf);
+        ff = NULL;
+        af = NULL;
+        cf = NULL;
+    }
+    free(b);
+    if (fa)
+        passion_file_close(fa);
+    if (aa)
+        passion_array_free(aa);
+    passion_finalize(ca);
+    if (me == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_xchg_guess(void)
+{
+    if (P < 2)
+        return;
+    static const int64_t nbs[3] = {16, 2000, 65536};
+    for (int k = 1; k <= 2 && k < P; k++)
+        for (int i = 0; i < 3; i++) {
+            guess_case(k, nbs[i], 0);
+            guess_case(k, nbs[i], 1000);
+        }
+}
+
 static CU_TestInfo nodes_tests[] = {
     {"virtual nodes of k ranks", test_virtual},
     {"real nodes (shared memory)", test_real},
@@ -887,6 +1035,7 @@ static CU_TestInfo net_tests[] = {
     {"exchange agreement by nodes", test_agree_nodes},
     {"auto weighs the network", test_model_net},
     {"ordered writes: the token on the network", test_token_net},
+    {"two-phase exchanges: auto as its choice fixed", test_xchg_guess},
     CU_TEST_INFO_NULL};
 
 static CU_TestInfo aggr_tests[] = {

@@ -876,7 +876,15 @@ static int call_guess(xchg_call *c, int rc)
     if (rc)
         return rc;
     coll_xchg_shape s = local_shape(c);
-    if (!wants_auto(c, c->L.block >= 0)) {
+    int regular = c->L.block >= 0;
+    if (c->a->shape && c->a->shape->procs == c->pl.P && c->a->block < 0) {
+        /* the caller's: the same on every rank, a rank that moves
+           nothing (its counts all 0, "regular") included */
+        s = *c->a->shape;
+        shape_nodes(c, &s);
+        regular = s.block >= 0;
+    }
+    if (!wants_auto(c, regular)) {
         const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
         c->guess = c->alg;
         c->guess_radix = c->radix;

@@ -73,6 +73,15 @@ typedef struct coll_xchg_args {
        context's memory_budget (memory_budget - staging in use) */
     int64_t budget;
     coll_xchg_stats *stats; /* out, optional: this call's counters */
+    /* optional: the exchange's shape (procs, block, lmax, lmax_x, mmax,
+       total as the agreement folds them), which the caller knows the
+       same on every rank (the two-phase method's rounds: from the
+       sections every rank has). auto then guesses on it, not on this
+       rank's own counts, so that every rank prepares what runs and the
+       two-level exchange's data rides on the agreement; NULL: each rank
+       guesses from its own counts (an irregular exchange's ranks then
+       may guess differently, and the call pays for it) */
+    const coll_xchg_shape *shape;
 } coll_xchg_args;
 
 /*
