@@ -386,6 +386,11 @@ enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };
 #define CORE_BOUNCE (4 << 20)   /* bytes per bounced O_DIRECT request */
 #define CORE_BOUNCE_MIN (256 << 10) /* smaller bounces are not worth it */
 #define CORE_MAXREQ (1LL << 30) /* bytes per driver request */
+/* A buffered read longer than CORE_STREAM_MIN is a stream: the posix
+   driver reads it as consecutive CORE_STREAM_PIECE reads, one after
+   another (drv_posix.c), and io_batch keeps it out of the ring. */
+#define CORE_STREAM_PIECE (1 << 20)
+#define CORE_STREAM_MIN (2 << 20)
 #define CORE_QDEPTH 64          /* ops in flight in the io_uring ring */
 
 /*
@@ -432,7 +437,7 @@ typedef struct core_driver_ops {
     int64_t (*readahead)(core_fh *fh);
     /* Optional: time uncached reads of [lo, hi) (calibration, outside the
        counters) with buf of big bytes; leaves *lat / *bw untouched when it
-       cannot measure. */
+       cannot measure; bw NULL: no stream, the latency alone. */
     void (*measure)(core_fh *fh, int64_t lo, int64_t hi, char *buf,
                     int64_t big, double *lat, double *bw);
     /* Optional: the file system's stripe (or block) size of the file in
@@ -630,10 +635,12 @@ CORE_HIDDEN int64_t core_io_readahead(core_fh *fh);
 CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
                                int advice);
 /*
- * Calibration reads: time, on uncached pages of [lo, hi), one streamed
- * read of up to 1 MiB (at most the budget) and up to 8 single-page reads;
- * *lat = the least of them (core_posix_latency), *bw = the streamed bytes
- * / (its time - latency).
+ * Calibration reads: time, on uncached pages of [lo, hi), a stream (a
+ * buffered file: up to 8 MiB read in pieces of up to 1 MiB, at most the
+ * budget, with the kernel's readahead; O_DIRECT: one read of up to 1 MiB)
+ * and up to 8 single-page reads; *lat = the least of these
+ * (core_posix_latency), *bw = the stream's rate (drv_posix.c). bw NULL:
+ * the latency alone (no stream).
  * Outside the counters; values left 0 when the driver cannot measure or
  * too little of the range is uncached.
  */

@@ -135,6 +135,21 @@
  *     back. Failed before: written one by one (direct), as the reads at
  *     0.1 us (patterns c001 warm, P = 2: 830 direct writes took 2.5-4.3
  *     ms, 17-28x slower than sieving).
+ * 16. a long buffered read is a stream of CORE_STREAM_PIECE reads
+ *     (drv_posix.c), in a batch too (kept out of the ring: io.c): direct
+ *     reads of one 6 MiB row (one request) and of two rows 6 MiB apart
+ *     (one batch) of a 3 x 786,432 array of doubles make at least 6 and
+ *     12 pread calls; values checked. Failed before: one pread per row,
+ *     or none (the batch's two reads on io_uring): one read(2) of an
+ *     uncached 32 MiB took 61 ms against 26 ms in 1 MiB pieces.
+ * 17. reads each rank would sieve, priced together: every rank reads 64
+ *     doubles 64 KiB apart in its own part of an uncached file, requests
+ *     priced at 100 us and the file at 7 GB/s by the options, so that a
+ *     rank's sieve (4 MiB: 0.6 ms) beats its direct reads (64 x 100 us /
+ *     8 in flight: 0.8 ms) but the ranks' sieves share the bandwidth (P
+ *     x 0.6 ms): at P >= 2 auto reads direct, at P = 1 it sieves; values
+ *     checked. Failed before: sieved at every P (etp table 6.2-VIII
+ *     cold, P = 2: 5.8 ms sieved against 2.6 ms direct).
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -1310,6 +1325,101 @@ static void test_write_floor(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 16: a long buffered read is a stream of CORE_STREAM_PIECE reads */
+static void test_stream(void)
+{
+    th_case_seed = th_seed;
+    enum { C = 786432 }; /* 6 MiB of doubles per row */
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("", "stream.raw", 3 * (int64_t)C, &ctx,
+                                   &a);
+    if (!f)
+        return;
+    /* the same bytes as a 3 x C row-major array: v(i, j) = i C + j */
+    int64_t shape[2] = {3, C};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, sizeof(double));
+    sp.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a2 = NULL;
+    passion_file *f2 = NULL;
+    char path[512];
+    snprintf(path, sizeof path, "%s/stream.raw", th_dir());
+    int rc = passion_array_create(ctx, &sp, &a2);
+    if (!rc)
+        rc = passion_file_open(a2, path, PASSION_MODE_RDONLY, &f2);
+    double *b = malloc(2 * (size_t)C * sizeof *b);
+    TH_CHECK(rc == 0 && b, "open %s as 3 x %d: %d %s", path, (int)C, rc,
+             passion_ctx_errdetail(ctx));
+    /* one row (one run, a read of its own), then rows 0 and 2 (two runs
+       of one batch), independent and direct */
+    for (int k = 0; k < 2 && !rc && b; k++) {
+        passion_section s;
+        int64_t st[2] = {k ? 0 : 1, 0}, ct[2] = {k ? 2 : 1, C},
+                sd[2] = {2, 1};
+        passion_section_set(&s, 2, st, ct, sd);
+        long p0 = __atomic_load_n(&n_pread, __ATOMIC_RELAXED);
+        rc = passion_file_read(f2, &s, b, NULL, PASSION_METHOD_DIRECT);
+        long calls = __atomic_load_n(&n_pread, __ATOMIC_RELAXED) - p0;
+        int right = 1;
+        for (int64_t r = 0; r < ct[0] && right; r++)
+            for (int64_t j = 0; j < C && right; j++)
+                right = b[r * C + j] == (double)((st[0] + r * 2) * C + j);
+        long want = ct[0] * (C * 8 / CORE_STREAM_PIECE);
+        TH_CHECK(rc == 0 && right && calls >= want,
+                 "a direct read of %d row(s) of %d MiB: rc %d %s, values "
+                 "%s, %ld pread calls (want at least %ld: pieces of %d "
+                 "bytes)", (int)ct[0], (int)(C * 8 >> 20), rc,
+                 passion_ctx_errdetail(ctx), right ? "right" : "wrong", calls,
+                 want, (int)CORE_STREAM_PIECE);
+    }
+    free(b);
+    passion_file_close(f2);
+    passion_array_free(a2);
+    th_ramp_close(f, a, ctx);
+}
+
+/* 17: reads that each rank would sieve, priced together, read direct */
+static void test_read_direct(void)
+{
+    th_case_seed = th_seed;
+    enum { RUNS = 64, GAP = 8192 }; /* doubles: 64 KiB apart */
+    passion_ctx *ctx;
+    passion_array *a;
+    /* requests at 100 us (12.5 us with 8 in flight), 7 GB/s: a rank's
+       sieve (4 MiB, 0.6 ms) is cheaper than its 64 direct reads (0.8 ms),
+       the ranks' sieves together are not (0.6 ms each, one after
+       another) */
+    passion_file *f = th_ramp_open("io_latency=1e-4,io_bandwidth=7e9",
+                                   "rdirect.raw",
+                                   (int64_t)RUNS * GAP * th_size, &ctx, &a);
+    if (!f)
+        return;
+    static double b[RUNS];
+    passion_section s;
+    /* rank r: its own quarter of the file, every GAP-th double */
+    int64_t st[1] = {(int64_t)th_rank * RUNS * GAP}, ct[1] = {RUNS},
+            sd[1] = {GAP};
+    passion_section_set(&s, 1, st, ct, sd);
+    int rc = passion_file_sync(f);
+    if (!rc)
+        rc = passion_file_drop_cache(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    passion_method want = th_size > 1 ? PASSION_METHOD_DIRECT
+                                      : PASSION_METHOD_SIEVE;
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && m == want,
+             "an uncached auto read of %d doubles %d bytes apart per rank "
+             "(requests 100 us, 7 GB/s): rc %d %s, values %s, method %d "
+             "(want %d)", RUNS, GAP * 8, rc, passion_ctx_errdetail(ctx),
+             th_ramp_ok(b, &s) ? "right" : "wrong", (int)m, (int)want);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1333,6 +1443,9 @@ int main(int argc, char **argv)
         {"14: the two-phase method's small reads batched", test_etp_batch},
         {"15: a cached write request priced above a read's",
          test_write_floor},
+        {"16: a long buffered read streamed in pieces", test_stream},
+        {"17: reads each rank would sieve, direct together",
+         test_read_direct},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
