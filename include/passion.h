@@ -927,7 +927,12 @@ typedef struct passion_slab_opts {
                          in reverse, so that the I/O no computation can hide
                          (first read, last write) is a quarter slab; slabs
                          are then never wider than width. 0: all slabs
-                         width wide (the last one possibly less) */
+                         width wide (the last one possibly less). With
+                         prefetch and an O_DIRECT output whose slabs are
+                         contiguous, inner slab boundaries may move down
+                         to indices at aligned file offsets (see
+                         passion_prefetch(3)); start and count say where
+                         each slab lies */
     int64_t reserved[7];   /* zero (see ABI above) */
 } passion_slab_opts;
 

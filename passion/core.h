@@ -777,6 +777,9 @@ CORE_HIDDEN int64_t core_aio_inflight(passion_ctx *ctx);
 /* Ops run synchronously at submit because their driver calls MPI and MPI
    does not provide MPI_THREAD_MULTIPLE (the fallback of engine.c). */
 CORE_HIDDEN int64_t core_aio_ran_inline(const passion_ctx *ctx);
+/* System calls the io_uring engine made to hand ops to the kernel
+   (io_uring_enter for submission; 0 for the thread engine). */
+CORE_HIDDEN int64_t core_aio_enters(const passion_ctx *ctx);
 /* Tests: make io_uring setup fail with errno e (0 = normal). */
 CORE_HIDDEN void core_test_uring_fail(int e);
 CORE_HIDDEN int core_test_uring_errno(void);
@@ -796,6 +799,7 @@ struct core_engine {
     void *impl;
     int64_t inflight;
     int plugged; /* > 0: submit queues, flush issues (one system call) */
+    int64_t enters; /* system calls that handed ops to the kernel */
 };
 extern CORE_HIDDEN const core_engine_ops core_engine_uring;
 extern CORE_HIDDEN const core_engine_ops core_engine_thread;

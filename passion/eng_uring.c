@@ -75,8 +75,9 @@ static int uring_start(core_engine *e)
 }
 
 /* Move waiting ops into the ring while it has room; submit them. */
-static void flush(uring_impl *u)
+static void flush(core_engine *e)
 {
+    uring_impl *u = e->impl;
     int added = 0;
     while (u->wait_h && u->in_ring < CORE_QDEPTH) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
@@ -112,8 +113,10 @@ static void flush(uring_impl *u)
         u->in_ring++;
         added++;
     }
-    if (added)
+    if (added) {
+        e->enters++;
         io_uring_submit(&u->ring); /* on failure the SQEs stay queued */
+    }
 }
 
 static void uring_submit(core_engine *e, core_op *op)
@@ -121,12 +124,12 @@ static void uring_submit(core_engine *e, core_op *op)
     uring_impl *u = e->impl;
     push(&u->wait_h, &u->wait_t, op);
     if (!e->plugged)
-        flush(u);
+        flush(e);
 }
 
 static void uring_flush(core_engine *e)
 {
-    flush(e->impl);
+    flush(e);
 }
 
 /* A bounced read is over: copy the wanted part out, free the bounce. */
@@ -193,11 +196,12 @@ static core_op *uring_reap(core_engine *e, int block)
         core_op *op = pop(&u->done_h, &u->done_t);
         if (op)
             return op;
-        flush(u);
+        flush(e);
         if (u->in_ring == 0) {
             if (!u->wait_h)
                 return NULL;
             /* the ring refused our SQEs: try again, never spin forever */
+            e->enters++;
             if (io_uring_submit(&u->ring) < 0 && !block)
                 return NULL;
             continue;

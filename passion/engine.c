@@ -347,6 +347,12 @@ int64_t core_aio_ran_inline(const passion_ctx *ctx)
     return st ? st->ran_inline : 0;
 }
 
+int64_t core_aio_enters(const passion_ctx *ctx)
+{
+    const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    return st && st->kind == PASSION_ENGINE_URING ? st->uring.enters : 0;
+}
+
 int64_t core_aio_inflight(passion_ctx *ctx)
 {
     engine_state *st = ctx->ext[CORE_EXT_ENGINE];
