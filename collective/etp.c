@@ -118,9 +118,11 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  * messages and 8 more allreduce calls than A1 fixed. Only for the
  * exchange's auto, and only where the pairs to count are few
  * (COLL_SHAPE_PAIRS), else unknown (procs 0: each rank guesses as
- * before).
+ * before): each pair is counted twice, about 15 ns a count (P = 4, the
+ * thesis's cases, a loaded 2-core machine), so at most about 0.5 ms a
+ * round.
  */
-#define COLL_SHAPE_PAIRS (1 << 16)
+#define COLL_SHAPE_PAIRS (1 << 14)
 static void round_shape(const coll_plan *p, etp_round *R)
 {
     const int P = p->P;
