@@ -10,7 +10,9 @@
  * read and previous slab written while the current one is computed).
  * overlap efficiency = (T no-prefetch - T prefetch) / min(t_io, t_compute),
  * per repetition (the three methods' runs of one repetition are adjacent),
- * then the median over repetitions. The first slab's read and the last
+ * then the median over repetitions (5 by default; ratio_q1/ratio_q3: the
+ * quartiles of the per-repetition T prefetch / T no-prefetch, the spread
+ * that says whether a ratio above 1 is beyond the noise). The first slab's read and the last
  * slab's write cannot overlap any computation, so with s slabs of equal
  * read and write volume the efficiency is at most about 1 - 1/s.
  * io_wait is the time the run spent blocked on I/O, t_compute_run its own
@@ -71,6 +73,7 @@ typedef struct runres {
                            delay, and of the delay */
     double ratio, ratio_ded; /* prefetch row: median of per-repetition
                                 T prefetch / T no-prefetch */
+    double ratio_q1, ratio_q3; /* and its quartiles (the noise) */
     double eff_ded;
     double eff;  /* prefetch row: median over repetitions of the paired
                     (T no-prefetch - T prefetch) / min(t_io, t_compute) */
@@ -90,6 +93,16 @@ static double run_delay(void)
         wait = 0;
     fclose(f);
     return (double)wait * 1e-9;
+}
+
+/* The q-quantile of sorted v[0..n) (linear between neighbours). */
+static double sorted_q(const double *v, int n, double q)
+{
+    if (n <= 0)
+        return 0;
+    double x = q * (n - 1);
+    int i = (int)x;
+    return i + 1 < n ? v[i] + (x - i) * (v[i + 1] - v[i]) : v[i];
 }
 
 /*
@@ -153,7 +166,9 @@ static int run3(bench_args *ba, passion_ctx *ctx, passion_array *a,
         }
     }
     res[2].eff_ded = nd ? bench_median(ed, nd) : 0;
-    res[2].ratio = nr ? bench_median(ra, nr) : 0;
+    res[2].ratio = nr ? bench_median(ra, nr) : 0; /* sorts ra */
+    res[2].ratio_q1 = sorted_q(ra, nr, 0.25);
+    res[2].ratio_q3 = sorted_q(ra, nr, 0.75);
     res[2].ratio_ded = nr ? bench_median(rd, nr) : 0;
     for (int m = 0; m < 3; m++) {
         res[m].seconds = bench_median(t[m], reps);
@@ -186,14 +201,15 @@ int main(int argc, char **argv)
        their file is created by the O_DIRECT pass) */
     const char *odenv = getenv("BENCH_PREFETCH_ODIRECT");
     const int od0 = ba.cold && odenv && !strcmp(odenv, "1");
-    int reps = ba.reps ? ba.reps : 3;
+    int reps = ba.reps ? ba.reps : 5;
     if (reps > 16)
         reps = 16;
     FILE *csv = bench_csv_open(&ba,
         "case,method,op,procs,ranks,regime,seconds,io_calls,bytes_read,"
         "bytes_written,t_io,t_compute,slabs,window,prefetch,reuse,"
         "overlap_efficiency,hidden,io_wait,t_compute_run,engine,load,check,"
-        "ratio,run_delay,seconds_ded,eff_ded,ratio_ded");
+        "ratio,run_delay,seconds_ded,eff_ded,ratio_ded,ratio_q1,ratio_q3,"
+        "reps");
     int nimg = ba.quick && !only ? 1 : 2;
     img big = {"memlimit-u8", 1024, APP_PIXEL_U8, {3, 0}, 1, {-1, 0, 0}, 1};
     int64_t budget = 64LL << 20;
@@ -355,10 +371,11 @@ int main(int argc, char **argv)
                             fprintf(csv, ",");
                         fprintf(csv, "%.6g,%.6g,", rr[m].delay, rr[m].ded);
                         if (m == 2)
-                            fprintf(csv, "%.3f,%.3f\n", rr[2].eff_ded,
-                                    rr[2].ratio_ded);
+                            fprintf(csv, "%.3f,%.3f,%.3f,%.3f,%d\n",
+                                    rr[2].eff_ded, rr[2].ratio_ded,
+                                    rr[2].ratio_q1, rr[2].ratio_q3, nrep);
                         else
-                            fprintf(csv, ",\n");
+                            fprintf(csv, ",,,,%d\n", nrep);
                     }
                     if (csv)
                         fflush(csv);

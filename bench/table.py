@@ -180,6 +180,9 @@ def overlap_table(rows):
         # bench_prefetch.c: T prefetch / T no-prefetch per repetition, and
         # the same figures with each rank's run-queue delay taken out
         head[-1:-1] = ["ratio", "eff_ded", "ratio_ded"]
+    if pf and pf[0].get("ratio_q1"):
+        # the quartiles of the per-repetition ratio, and how many
+        head[-1:-1] = ["ratio q1-q3", "reps"]
     nop = {(r["case"], r["op"], r["procs"], r["regime"],
             r["method"].replace("no-prefetch", "")): r for r in rows
            if r["method"].startswith("no-prefetch")}
@@ -193,6 +196,8 @@ def overlap_table(rows):
         row["prefetch s"] = r["seconds"]
         row["no-prefetch s"] = n["seconds"] if n else ""
         row["ceiling 1-1/slabs"] = f"{1 - 1 / int(r['slabs']):.3f}"
+        if r.get("ratio_q1"):
+            row["ratio q1-q3"] = f"{r['ratio_q1']}-{r['ratio_q3']}"
         # issue 14's goal: 8 or more slabs, cold with O_DIRECT or
         # memory-limited
         goal = int(r["slabs"]) >= 8 and (
@@ -209,7 +214,8 @@ def overlap_table(rows):
     return ["## Overlap: efficiency = (T no-prefetch - T prefetch) / "
             "min(t_io, t_compute), median of paired repetitions; hidden = "
             "1 - io_wait(prefetch) / t_io; ratio = T prefetch / T "
-            "no-prefetch (median of repetitions; goal <= 1.05); *_ded: "
+            "no-prefetch (median of repetitions; goal <= 1.05; q1-q3: its "
+            "quartiles over the repetitions); *_ded: "
             "the same less each rank's run-queue delay (schedstat); goal "
             ">= 0.8 at 8 or more slabs, cold O_DIRECT and memory-limited "
             f"({met} of {total} met)\n", table(head, out), ""]

@@ -267,13 +267,16 @@ static int io_batch(core_fh *fh, core_iov *v, int n, int write)
             bw.left++;
     }
     core_aio_unplug(ctx);
-    /* the streams one after another while the ring holds the rest */
+    /* the streams one after another while the ring holds the rest (their
+       time is the batch's, counted below once) */
+    const double tio = ctx->cnt.t_io;
     for (int i = 0; i < n && !rc; i++)
         if (ops[i].calls == -1) {
             rc = core_io_read(fh, v[i].buf, v[i].len, v[i].off);
             ops[i].calls = 0;
             ops[i].done = rc ? 0 : v[i].len;
         }
+    ctx->cnt.t_io = tio;
     while (bw.left > 0)
         if (core_aio_progress(ctx, 1) <= 0) {
             rc = core_err(ctx, PASSION_EIO, "batched %s of %s: the "

@@ -673,7 +673,8 @@ static int slab_next_body(passion_slab_iter *it, passion_slab *slab)
 /* the thread contract's guard (core_call_begin) around the call; the
    ring plugged, so that the writes and the read a call starts go to the
    kernel together (one io_uring_enter, one doorbell of the device instead
-   of one each) */
+   of one each). The submission at unplug is I/O time (counter t_io), as a
+   request's own submission is in request.c. */
 int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
 {
     passion_ctx *gctx = it ? it->ctx : NULL;
@@ -683,8 +684,11 @@ int passion_slab_next(passion_slab_iter *it, passion_slab *slab)
     if (gctx)
         core_aio_plug(gctx);
     rc = slab_next_body(it, slab);
-    if (gctx)
+    if (gctx) {
+        double t0 = core_now();
         core_aio_unplug(gctx);
+        gctx->cnt.t_io += core_now() - t0;
+    }
     core_call_end(gctx);
     return rc;
 }
