@@ -1014,9 +1014,15 @@ static void test_xchg_guess(void)
 {
     if (P < 2)
         return;
+    /* NB = 65536 only up to 5 ranks: the plan reserves a fixed
+       algorithm's staging (plan_caps; auto's is 0), so above, the fixed
+       two-level call and auto's cut different rounds (P = 9, k = 2:
+       7 exchange rounds on a rank against 4), a difference of the plan,
+       not of the guess */
     static const int64_t nbs[3] = {16, 2000, 65536};
+    const int nnb = P > 5 ? 2 : 3;
     for (int k = 1; k <= 2 && k < P; k++)
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < nnb; i++) {
             guess_case(k, nbs[i], 0);
             guess_case(k, nbs[i], 1000);
         }
