@@ -1112,6 +1112,25 @@ static void test_calibrate(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* a cached etp-dynamic read of `runs` doubles `gap` apart per rank
+   (rank r's runs r, r + P, ... of the file's runs * P), checked; *all:
+   the pread calls of all ranks during it */
+static int etp_read_counted(passion_file *f, double *b, int64_t runs,
+                            int64_t gap, passion_section *s, long *all)
+{
+    int64_t st[1] = {(int64_t)th_rank * gap}, ct[1] = {runs},
+            sd[1] = {gap * th_size};
+    passion_section_set(s, 1, st, ct, sd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long p0 = __atomic_load_n(&n_pread, __ATOMIC_RELAXED);
+    int rc = passion_file_read_all(f, s, b, NULL,
+                                   PASSION_METHOD_ETP_DYNAMIC);
+    long mine = __atomic_load_n(&n_pread, __ATOMIC_RELAXED) - p0;
+    *all = 0;
+    MPI_Allreduce(&mine, all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return rc;
+}
+
 /* 14: the two-phase method's small reads batched */
 static void test_etp_batch(void)
 {
@@ -1125,18 +1144,11 @@ static void test_etp_batch(void)
         return;
     static double b[RUNS];
     passion_section s;
-    /* rank r's runs r, r + P, ... of the whole file's RUNS * P */
-    int64_t st[1] = {(int64_t)th_rank * GAP}, ct[1] = {RUNS},
-            sd[1] = {(int64_t)GAP * th_size};
-    passion_section_set(&s, 1, st, ct, sd);
     int inflight = core_io_concurrency(ctx) > 1;
-    MPI_Barrier(MPI_COMM_WORLD);
-    long p0 = __atomic_load_n(&n_pread, __ATOMIC_RELAXED);
-    int rc = passion_file_read_all(f, &s, b, NULL,
-                                   PASSION_METHOD_ETP_DYNAMIC);
-    long mine = __atomic_load_n(&n_pread, __ATOMIC_RELAXED) - p0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long all = 0, mine;
+    int rc = etp_read_counted(f, b, RUNS, GAP, &s, &all);
     int ok = rc == 0 && th_ramp_ok(b, &s);
+    int64_t st[1] = {s.start[0]}, sd[1] = {s.stride[0]};
     TH_CHECK(ok && (!inflight || all < 8),
              "a cached etp-dynamic read of %d doubles %d apart per rank: "
              "rc %d, values %s, %ld pread calls on all ranks (want < 8 "
@@ -1444,16 +1456,9 @@ static void test_etp_rounds_batch(void)
         return;
     static double b[RUNS];
     passion_section s;
-    int64_t st[1] = {(int64_t)th_rank * GAP}, ct[1] = {RUNS},
-            sd[1] = {(int64_t)GAP * th_size};
-    passion_section_set(&s, 1, st, ct, sd);
     int inflight = core_io_concurrency(ctx) > 1;
-    MPI_Barrier(MPI_COMM_WORLD);
-    long p0 = __atomic_load_n(&n_pread, __ATOMIC_RELAXED);
-    int rc = passion_file_read_all(f, &s, b, NULL,
-                                   PASSION_METHOD_ETP_DYNAMIC);
-    long mine = __atomic_load_n(&n_pread, __ATOMIC_RELAXED) - p0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long all = 0;
+    int rc = etp_read_counted(f, b, RUNS, GAP, &s, &all);
     int ok = rc == 0 && th_ramp_ok(b, &s);
     TH_CHECK(ok && (!inflight || all < RUNS / 8),
              "a cached etp-dynamic read of %d doubles %d apart per rank in "
