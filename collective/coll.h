@@ -96,7 +96,7 @@ enum { COLL_FAD_RC, COLL_FAD_METHOD, COLL_FAD_OP, COLL_FAD_BUDGET,
        COLL_FAD_XCHG, COLL_FAD_LAT, COLL_FAD_BW, COLL_FAD_ALPHA,
        COLL_FAD_BETA, COLL_FAD_FILE, COLL_FAD_LAYOUT, COLL_FAD_CACHED,
        COLL_FAD_STRIPE, COLL_FAD_SYNC, COLL_FAD_REQ, COLL_FAD_FIXED,
-       COLL_FAD_HEAD };
+       COLL_FAD_STREAM, COLL_FAD_HEAD };
 /* the words from METHOD up to (not including) this one must agree */
 #define COLL_FAD_AGREE_END COLL_FAD_CACHED
 
@@ -222,6 +222,28 @@ CORE_HIDDEN double coll_fixed_mine(passion_ctx *ctx, int cls);
    measured) and the latency readings taken; for tests and diagnostics */
 CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
                                  int *nlat);
+/*
+ * The file's streaming bandwidth learned from the calls' own long reads
+ * (ctx->stream_bytes / stream_t: reads longer than CORE_STREAM_MIN): at
+ * the end of a collective call on uncached data (the FAD's probe: at most
+ * COLL_STREAM_CACHED_PM per mille cached; the same on every rank) each
+ * rank keeps the bytes and seconds of its long reads in that call
+ * (coll_stream_note), and the next call's FAD carries them
+ * (COLL_FAD_STREAM): the ranks read at once, so the file gave all of them
+ * together their bytes' sum in the longest rank's seconds. From at least
+ * COLL_STREAM_LEARN_MIN bytes, the best such figure is the model's
+ * bandwidth where it is above the calibration's (which times one rank's
+ * short stream: 1.1 GB/s on this VM where two aggregators together read
+ * 67 MB at 3.4 GB/s, etp 6.1-V cold, P = 2). 0: none learned.
+ */
+#define COLL_STREAM_CACHED_PM 100
+#define COLL_STREAM_LEARN_MIN (16LL << 20)
+CORE_HIDDEN void coll_stream_note(passion_ctx *ctx, uint64_t bytes,
+                                  double seconds);
+CORE_HIDDEN double coll_stream_bw(passion_ctx *ctx);
+/* the bytes the calibration's best-read stream(s) timed, all ranks
+   together (0: none); for tests */
+CORE_HIDDEN int64_t coll_file_streamed(passion_ctx *ctx);
 
 typedef struct coll_plan {
     passion_ctx *ctx;
@@ -250,6 +272,8 @@ typedef struct coll_plan {
                            staging it may hold: passed to it, never set
                            in the context */
     int warm;           /* the requested data is in the page cache */
+    int cached_pm;      /* per mille of the probed extents cached (the
+                           ranks' mean; 1000 when none was probed) */
     double fixed[COLL_FIX_N]; /* the learned fixed costs, largest over
                                  ranks (-1: none; coll_fixed_learn) */
     int fixed_n[COLL_FIX_N];  /* their samples, fewest over ranks */

@@ -71,6 +71,15 @@ typedef struct coll_ext {
     int fixed_n[COLL_FIX_N], fixed_i[COLL_FIX_N];
     int file_tries, file_nlat, file_nbw;
     double file_lat, file_bw;
+    /* the bytes the best bandwidth reading streamed, and the tries made
+       for a longer stream than that (stream_pending) */
+    int64_t file_bw_len;
+    int file_long_tries;
+    /* this rank's long reads in the last collective call on uncached
+       data (pages of 4 KiB, microseconds: the COLL_FAD_STREAM word), and
+       the best bandwidth learned from them (coll_stream_note) */
+    uint32_t stream_pages, stream_us;
+    double stream_bw;
     /* the last auto read whose ranks chose an independent method: its
        access (coll_early_sig; 0 = none). The same access again is read
        early whatever its cost (coll_io_early) */
@@ -251,41 +260,126 @@ static int file_pending(const coll_ext *e)
                   e->file_tries < 2 * COLL_FILE_SAMPLES);
 }
 
-/*
- * The file's costs: called by every rank of the first auto or extended
- * two-phase calls whose data the probe found uncached (the condition is
- * read from the FAD, so all ranks take part), until COLL_FILE_SAMPLES
- * readings or twice as many tries (file_pending). Each rank measures on
- * its own extent, then the ranks agree on the slowest figures of the
- * reading (largest latency, smallest bandwidth), so that the cost model
- * stays identical everywhere; the model keeps the best reading. The
- * options io_latency / io_bandwidth, when given, win.
- */
-static void file_calibrate(coll_plan *p, coll_ext *e)
+/* the calibration's streaming rank: the one with the longest extent (the
+   first of them), -1 none */
+static int file_streamer(const coll_plan *p)
 {
-    passion_ctx *ctx = p->ctx;
-    double lat = 0, bw = 0;
-    /* the driver's calibration reads (core_io_measure): uncached pages of
-       this rank's extent. One rank streams (the bandwidth), the one with
-       the longest extent (the first of them): the
-       model's bandwidth is the file's, shared by every rank, and streams
-       of several ranks at once each saw a share of it (two ranks of etp
-       table 6.1-V: 0.8-1.3 GB/s each, where one stream alone reached
-       1.9 GB/s, and the aggregators' 67 MB took 15-26 ms) or, on a shared
-       extent, the same pages. */
     int streamer = -1;
     for (int r = 0; r < p->P; r++)
         if (p->elems[r] > 0 &&
             (streamer < 0 || p->x[r].fend - p->x[r].foff0 >
                                  p->x[streamer].fend - p->x[streamer].foff0))
             streamer = r;
-    if (p->elems[p->me] > 0)
+    return streamer;
+}
+
+/* Rank r's part of the calls' span [lo, hi) (P equal parts, pages) and
+   the bytes its calibration stream reads from the part's start, for the
+   calibration's streams where every part can hold one of at least four
+   pieces and the kernel's readahead past it (which must not reach the
+   next part's stream: with three ranks on two cores, a rank found its
+   part already read ahead by its neighbour's stream); 0 otherwise */
+static int64_t file_part(const coll_plan *p, int r, int64_t *d0, int64_t *d1)
+{
+    const int64_t pg = 4096, span = p->hi - p->lo;
+    int64_t ra = core_io_readahead(p->f->fh);
+    *d0 = (p->lo + span / p->P * r) / pg * pg;
+    *d1 = r + 1 == p->P ? p->hi : (p->lo + span / p->P * (r + 1)) / pg * pg;
+    int64_t len = span / p->P - 2 * pg - (ra > 0 ? ra : span / p->P / 4);
+    len = len > CORE_MEASURE_STREAM ? CORE_MEASURE_STREAM : len;
+    return p->P > 1 && len >= 4 * CORE_STREAM_PIECE ? len / pg * pg : 0;
+}
+
+/* the bytes the calibration would stream, all ranks together (file_part;
+   else measure_fd: three quarters of the streamer's extent, at most
+   CORE_MEASURE_STREAM) */
+static int64_t stream_len(const coll_plan *p)
+{
+    int64_t d0, d1, len = file_part(p, 0, &d0, &d1);
+    int s = file_streamer(p);
+    if (len || s < 0)
+        return len * p->P;
+    len = (p->x[s].fend - p->x[s].foff0) / 4 * 3;
+    return len > CORE_MEASURE_STREAM ? CORE_MEASURE_STREAM : len;
+}
+
+/* A bandwidth reading from a stream at least twice as long as the best
+   reading's is due: the first uncached calls may be small (a benchmark's
+   or an application's set-up: etp 6.1-V's first three calls read 98 KB)
+   and a short stream misses the readahead's ramp (CORE_MEASURE_STREAM).
+   At most two such tries; the same on every rank (extents from the
+   FAD). */
+static int stream_pending(const coll_plan *p, const coll_ext *e)
+{
+    if (!e || e->file_long_tries >= 2 || e->file_nbw == 0)
+        return 0;
+    int64_t len = stream_len(p);
+    return len >= 4 * CORE_STREAM_PIECE && len >= 2 * e->file_bw_len;
+}
+
+/*
+ * The file's costs: called by every rank of the first auto or extended
+ * two-phase calls whose data the probe found uncached (the condition is
+ * read from the FAD, so all ranks take part), until COLL_FILE_SAMPLES
+ * readings or twice as many tries (file_pending), and for a longer
+ * stream (stream_pending, long_only: the bandwidth alone). The ranks
+ * agree on the reading (largest latency; the bandwidth below), so that
+ * the cost model stays identical everywhere; the model keeps the best
+ * reading. The options io_latency / io_bandwidth, when given, win.
+ */
+static void file_calibrate(coll_plan *p, coll_ext *e, int long_only)
+{
+    passion_ctx *ctx = p->ctx;
+    double lat = 0, bw = 0;
+    int64_t bw_len = 0, d0, d1;
+    /* the driver's calibration reads (core_io_measure), on uncached
+       pages. The model's bandwidth is the file's, shared by the ranks
+       that read at once, as the two-phase method's aggregators do:
+       where the calls' span gives every rank a part of at least four
+       stream pieces, every rank streams the same length in its own part,
+       at once, and the file gave them together their bytes in the
+       slowest one's time. One rank streaming while the others waited
+       in the agreement (MPICH spins: two ranks on 2 cores) read 25 MB
+       at 0.8-1.4 GB/s (etp 6.1-V, P = 2), where the two aggregators
+       together read its 67 MB at 3.1-3.4 GB/s. A smaller span: one rank
+       streams on its extent, the one with the longest (the first of
+       them). */
+    int64_t part = file_part(p, p->me, &d0, &d1);
+    int all = part > 0, streamer = file_streamer(p);
+    if (all) {
+        bw_len = part;
+        core_io_measure(p->f->fh, d0, d1, &lat, &bw, &bw_len);
+    }
+    else if (p->elems[p->me] > 0 && (!long_only || streamer == p->me))
         core_io_measure(p->f->fh, p->x[p->me].foff0, p->x[p->me].fend, &lat,
-                        streamer == p->me ? &bw : NULL);
-    double r[2] = {lat, bw > 0 ? -bw : -DBL_MAX};
-    e->file_tries++;
-    if (core_agree_max(ctx, PASSION_OK, r, 2))
+                        streamer == p->me ? &bw : NULL, &bw_len);
+    /* all: the slowest stream's time and the shortest's bytes (0: a rank
+       could not stream, no bandwidth this try); one streamer: its rate
+       and bytes */
+    double r[3] = {long_only ? 0 : lat, 0, 0};
+    if (all && bw_len < part) /* a short stream: none */
+        bw_len = 0;
+    if (all) {
+        r[1] = bw > 0 && bw_len > 0 ? (double)bw_len / bw : DBL_MAX;
+        r[2] = -(double)bw_len;
+    } else {
+        r[1] = bw > 0 ? -bw : -DBL_MAX;
+        r[2] = (double)bw_len;
+    }
+    if (long_only)
+        e->file_long_tries++;
+    else
+        e->file_tries++;
+    if (core_agree_max(ctx, PASSION_OK, r, 3))
         return;
+    double got = 0, len = 0;
+    if (all && r[1] < DBL_MAX && r[2] < 0) {
+        len = -r[2] * p->P;
+        got = len / r[1];
+    } else if (!all && r[1] > -DBL_MAX) {
+        len = r[2];
+        got = -r[1];
+    }
     /* one sample per try, the model on the best of them (the smallest
        latency, the largest bandwidth: load only ever slows a reading): a
        single measurement ranged 0.13-3.5 ms latency and 36-148 MB/s
@@ -296,17 +390,21 @@ static void file_calibrate(coll_plan *p, coll_ext *e)
         if (e->file_lat == 0 || r[0] < e->file_lat)
             e->file_lat = r[0];
     }
-    if (r[1] > -DBL_MAX && e->file_nbw < COLL_FILE_SAMPLES) {
-        e->file_nbw++;
-        if (-r[1] > e->file_bw)
-            e->file_bw = -r[1];
+    if (got > 0 && (long_only || e->file_nbw < COLL_FILE_SAMPLES)) {
+        e->file_nbw += !long_only;
+        if (got > e->file_bw)
+            e->file_bw = got;
+        if (len > (double)e->file_bw_len)
+            e->file_bw_len = (int64_t)len;
     }
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
         fprintf(stderr, "passion: file costs measured (try %d: latency "
-                "%.3g s, bandwidth %.3g B/s): model latency %.3g s from %d, "
-                "bandwidth %.3g B/s from %d (0 = not measured, default "
-                "kept)\n", e->file_tries, r[0], r[1] > -DBL_MAX ? -r[1] : 0,
-                e->file_lat, e->file_nlat, e->file_bw, e->file_nbw);
+                "%.3g s, bandwidth %.3g B/s from %.3g MB streamed by %d "
+                "rank(s)): model latency %.3g s from %d, bandwidth %.3g "
+                "B/s from %d (0 = not measured, default kept)%s\n",
+                e->file_tries, r[0], got, len / 1e6, all ? p->P : 1,
+                e->file_lat, e->file_nlat, e->file_bw, e->file_nbw,
+                long_only ? "; a longer stream" : "");
 }
 
 /*
@@ -377,6 +475,10 @@ static ocad_env call_env(passion_ctx *ctx, int warm, double req,
         env.lat = e->file_lat;
     if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
         env.bw = e->file_bw;
+    /* the long reads' bandwidth, where learned and above the calibration
+       (coll_stream_note) */
+    if (ctx->opt.io_bandwidth <= 0 && e && e->stream_bw > env.bw)
+        env.bw = e->stream_bw;
     if (warm) {
         env.lat = req > 0 ? req : COLL_WARM_LATENCY;
         /* a write request costs more than a read's learned cost: the
@@ -460,6 +562,61 @@ static int64_t fixed_word(passion_ctx *ctx)
         w |= (((uint64_t)e->fixed_n[c] << 24) | ns) << (32 * c);
     }
     return (int64_t)w;
+}
+
+void coll_stream_note(passion_ctx *ctx, uint64_t bytes, double seconds)
+{
+    coll_ext *e = ext_get(ctx);
+    if (!e)
+        return;
+    uint64_t pg = bytes / 4096, us = (uint64_t)(seconds * 1e6 + 0.5);
+    e->stream_pages = pg > UINT32_MAX ? UINT32_MAX : (uint32_t)pg;
+    e->stream_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+    if (!e->stream_pages || !e->stream_us)
+        e->stream_pages = e->stream_us = 0;
+}
+
+double coll_stream_bw(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    return e ? e->stream_bw : 0;
+}
+
+int64_t coll_file_streamed(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    return e ? e->file_bw_len : 0;
+}
+
+static int64_t stream_word(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    return e ? (int64_t)(((uint64_t)e->stream_pages << 32) | e->stream_us)
+             : 0;
+}
+
+/* After the FAD: the ranks' long reads of the last uncached call, all
+   together (coll_stream_note); the same on every rank */
+static void stream_learn(passion_ctx *ctx, const int64_t *fad, int W)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    uint64_t pages = 0, us = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        uint64_t w = (uint64_t)fad[(int64_t)r * W + COLL_FAD_STREAM];
+        pages += w >> 32;
+        us = (w & 0xffffffffu) > us ? (w & 0xffffffffu) : us;
+    }
+    double bytes = (double)pages * 4096;
+    if (!e || us == 0 || bytes < (double)COLL_STREAM_LEARN_MIN)
+        return;
+    double bw = bytes / ((double)us * 1e-6);
+    if (bw > e->stream_bw) {
+        e->stream_bw = bw;
+        if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
+            fprintf(stderr, "passion: file bandwidth learned from the "
+                    "last uncached call's long reads: %.3g B/s (%.3g MB "
+                    "in %.3g s)\n", bw, bytes / 1e6, (double)us * 1e-6);
+    }
 }
 
 int coll_sync_learned(passion_ctx *ctx)
@@ -824,6 +981,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     mine[COLL_FAD_REQ] = dbits(ocad_req_cost(ctx));
     /* and of each method's fixed cost (-1: none) */
     mine[COLL_FAD_FIXED] = fixed_word(ctx);
+    /* and its long reads in the last uncached call (coll_stream_note) */
+    mine[COLL_FAD_STREAM] = stream_word(ctx);
     if (!rc)
         for (int d = 0; d < nd; d++) {
             mine[COLL_FAD_HEAD + d] = s->start[d];
@@ -863,6 +1022,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Iallgather of the FAD"));
     sync_learn(ctx, fad, W, t0, t1);
+    stream_learn(ctx, fad, W);
     if (!mem)
         return core_agree(ctx, rc);
     int anybad = 0;
@@ -975,6 +1135,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         }
     }
     p->warm = probed > 0 && cached >= 950 * probed;
+    p->cached_pm = probed > 0 ? (int)(cached / probed) : 1000;
     /* the state is allocated before the FAD (reserve_get) for the ETP
        methods; elsewhere a rank without it just skips the measurement,
        which every rank then sees as "not measured" */
@@ -984,7 +1145,9 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     if (measure) {
         e = ext_get(ctx);
         coll_ext none = {0};
-        file_calibrate(p, e ? e : &none);
+        file_calibrate(p, e ? e : &none, 0);
+    } else if (!p->warm && probed > 0 && stream_pending(p, e)) {
+        file_calibrate(p, e, 1);
     }
     /* the file costs of this call: options, else memory-like when the
        data is cached, else measured, else the defaults */

@@ -80,6 +80,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     core_enter(ctx);
     ctx->last_method = PASSION_METHOD_AUTO; /* passion_ctx_last_method */
     ctx->last_predicted = 0;
+    /* this call's long reads (coll_stream_note) */
+    const uint64_t sb0 = ctx->stream_bytes;
+    const double st0 = ctx->stream_t;
     int64_t elems = 0;
     int rc = PASSION_OK;
     if (f->a->spec.placement == PASSION_PLACE_LOCAL)
@@ -129,6 +132,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     int redo = op_write && p.overlap;
     if (all_done && !redo) { /* every rank's part is done, none failed */
         coll_plan_free(&p);
+        if (!p.warm && p.cached_pm <= COLL_STREAM_CACHED_PM)
+            coll_stream_note(ctx, ctx->stream_bytes - sb0,
+                             ctx->stream_t - st0);
         /* the reads, and the FAD's round (the learned round's cost) */
         ctx->last_predicted = method == PASSION_METHOD_AUTO
                                   ? predicted + coll_sync_cost(ctx)
@@ -208,6 +214,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        runs, every small case then two-phase) */
     double t_end = core_now();
     rc = core_agree(ctx, rc);
+    /* the file's streaming bandwidth: this call's long reads, where the
+       ranks found the data uncached (from the FAD: every rank alike) */
+    if (!rc && !warm && p.cached_pm <= COLL_STREAM_CACHED_PM)
+        coll_stream_note(ctx, ctx->stream_bytes - sb0, ctx->stream_t - st0);
     if (method == PASSION_METHOD_AUTO && !all_done)
         coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
                             !rc && chosen != PASSION_METHOD_ETP_STATIC &&

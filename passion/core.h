@@ -103,6 +103,12 @@ struct passion_ctx {
     int rank, size;
     core_options opt;
     passion_counters cnt;
+    /* long reads (longer than CORE_STREAM_MIN, io_rw) since
+       passion_init: their bytes and seconds, outside the counters (a
+       reset does not touch them); the cost model learns the file's
+       streaming bandwidth from them (collective/etp_plan.c) */
+    uint64_t stream_bytes;
+    double stream_t;
     /* messages between nodes charged by the simulated network but not in
        cnt (agreements: the exchange's headers); for the tests */
     uint64_t net_uncounted_inter;
@@ -391,6 +397,11 @@ enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };
    another (drv_posix.c), and io_batch keeps it out of the ring. */
 #define CORE_STREAM_PIECE (1 << 20)
 #define CORE_STREAM_MIN (2 << 20)
+/* The calibration's bandwidth stream (drv_posix.c measure_fd): at most
+   this many bytes, three quarters of the extent measured. One rank streaming 8 MiB
+   read 2.1 GB/s after its first piece on this VM, 32 MiB 2.5-2.9 GB/s
+   (the readahead's ramp), two ranks' 32 MiB together 2.8-3.3 GB/s. */
+#define CORE_MEASURE_STREAM (32 << 20)
 #define CORE_QDEPTH 64          /* ops in flight in the io_uring ring */
 
 /*
@@ -437,9 +448,11 @@ typedef struct core_driver_ops {
     int64_t (*readahead)(core_fh *fh);
     /* Optional: time uncached reads of [lo, hi) (calibration, outside the
        counters) with buf of big bytes; leaves *lat / *bw untouched when it
-       cannot measure; bw NULL: no stream, the latency alone. */
+       cannot measure; bw NULL: no stream, the latency alone; *bw_len: in,
+       the most bytes to stream (0: the driver's rule), out, the bytes the
+       bandwidth reading timed (0: none). */
     void (*measure)(core_fh *fh, int64_t lo, int64_t hi, char *buf,
-                    int64_t big, double *lat, double *bw);
+                    int64_t big, double *lat, double *bw, int64_t *bw_len);
     /* Optional: the file system's stripe (or block) size of the file in
        bytes, > 0, or 0 unknown (then core_io_stripe stats the path). */
     int64_t (*stripe)(core_fh *fh);
@@ -656,8 +669,10 @@ CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
    least (0.25 and 0.28 ms in two runs) auto chose direct on c007, c019,
    c030 and c034 in both. */
 CORE_HIDDEN double core_posix_latency(double *t, int n);
+/* bw_len: in, the most bytes to stream (0: the driver's rule); out, the
+   bytes the bandwidth reading timed (0: none); may be NULL */
 CORE_HIDDEN void core_io_measure(core_fh *fh, int64_t lo, int64_t hi,
-                                 double *lat, double *bw);
+                                 double *lat, double *bw, int64_t *bw_len);
 
 /*
  * Atomic creation (ocad/file.c): a file is created under the temporary

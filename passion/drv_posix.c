@@ -392,43 +392,63 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * One rank's measurement on uncached pages of its extent [lo, hi): a
- * stream of up to MEASURE_STREAM bytes of uncached pages (buffered, sfd:
- * read in pieces of `big` with readahead; O_DIRECT: one read of `big`),
- * then up to 8 single-page reads spread over the extent (latency: the
- * least of them, core_posix_latency; bandwidth: the stream's bytes after
- * its first piece / their time, or the O_DIRECT read's bytes / (its time
- * - latency)). Pages the page cache holds are never timed.
+ * One rank's measurement on uncached pages of its extent [lo, hi): up to
+ * 8 single-page reads spread over the extent (latency: the least of
+ * them, core_posix_latency), then a stream of up to CORE_MEASURE_STREAM
+ * bytes, at most three quarters of the extent and at most *bw_len bytes
+ * when it is given (> 0) (buffered, sfd: read in pieces of `big`
+ * with readahead; O_DIRECT: one read of `big`). Bandwidth: the stream's
+ * bytes after its first piece / their time, or the O_DIRECT read's bytes
+ * / (its time - latency); *bw_len the bytes it timed. Pages the page
+ * cache holds are never timed (a stream tolerates a few: the latency
+ * reads' and other ranks').
  */
-/* bytes of a buffered file's bandwidth stream */
-#define MEASURE_STREAM (8 << 20)
-
 static void measure_fd(int fd, int sfd, int64_t lo, int64_t hi, char *buf,
-                       int64_t big, double *lat, double *bw)
+                       int64_t big, double *lat, double *bw,
+                       int64_t *bw_len)
 {
     const int64_t pg = 4096;
     int64_t a0 = (lo + pg - 1) / pg * pg, a1 = hi / pg * pg;
     if (a1 - a0 < 16 * pg || big < pg)
         return;
-    /* the bandwidth window first: the first wholly uncached one of four
-       candidates; the single-page reads then skip its (now cached) pages.
-       Buffered (sfd >= 0): a stream of up to MEASURE_STREAM bytes read in
-       pieces of `big` on a descriptor with the kernel's readahead, as
-       long reads run (posix_pread); O_DIRECT: one read of `big`. */
-    int64_t len = (a1 - a0) / 4 / pg * pg, got = 0;
+    /* the latency first, on the descriptor without readahead (after a
+       stream, whose readahead runs up to 8 MiB past it on this VM, a
+       small extent had no uncached page left to time) */
+    double t[8];
+    int nt = 0;
+    int64_t span = (a1 - a0) / pg;
+    for (int k = 0; k < 8; k++) {
+        int64_t off = a0 + (span * (2 * k + 1) / 16) * pg;
+        if (cached_pages(fd, off, pg) != 0)
+            continue;
+        double t0 = core_now();
+        ssize_t n = pread(fd, buf, (size_t)pg, (off_t)off);
+        double dt = core_now() - t0;
+        if (n == (ssize_t)pg)
+            t[nt++] = dt;
+    }
+    *lat = core_posix_latency(t, nt);
+    if (!bw)
+        return;
+    /* the bandwidth window: the first of four candidates spread over the
+       extent with at most a few cached pages. Buffered (sfd >= 0): a
+       stream of up to CORE_MEASURE_STREAM bytes in pieces of `big` on a
+       descriptor with the kernel's readahead, as long reads run
+       (posix_pread); O_DIRECT: one read of `big`. */
+    int64_t len = (a1 - a0) / 4 * 3 / pg * pg, got = 0;
+    if (*bw_len > 0 && len > *bw_len)
+        len = *bw_len / pg * pg;
+    *bw_len = 0;
     double tbw = 0, srate = 0;
-    /* a stream where the extent holds four pieces or more; else one
-       read without readahead (which would cache the small extent whole
-       and leave no page for the latency) */
+    /* a stream where the window holds four pieces or more; else one read
+       without readahead */
     if (len < 4 * big)
         sfd = -1;
-    int64_t want = sfd >= 0 ? MEASURE_STREAM : big;
+    int64_t want = sfd >= 0 ? CORE_MEASURE_STREAM : big;
     if (len > want)
         len = want;
-    for (int k = 0; k < 4 && len >= 64 * 1024 && bw; k++) {
-        int64_t off = a0 + ((a1 - a0) * k / 4) / pg * pg;
-        /* a few cached pages do not matter to a stream (other ranks'
-           single-page latency reads may have landed in it) */
+    for (int k = 0; k < 4 && len >= 64 * 1024; k++) {
+        int64_t off = a0 + ((a1 - a0 - len) * k / 3) / pg * pg;
         int64_t c = cached_pages(fd, off, len);
         if (off + len > a1 || (c != 0 && (sfd < 0 || c < 0 || c > 16)))
             continue;
@@ -454,26 +474,15 @@ static void measure_fd(int fd, int sfd, int64_t lo, int64_t hi, char *buf,
             srate = (double)(len - first) / (tbw - (t1 - t0));
         break;
     }
-    double t[8];
-    int nt = 0;
-    int64_t span = (a1 - a0) / pg;
-    for (int k = 0; k < 8; k++) {
-        int64_t off = a0 + (span * (2 * k + 1) / 16) * pg;
-        if (cached_pages(fd, off, pg) != 0)
-            continue;
-        double t0 = core_now();
-        ssize_t n = pread(fd, buf, (size_t)pg, (off_t)off);
-        double dt = core_now() - t0;
-        if (n == (ssize_t)pg)
-            t[nt++] = dt;
-    }
     /* the stream's rate needs no latency (another rank's single-page
        reads of a shared extent may have cached every page left to time) */
-    if (bw && srate > 0)
+    if (srate > 0) {
         *bw = srate;
-    if ((*lat = core_posix_latency(t, nt)) > 0 && bw && !srate && got &&
-        tbw > *lat)
+        *bw_len = got;
+    } else if (*lat > 0 && got && tbw > *lat) {
         *bw = (double)got / (tbw - *lat);
+        *bw_len = got;
+    }
 }
 
 double core_posix_latency(double *t, int n)
@@ -493,7 +502,8 @@ double core_posix_latency(double *t, int n)
    readahead measured 0.5-1.5 GB/s on this VM where the two-phase
    method's aggregators streamed 67 MB in 15-26 ms (2.6-4.4 GB/s). */
 static void posix_measure(core_fh *fh, int64_t lo, int64_t hi, char *buf,
-                          int64_t big, double *lat, double *bw)
+                          int64_t big, double *lat, double *bw,
+                          int64_t *bw_len)
 {
     posix_fh *h = (posix_fh *)fh;
     int cfd = open(fh->path, O_RDONLY | O_CLOEXEC |
@@ -502,7 +512,7 @@ static void posix_measure(core_fh *fh, int64_t lo, int64_t hi, char *buf,
         return;
     int sfd = h->dfd >= 0 || !bw ? -1 : open(fh->path, O_RDONLY | O_CLOEXEC);
     core_posix_advise(cfd, 0, 0, CORE_ADV_RANDOM);
-    measure_fd(cfd, sfd, lo, hi, buf, big, lat, bw);
+    measure_fd(cfd, sfd, lo, hi, buf, big, lat, bw, bw_len);
     if (sfd >= 0)
         close(sfd);
     close(cfd);

@@ -74,6 +74,7 @@ static int io_rw(core_fh *fh, int write, char *p, int64_t len, int64_t off)
     passion_ctx *ctx = fh->ctx;
     double t0 = core_now();
     int rc = PASSION_OK;
+    const int64_t len0 = len;
     while (len > 0) {
         int64_t n = core_io_once(fh, write, p, len, off);
         ctx->cnt.io_calls++;
@@ -92,7 +93,12 @@ static int io_rw(core_fh *fh, int write, char *p, int64_t len, int64_t off)
         off += n;
         len -= n;
     }
-    ctx->cnt.t_io += core_now() - t0;
+    double dt = core_now() - t0;
+    ctx->cnt.t_io += dt;
+    if (!write && !rc && len0 > CORE_STREAM_MIN) {
+        ctx->stream_bytes += (uint64_t)len0;
+        ctx->stream_t += dt;
+    }
     return rc;
 }
 
@@ -164,12 +170,15 @@ int core_io_advise(core_fh *fh, int64_t off, int64_t len, int advice)
 }
 
 void core_io_measure(core_fh *fh, int64_t lo, int64_t hi, double *lat,
-                     double *bw)
+                     double *bw, int64_t *bw_len)
 {
     passion_ctx *ctx = fh->ctx;
+    int64_t len = bw_len ? *bw_len : 0;
     *lat = 0;
     if (bw)
         *bw = 0;
+    if (bw_len)
+        *bw_len = 0;
     /* within what the caller (a collective call's descriptors) left of
        the budget */
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
@@ -180,8 +189,10 @@ void core_io_measure(core_fh *fh, int64_t lo, int64_t hi, double *lat,
     char *buf = core_stage_alloc(ctx, big);
     if (!buf)
         return;
-    fh->ops->measure(fh, lo, hi, buf, big, lat, bw);
+    fh->ops->measure(fh, lo, hi, buf, big, lat, bw, &len);
     core_stage_free(ctx, buf, big);
+    if (bw_len)
+        *bw_len = len;
 }
 
 /* Engine state query (engine.c): 0 when io_uring is kept out. */

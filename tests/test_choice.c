@@ -159,6 +159,21 @@
  *     keeps requests in flight; values checked. Failed before: one pread
  *     per window of every round after the first (etp table 6.4-IV warm,
  *     P = 2: 44-73 ms threaded against 27-31 ms batched, load 6-8).
+ * 19. the file's bandwidth learned from the calls' long reads
+ *     (coll_stream_note): each rank reads its own 18 MiB of an uncached
+ *     file (auto: one long read); the next call learns the ranks' bytes
+ *     together in the slowest rank's seconds (the test's own sum and
+ *     maximum of the library's stream figures, within their rounding to
+ *     pages and microseconds), the same on every rank; a cached read
+ *     after it teaches nothing (the figure stays). Before: no such
+ *     figure (the model's bandwidth came from one rank's short
+ *     calibration stream: 1.1 GB/s where etp 6.1-V's aggregators read
+ *     3.4 GB/s, cold, P = 2).
+ * 20. the calibration's bandwidth streams: the first uncached auto call
+ *     over a span of 16 MiB per rank streams at least 4 MiB on every rank
+ *     at once at P > 1 (the file's bandwidth is the ranks' together), on
+ *     the one rank at P = 1; values checked. Before: one rank streamed
+ *     (at most 8 MiB) while the others waited.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -174,6 +189,7 @@
 #include "../ocad/ocad.h"         /* ocad_req_learn, ocad_req_cost */
 
 #include <float.h>
+#include <math.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -1469,6 +1485,103 @@ static void test_etp_rounds_batch(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 19: the file's bandwidth learned from the calls' long reads */
+static void test_stream_learn(void)
+{
+    th_case_seed = th_seed;
+    enum { PER = 3 * 786432 }; /* 18 MiB of doubles per rank */
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("", "slearn.raw",
+                                   (int64_t)PER * th_size, &ctx, &a);
+    if (!f)
+        return;
+    double *b = malloc((size_t)PER * sizeof *b);
+    passion_section s;
+    int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER};
+    passion_section_set(&s, 1, st, ct, NULL);
+    int rc = b ? passion_file_sync(f) : PASSION_ENOMEM;
+    if (!rc)
+        rc = passion_file_drop_cache(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double bw0 = coll_stream_bw(ctx);
+    uint64_t b0 = ctx->stream_bytes;
+    double t0 = ctx->stream_t;
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    /* this rank's long reads in the call, and all ranks' together */
+    double mine[2] = {(double)(ctx->stream_bytes - b0),
+                      ctx->stream_t - t0}, sum = 0, tmax = 0;
+    MPI_Allreduce(&mine[0], &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine[1], &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && bw0 == 0 &&
+                 mine[0] == (double)PER * 8 && mine[1] > 0,
+             "an uncached auto read of %d MiB per rank: rc %d %s, values "
+             "%s, learned before %g (want 0), long reads %.0f bytes (want "
+             "%.0f) in %g s", (int)(PER * 8 >> 20), rc,
+             passion_ctx_errdetail(ctx),
+             b && th_ramp_ok(b, &s) ? "right" : "wrong", bw0, mine[0],
+             (double)PER * 8, mine[1]);
+    /* the next call (cached: it teaches nothing itself) learns it */
+    double want = tmax > 0 ? sum / tmax : 0, got[3] = {0, 0, 0};
+    for (int k = 0; k < 2 && !rc; k++) {
+        int64_t c1[1] = {8};
+        passion_section_set(&s, 1, st, c1, NULL);
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+        got[k] = coll_stream_bw(ctx);
+        TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "cached read %d: rc %d %s",
+                 k, rc, passion_ctx_errdetail(ctx));
+    }
+    double lo = 0, hi = 0;
+    MPI_Allreduce(&got[0], &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&got[0], &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    /* rounding: the seconds to microseconds */
+    double tol = want * (1e-6 / (tmax > 0 ? tmax : 1) + 1e-9) + 1;
+    TH_CHECK(want > 0 && fabs(got[0] - want) <= tol && lo == hi &&
+                 got[1] == got[0],
+             "bandwidth learned from the ranks' long reads: %g B/s (want "
+             "%g: %.0f bytes in %g s; tolerance %g), ranks %g..%g (want "
+             "equal), after a cached read %g (want unchanged)", got[0],
+             want, sum, tmax, tol, lo, hi, got[1]);
+    free(b);
+    th_ramp_close(f, a, ctx);
+}
+
+/* 20: the calibration's streams, on every rank at once */
+static void test_calib_streams(void)
+{
+    th_case_seed = th_seed;
+    enum { PER = 2097152, GAP = 65536 }; /* 16 MiB per rank, 512 KiB */
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("", "cstream.raw",
+                                   (int64_t)PER * th_size, &ctx, &a);
+    if (!f)
+        return;
+    static double b[PER / GAP];
+    passion_section s;
+    int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER / GAP},
+            sd[1] = {GAP};
+    passion_section_set(&s, 1, st, ct, sd);
+    int rc = passion_file_sync(f);
+    if (!rc)
+        rc = passion_file_drop_cache(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    int64_t len = coll_file_streamed(ctx), min = 0;
+    MPI_Allreduce(&len, &min, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && len == min &&
+                 len >= (int64_t)th_size * 4 * CORE_STREAM_PIECE,
+             "the first uncached auto read over %d MiB per rank: rc %d %s, "
+             "values %s, the calibration streamed %lld bytes (want at "
+             "least %d MiB per rank, the same on every rank: %lld)",
+             (int)(PER * 8 >> 20), rc, passion_ctx_errdetail(ctx),
+             th_ramp_ok(b, &s) ? "right" : "wrong", (long long)len,
+             (int)(4 * CORE_STREAM_PIECE >> 20), (long long)min);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1496,6 +1609,9 @@ int main(int argc, char **argv)
         {"17: reads each rank would sieve, direct together",
          test_read_direct},
         {"18: small windows of several rounds batched", test_etp_rounds_batch},
+        {"19: the file's bandwidth learned from long reads",
+         test_stream_learn},
+        {"20: the calibration streams on every rank", test_calib_streams},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
