@@ -923,6 +923,17 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         if (!p->overlap)
             return PASSION_OK;
     }
+    /* a rank whose read was done before the FAD has its data: it takes
+       part in the rest of the call with nothing, so that the model
+       prices only the other ranks' access and the two-phase method
+       neither reads its bytes again nor sends them to it (before, its
+       elements stayed in the plan: the aggregators read them a second
+       time and sent them over). The flags are in the FAD: every rank
+       sees the same sections. */
+    if (!op_write)
+        for (int r = 0; r < P; r++)
+            if (coll_early_done(p, r))
+                p->elems[r] = 0;
     p->lo = INT64_MAX;
     p->hi = INT64_MIN;
     for (int r = 0; r < P; r++) {
