@@ -643,6 +643,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
            dirtying of each page */
         double S = coll_sync_cost(ctx);
         double t;
+        int one = 0; /* a read of one small request (below) */
         if (op_write) {
             /* ranks that outnumber the host's processors take turns on
                them: this rank's writes into the page cache (system
@@ -689,6 +690,19 @@ int coll_io_early(passion_file *f, const passion_section *s,
             /* a read early is what independent access would do anyway:
                lost only if the ranks choose the two-phase method */
             S *= 2;
+            /* one request whose transfer costs no more than its latency
+               (at most L B bytes, the hole size of the model): the
+               two-phase method cannot bring these bytes sooner (its
+               aggregator makes a request for them too, then a message),
+               and once read they leave the plan (coll_plan_init): read
+               early whatever a round costs. Before, a single uncached
+               request (latency 0.1-0.3 ms here) was dearer than two
+               learned rounds (tens of us) and waited for the FAD: two
+               collective rounds where the fixed method took one, on the
+               first call of every small cold read (patterns, P = 2
+               cold: 8 of 24 reads) */
+            one = pi.requests <= 1 &&
+                  (double)pi.bytes_file <= env.lat * env.bw;
         }
         /* the same read whose ranks chose an independent method last
            call (a memory layout aside): reading early saves the round
@@ -699,7 +713,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
                     e->indep_sig == coll_early_sig(f, s, m, op_write);
         if (again) /* on every rank alike (the choice was agreed) */
             e->indep_left--;
-        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX))
+        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX) && !one)
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
     }
