@@ -1485,6 +1485,37 @@ static void test_etp_rounds_batch(void)
              "calls on all ranks (want < %d with requests in flight: %d)",
              RUNS, GAP * th_size, rc, passion_ctx_errdetail(ctx),
              ok ? "right" : "wrong", all, RUNS / 8, inflight);
+    /* writes take the same rule (the rounds' read-modify-write reads and
+       their writes): the same elements, their values plus one, then back
+       to the file's own, each read back direct */
+    int64_t st[1] = {s.start[0]}, sd[1] = {s.stride[0]};
+    for (int back = 0; back < 2 && ok; back++) {
+        for (int64_t i = 0; i < RUNS; i++)
+            b[i] = (double)(st[0] + i * sd[0]) + (back ? 0 : 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        long w0 = __atomic_load_n(&n_pwrite, __ATOMIC_RELAXED);
+        long r0 = __atomic_load_n(&n_pread, __ATOMIC_RELAXED);
+        rc = passion_file_write_all(f, &s, b, NULL,
+                                    PASSION_METHOD_ETP_DYNAMIC);
+        long mine[2] = {__atomic_load_n(&n_pwrite, __ATOMIC_RELAXED) - w0,
+                        __atomic_load_n(&n_pread, __ATOMIC_RELAXED) - r0};
+        long sum[2] = {0, 0};
+        MPI_Allreduce(mine, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        static double c[RUNS];
+        int rrc = passion_file_read_all(f, &s, c, NULL,
+                                        PASSION_METHOD_DIRECT);
+        int right = 1;
+        for (int64_t i = 0; i < RUNS; i++)
+            right &= c[i] == b[i];
+        ok = rc == 0 && rrc == 0 && right;
+        TH_CHECK(ok && (!inflight || sum[0] + sum[1] < RUNS / 8),
+                 "a cached etp-dynamic write of %d doubles %d apart per "
+                 "rank in rounds of a 4 MiB budget: rc %d, read back rc "
+                 "%d, values %s, %ld pwrite and %ld pread calls on all "
+                 "ranks (want < %d together with requests in flight: %d)",
+                 RUNS, GAP * th_size, rc, rrc, right ? "right" : "wrong",
+                 sum[0], sum[1], RUNS / 8, inflight);
+    }
     th_ramp_close(f, a, ctx);
 }
 
