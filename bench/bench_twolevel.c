@@ -12,6 +12,10 @@
  * this machine (coll_xchg_costs_get). The model is the exchange's own
  * (xchg_model.c and each algorithm's ops->model / ops->net): a statement
  * of the algorithms' start-up and byte counts, not a network simulator.
+ * The `predicted` of the run rows comes from the contexts that ran them,
+ * with the simulated network on: its latency and per-byte time, and the
+ * fixed on-node figures the model then uses (xchg_calib.c), not this
+ * machine's calibration.
  *
  * usage: mpiexec -n P bench-twolevel [--reps N] [--model-only]
  *                                    [--slow LATENCY_US,BYTE_NS]

@@ -412,8 +412,8 @@ static void file_calibrate(coll_plan *p, coll_ext *e, int long_only)
  * (at most three at once: two send buffers and one receive buffer for
  * reads, the other way round for writes), and the exchange holds its own
  * staging for a round in which no rank sends or receives more than x
- * bytes (coll_xchg_need: 0 for auto, which chooses an algorithm that fits
- * what it is given); all within what the descriptors leave of the
+ * bytes (coll_xchg_need; for auto, before the FAD none, after it that of
+ * the algorithm it would choose: plan_caps_refine); all within what the descriptors leave of the
  * budget, so that the budget bounds the whole call. The same on every
  * rank (the budget and the exchange option are checked equal in the
  * FAD). x = 0 (a budget that cannot hold the descriptors) makes the
@@ -429,10 +429,9 @@ int64_t coll_plan_desc_bytes(int P, int nd)
            (int64_t)P * (int64_t)sizeof(ocad_xfer) + coll_etp_desc_bytes(P);
 }
 
-static void plan_caps(coll_plan *p, int64_t M)
+static void plan_caps_alg(coll_plan *p, int64_t M, int alg)
 {
-    int alg = p->ctx->opt.exchange;
-    /* the search below depends on M, P and the option alone: the last
+    /* the search below depends on M, P and the algorithm alone: the last
        call's result when they are the same (the search, about forty
        evaluations of the exchange's staging, was a large share of a tiny
        call's time) */
@@ -458,6 +457,67 @@ static void plan_caps(coll_plan *p, int64_t M)
         e->caps_M = M;
         e->caps_alg = alg;
         e->caps_xchg = lo;
+    }
+}
+
+static void plan_caps(coll_plan *p, int64_t M)
+{
+    plan_caps_alg(p, M, p->ctx->opt.exchange);
+}
+
+/*
+ * For the exchange's auto, after the FAD: the rounds reserve the staging
+ * of the algorithm auto would choose, as that algorithm fixed reserves it
+ * (plan_caps_alg), so that auto cuts the rounds its choice fixed cuts.
+ * Before the FAD auto reserves nothing (the largest rounds, which the
+ * address space reserved then covers); here, where every rank knows every
+ * section, the exchange's model chooses on a round of the smaller of the
+ * capacity and the largest section's bytes, when its costs are known
+ * without a collective call (coll_xchg_costs_ready: options, the
+ * simulated network's figures, or a calibration this context made; the
+ * same on every rank); an algorithm that holds staging then shrinks the
+ * rounds as it does fixed, unless that leaves less than an element a
+ * pair. On several nodes only (issue 13; one node's rounds are as they
+ * were). Before, auto reserved nothing and a fixed two-level exchange its
+ * leaders' blocks: P = 9 on virtual nodes of 2 ranks, 1 ms network,
+ * 512 KiB a rank: 4 exchange rounds on a rank against 7. The round's
+ * exchange still chooses on the round's own shape within what is left.
+ */
+static void plan_caps_refine(coll_plan *p)
+{
+    passion_ctx *ctx = p->ctx;
+    coll_xchg_costs c;
+    if (ctx->opt.exchange != PASSION_XCHG_AUTO || p->P < 2 ||
+        ctx->nnodes < 2 || p->cap_xchg <= 0 ||
+        !coll_xchg_costs_ready(ctx, &c))
+        return;
+    int64_t bmax = 0;
+    for (int r = 0; r < p->P; r++)
+        bmax = p->elems[r] * p->esize > bmax ? p->elems[r] * p->esize : bmax;
+    int64_t x = bmax < p->cap_xchg ? bmax : p->cap_xchg;
+    if (x <= 0)
+        return;
+    int node_max = 1;
+    for (int a = 0, n = 0; a < ctx->nnodes; a++, n = 0) {
+        for (int r = 0; r < p->P; r++)
+            n += core_node_of(ctx, r) == a;
+        node_max = n > node_max ? n : node_max;
+    }
+    coll_xchg_shape s = {0};
+    s.procs = p->P;
+    s.block = -1;
+    s.lmax = s.lmax_x = s.mmax = x;
+    s.total = x * p->P;
+    s.nodes = ctx->nnodes;
+    s.node_max = node_max;
+    int alg = coll_xchg_choose(&c, &s, 0).alg;
+    if (coll_xchg_need(alg, p->P, p->cap_xchg) <= 0)
+        return;
+    int64_t cx = p->cap_xchg, cs = p->cap_stage;
+    plan_caps_alg(p, ctx->opt.memory_budget, alg);
+    if (p->cap_xchg < p->esize * p->P) { /* keep auto's */
+        p->cap_xchg = cx;
+        p->cap_stage = cs;
     }
 }
 
@@ -800,6 +860,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
            dirtying of each page */
         double S = coll_sync_cost(ctx);
         double t;
+        int one = 0; /* a read of one small request (below) */
         if (op_write) {
             /* ranks that outnumber the host's processors take turns on
                them: this rank's writes into the page cache (system
@@ -846,6 +907,19 @@ int coll_io_early(passion_file *f, const passion_section *s,
             /* a read early is what independent access would do anyway:
                lost only if the ranks choose the two-phase method */
             S *= 2;
+            /* one request whose transfer costs no more than its latency
+               (at most L B bytes, the hole size of the model): the
+               two-phase method cannot bring these bytes sooner (its
+               aggregator makes a request for them too, then a message),
+               and once read they leave the plan (coll_plan_init): read
+               early whatever a round costs. Before, a single uncached
+               request (latency 0.1-0.3 ms here) was dearer than two
+               learned rounds (tens of us) and waited for the FAD: two
+               collective rounds where the fixed method took one, on the
+               first call of every small cold read (patterns, P = 2
+               cold: 8 of 24 reads) */
+            one = pi.requests <= 1 &&
+                  (double)pi.bytes_file <= env.lat * env.bw;
         }
         /* the same read whose ranks chose an independent method last
            call (a memory layout aside): reading early saves the round
@@ -856,7 +930,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
                     e->indep_sig == coll_early_sig(f, s, m, op_write);
         if (again) /* on every rank alike (the choice was agreed) */
             e->indep_left--;
-        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX))
+        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX) && !one)
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
     }
@@ -1083,6 +1157,17 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         if (!p->overlap)
             return PASSION_OK;
     }
+    /* a rank whose read was done before the FAD has its data: it takes
+       part in the rest of the call with nothing, so that the model
+       prices only the other ranks' access and the two-phase method
+       neither reads its bytes again nor sends them to it (before, its
+       elements stayed in the plan: the aggregators read them a second
+       time and sent them over). The flags are in the FAD: every rank
+       sees the same sections. */
+    if (!op_write)
+        for (int r = 0; r < P; r++)
+            if (coll_early_done(p, r))
+                p->elems[r] = 0;
     p->lo = INT64_MAX;
     p->hi = INT64_MIN;
     for (int r = 0; r < P; r++) {
@@ -1181,6 +1266,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     p->io_bw = p->env.bw;
     double h = p->io_lat * p->io_bw;
     p->hole = h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
+    plan_caps_refine(p);
     return PASSION_OK;
 }
 

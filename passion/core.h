@@ -795,6 +795,22 @@ CORE_HIDDEN int64_t core_aio_ran_inline(const passion_ctx *ctx);
 /* System calls the io_uring engine made to hand ops to the kernel
    (io_uring_enter for submission; 0 for the thread engine). */
 CORE_HIDDEN int64_t core_aio_enters(const passion_ctx *ctx);
+/*
+ * Registered buffers (io_uring only): [base, base + len) is pinned once and
+ * entered in the ring's buffer table, so that the engine's reads and writes
+ * that lie inside it go to the kernel as READ_FIXED / WRITE_FIXED and the
+ * kernel does not pin the caller's pages for every request (O_DIRECT: the
+ * page pinning was half of the submitting system call's time; issue 14).
+ * Returns the slot (>= 0), or -1 when the buffer stays unregistered (thread
+ * engine, table full, over 1 GiB, RLIMIT_MEMLOCK, an old kernel): nothing
+ * changes for its requests then, so callers need not check. Unregister
+ * only when none of its requests is in flight, before freeing it.
+ */
+CORE_HIDDEN int core_aio_register(passion_ctx *ctx, char *base, int64_t len);
+CORE_HIDDEN void core_aio_unregister(passion_ctx *ctx, int slot);
+/* Ops the engine issued on registered buffers (requests, resubmissions
+   included); 0 for the thread engine. */
+CORE_HIDDEN int64_t core_aio_fixed(const passion_ctx *ctx);
 /* Tests: make io_uring setup fail with errno e (0 = normal). */
 CORE_HIDDEN void core_test_uring_fail(int e);
 CORE_HIDDEN int core_test_uring_errno(void);
@@ -808,6 +824,9 @@ typedef struct core_engine_ops {
     core_op *(*reap)(core_engine *e, int block); /* one done op or NULL */
     void (*stop)(core_engine *e);  /* every op reaped before */
     void (*flush)(core_engine *e); /* optional: issue what plugged held */
+    /* optional (core_aio_register): slot >= 0 or -1; and its undoing */
+    int (*reg)(core_engine *e, char *base, int64_t len);
+    void (*unreg)(core_engine *e, int slot);
 } core_engine_ops;
 struct core_engine {
     const core_engine_ops *ops;
@@ -815,6 +834,7 @@ struct core_engine {
     int64_t inflight;
     int plugged; /* > 0: submit queues, flush issues (one system call) */
     int64_t enters; /* system calls that handed ops to the kernel */
+    int64_t fixed;  /* requests issued on registered buffers */
 };
 extern CORE_HIDDEN const core_engine_ops core_engine_uring;
 extern CORE_HIDDEN const core_engine_ops core_engine_thread;

@@ -10,6 +10,12 @@
  * bounce in the budget), reads it with one readv of aligned segments into
  * the caller's buffer and a few edge pages and is moved into place.
  *
+ * Registered buffers (core_aio_register): a sparse table of URING_NREG
+ * slots, made on the first registration; an SQE whose bytes lie inside a
+ * registered buffer is a READ_FIXED / WRITE_FIXED on that slot (the kernel
+ * takes the pages pinned at registration instead of pinning them for the
+ * request).
+ *
  * Invariants: every op handed to submit comes back from reap exactly once;
  * an op is either in the wait queue, in the ring, or in the done queue;
  * while a bounced or shifted op is in flight its done counts span bytes.
@@ -23,8 +29,13 @@
 #ifdef PASSION_HAVE_URING
 #include <liburing.h>
 
+#define URING_NREG 16 /* registered buffer slots */
+
 typedef struct uring_impl {
     struct io_uring ring;
+    int table;                /* 1 sparse table made, -1 refused, 0 not yet */
+    char *rbase[URING_NREG];  /* registered buffers (NULL: free slot) */
+    int64_t rlen[URING_NREG];
     int64_t in_ring;          /* SQEs submitted, CQEs not yet seen */
     core_op *wait_h, *wait_t; /* not yet in the ring */
     core_op *done_h, *done_t; /* complete, not yet reaped */
@@ -74,6 +85,57 @@ static int uring_start(core_engine *e)
     return 0;
 }
 
+/* The slot of the registered buffer holding [p, p + n), or -1. */
+static int fixed_slot(const uring_impl *u, const char *p, int64_t n)
+{
+    if (u->table <= 0)
+        return -1;
+    for (int i = 0; i < URING_NREG; i++)
+        if (u->rbase[i] && p >= u->rbase[i] &&
+            n <= u->rlen[i] - (p - u->rbase[i]))
+            return i;
+    return -1;
+}
+
+static int uring_reg(core_engine *e, char *base, int64_t len)
+{
+    uring_impl *u = e->impl;
+    if (len > (1LL << 30)) /* the kernel's limit per buffer */
+        return -1;
+    if (u->table == 0)
+        u->table = io_uring_register_buffers_sparse(&u->ring, URING_NREG) == 0
+                       ? 1
+                       : -1;
+    if (u->table < 0)
+        return -1;
+    for (int i = 0; i < URING_NREG; i++) {
+        if (u->rbase[i])
+            continue;
+        struct iovec iov = {base, (size_t)len};
+        __u64 tag = 0;
+        if (io_uring_register_buffers_update_tag(&u->ring, (unsigned)i, &iov,
+                                                 &tag, 1) != 1)
+            return -1; /* e.g. RLIMIT_MEMLOCK: stays unregistered */
+        u->rbase[i] = base;
+        u->rlen[i] = len;
+        return i;
+    }
+    return -1;
+}
+
+static void uring_unreg(core_engine *e, int slot)
+{
+    uring_impl *u = e->impl;
+    if (slot < 0 || slot >= URING_NREG || !u->rbase[slot])
+        return;
+    struct iovec iov = {NULL, 0};
+    __u64 tag = 0;
+    io_uring_register_buffers_update_tag(&u->ring, (unsigned)slot, &iov,
+                                         &tag, 1);
+    u->rbase[slot] = NULL;
+    u->rlen[slot] = 0;
+}
+
 /* Move waiting ops into the ring while it has room; submit them. */
 static void flush(core_engine *e)
 {
@@ -100,7 +162,18 @@ static void flush(core_engine *e)
         int64_t n = (op->bounce ? op->blen : op->len) - op->done;
         if (n > CORE_MAXREQ)
             n = CORE_MAXREQ;
-        if (op->write)
+        int slot = fixed_slot(u, p + op->done, n);
+        if (slot >= 0) {
+            e->fixed++;
+            if (op->write)
+                io_uring_prep_write_fixed(sqe, op->fd, p + op->done,
+                                          (unsigned)n,
+                                          (uint64_t)(off + op->done), slot);
+            else
+                io_uring_prep_read_fixed(sqe, op->fd, p + op->done,
+                                         (unsigned)n,
+                                         (uint64_t)(off + op->done), slot);
+        } else if (op->write)
             io_uring_prep_write(sqe, op->fd, p + op->done, (unsigned)n,
                                 (uint64_t)(off + op->done));
         else
@@ -258,6 +331,18 @@ static void uring_flush(core_engine *e)
 {
     (void)e;
 }
+static int uring_reg(core_engine *e, char *base, int64_t len)
+{
+    (void)e;
+    (void)base;
+    (void)len;
+    return -1;
+}
+static void uring_unreg(core_engine *e, int slot)
+{
+    (void)e;
+    (void)slot;
+}
 #endif
 
 const core_engine_ops core_engine_uring = {
@@ -267,4 +352,6 @@ const core_engine_ops core_engine_uring = {
     .reap = uring_reap,
     .stop = uring_stop,
     .flush = uring_flush,
+    .reg = uring_reg,
+    .unreg = uring_unreg,
 };

@@ -353,6 +353,29 @@ int64_t core_aio_enters(const passion_ctx *ctx)
     return st && st->kind == PASSION_ENGINE_URING ? st->uring.enters : 0;
 }
 
+int core_aio_register(passion_ctx *ctx, char *base, int64_t len)
+{
+    engine_state *st;
+    if (!base || len <= 0 || state_get(ctx, &st) ||
+        st->kind != PASSION_ENGINE_URING || !st->uring.ops->reg)
+        return -1;
+    return st->uring.ops->reg(&st->uring, base, len);
+}
+
+void core_aio_unregister(passion_ctx *ctx, int slot)
+{
+    engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    if (slot >= 0 && st && st->kind == PASSION_ENGINE_URING &&
+        st->uring.ops->unreg)
+        st->uring.ops->unreg(&st->uring, slot);
+}
+
+int64_t core_aio_fixed(const passion_ctx *ctx)
+{
+    const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    return st && st->kind == PASSION_ENGINE_URING ? st->uring.fixed : 0;
+}
+
 int64_t core_aio_inflight(passion_ctx *ctx)
 {
     engine_state *st = ctx->ext[CORE_EXT_ENGINE];

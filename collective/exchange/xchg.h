@@ -46,7 +46,10 @@ typedef struct coll_xchg_costs {
 } coll_xchg_costs;
 
 enum { COLL_COSTS_DEFAULT = 0, COLL_COSTS_OPTIONS = 1,
-       COLL_COSTS_MEASURED = 2 };
+       COLL_COSTS_MEASURED = 2,
+       /* the simulated network is on: the on-node costs are the built-in
+          figures (coll_xchg_costs_default), not measured (xchg_calib.c) */
+       COLL_COSTS_SIMNET = 3 };
 
 /* What the model needs to know of one exchange, identical on all ranks. */
 typedef struct coll_xchg_shape {
