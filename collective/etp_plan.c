@@ -703,6 +703,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
            dirtying of each page */
         double S = coll_sync_cost(ctx);
         double t;
+        int one = 0; /* a read of one small request (below) */
         if (op_write) {
             /* ranks that outnumber the host's processors take turns on
                them: this rank's writes into the page cache (system
@@ -749,6 +750,19 @@ int coll_io_early(passion_file *f, const passion_section *s,
             /* a read early is what independent access would do anyway:
                lost only if the ranks choose the two-phase method */
             S *= 2;
+            /* one request whose transfer costs no more than its latency
+               (at most L B bytes, the hole size of the model): the
+               two-phase method cannot bring these bytes sooner (its
+               aggregator makes a request for them too, then a message),
+               and once read they leave the plan (coll_plan_init): read
+               early whatever a round costs. Before, a single uncached
+               request (latency 0.1-0.3 ms here) was dearer than two
+               learned rounds (tens of us) and waited for the FAD: two
+               collective rounds where the fixed method took one, on the
+               first call of every small cold read (patterns, P = 2
+               cold: 8 of 24 reads) */
+            one = pi.requests <= 1 &&
+                  (double)pi.bytes_file <= env.lat * env.bw;
         }
         /* the same read whose ranks chose an independent method last
            call (a memory layout aside): reading early saves the round
@@ -759,7 +773,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
                     e->indep_sig == coll_early_sig(f, s, m, op_write);
         if (again) /* on every rank alike (the choice was agreed) */
             e->indep_left--;
-        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX))
+        if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX) && !one)
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
     }
@@ -983,6 +997,17 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         if (!p->overlap)
             return PASSION_OK;
     }
+    /* a rank whose read was done before the FAD has its data: it takes
+       part in the rest of the call with nothing, so that the model
+       prices only the other ranks' access and the two-phase method
+       neither reads its bytes again nor sends them to it (before, its
+       elements stayed in the plan: the aggregators read them a second
+       time and sent them over). The flags are in the FAD: every rank
+       sees the same sections. */
+    if (!op_write)
+        for (int r = 0; r < P; r++)
+            if (coll_early_done(p, r))
+                p->elems[r] = 0;
     p->lo = INT64_MAX;
     p->hi = INT64_MIN;
     for (int r = 0; r < P; r++) {

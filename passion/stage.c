@@ -14,16 +14,32 @@
  * of the blocks in use plus the blocks cached never exceed
  * max(memory_budget, what is in use): cached blocks are released before a
  * request would cross the budget; every block is 4 KiB aligned
- * (O_DIRECT takes it as it is). The cache is guarded by a mutex because
+ * (O_DIRECT takes it as it is), 2 MiB aligned from 2 MiB on. The cache is guarded by a mutex because
  * helper threads may free staging.
+ *
+ * Huge pages: a block of 2 MiB or more starts on a 2 MiB boundary and its
+ * whole 2 MiB pages are advised MADV_HUGEPAGE (transparent huge pages, in
+ * the kernel's madvise mode, this machine's default). An O_DIRECT request
+ * becomes one block-layer segment per physically contiguous range, so on
+ * 4 KiB pages a 1 MiB request is 256 segments, and this VM's virtio disk
+ * (no indirect descriptors, 254 segments per request) fills its queue with
+ * one such request. Measured (issue 14; 64 MiB O_DIRECT read in 1 MiB
+ * preads, cold, best of 5, three rounds at load 13): 44-91 ms from a
+ * buffer on 4 KiB pages, 13-21 ms from one on huge pages; in 256 KiB
+ * preads 140-147 against 51-104 ms. First touch costs one fault per 2 MiB
+ * instead of 512. Only whole huge pages inside the block are advised, so
+ * the block never takes more memory than its bytes; where the kernel has
+ * no huge page at hand it uses small ones, as before.
  */
 #include "core.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define STAGE_CACHED 12
+#define STAGE_HUGE (2LL << 20) /* x86-64's transparent huge page */
 
 typedef struct stage_blk {
     void *p;
@@ -55,9 +71,21 @@ static struct core_stage_pool *pool_get(passion_ctx *ctx)
     return ctx->stage;
 }
 
+/* Free a block; a huge one's advice undone first, so that memory the C
+   library hands out again for small objects stays on small pages. */
+static void blk_free(void *p, int64_t bytes)
+{
+#ifdef MADV_NOHUGEPAGE
+    if (p && bytes >= STAGE_HUGE)
+        (void)madvise(p, (size_t)(bytes / STAGE_HUGE * STAGE_HUGE),
+                      MADV_NOHUGEPAGE);
+#endif
+    free(p);
+}
+
 static void drop_cached(struct core_stage_pool *sp, int i)
 {
-    free(sp->cached[i].p);
+    blk_free(sp->cached[i].p, sp->cached[i].bytes);
     sp->cached_bytes -= sp->cached[i].bytes;
     sp->cached[i] = sp->cached[--sp->ncached];
 }
@@ -128,9 +156,16 @@ void *core_stage_alloc(passion_ctx *ctx, int64_t bytes)
                 big = i;
         drop_cached(sp, big);
     }
-    if (!posix_memalign(&p, 4096, (size_t)bytes)) {
+    int huge = bytes >= STAGE_HUGE;
+    if (!posix_memalign(&p, huge ? STAGE_HUGE : 4096, (size_t)bytes)) {
+#ifdef MADV_HUGEPAGE
+        /* advice only: a kernel without THP refuses it, nothing changes */
+        if (huge)
+            (void)madvise(p, (size_t)(bytes / STAGE_HUGE * STAGE_HUGE),
+                          MADV_HUGEPAGE);
+#endif
         if (live_add(sp, p, bytes, bytes)) {
-            free(p);
+            blk_free(p, bytes);
             p = NULL;
         } else {
             account(ctx, bytes);
@@ -174,7 +209,7 @@ void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
         }
     }
     pthread_mutex_unlock(&sp->mu);
-    free(p);
+    blk_free(p, real);
 }
 
 /*

@@ -54,10 +54,11 @@
  *     more.
  *
  *  8. the same auto read again (issue 14: auto paid two rounds per call
- *     where the fixed method it chose paid one): 16 runs 504 bytes apart
- *     per rank, requests priced at 400 us (fed with ocad_req_learn before
- *     every call: a read far dearer than a round, so not read before the
- *     FAD on its cost alone). The first call (the context's first, with
+ *     where the fixed method it chose paid one): two doubles 2 MiB apart
+ *     per rank (two requests: a single small one is read early whatever
+ *     it costs, test 20), requests priced at 400 us (fed with
+ *     ocad_req_learn before every call: a read far dearer than a round,
+ *     so not read before the FAD on its cost alone). The first call (the context's first, with
  *     its one-time measurements) chooses an independent method. The next
  *     COLL_EARLY_AGAIN calls of the same read are done before the FAD:
  *     one collective call each (before: two, the FAD and the agreement);
@@ -159,6 +160,17 @@
  *     keeps requests in flight; values checked. Failed before: one pread
  *     per window of every round after the first (etp table 6.4-IV warm,
  *     P = 2: 44-73 ms threaded against 27-31 ms batched, load 6-8).
+ * 19. a read done before the FAD is not read again: ranks 1 to P-1 read
+ *     interleaved elements the two-phase method aggregates, rank 0 one
+ *     element far past them, early; the sum of every rank's bytes read
+ *     is rank 0's 8 plus the same fixed method's with rank 0 reading
+ *     nothing (failed before: 8 more, rank 0's element read again by an
+ *     aggregator). Three ranks or more.
+ * 20. a read of one small request (at most L B bytes) is done before
+ *     the FAD whatever a round costs: requests at 1 ms, a round at 10
+ *     us (options), 1000 contiguous doubles per rank, a different slot
+ *     each call: one collective call, on the first call too (failed
+ *     before: two, the FAD and the agreement).
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -926,12 +938,19 @@ static void test_again(void)
     th_case_seed = th_seed;
     passion_ctx *ctx;
     passion_array *a;
-    passion_file *f = th_ramp_open("", "again.raw", slots_n(), &ctx, &a);
+    /* two doubles 2 MiB apart in each rank's 4 MiB: two requests (a
+       sieve of 2 MiB costs more at 400 us and 4 GB/s, and the hole is
+       longer than L B), so not one small request (read early whatever
+       its cost: test 20) */
+    const int64_t per = 524288, gap = 262144;
+    passion_file *f =
+        th_ramp_open("", "again.raw", per * th_size, &ctx, &a);
     if (!f)
         return;
     static double b[N];
     passion_section s;
-    spaced(&s);
+    int64_t st[1] = {(int64_t)th_rank * per}, ct[1] = {2}, sd[1] = {gap};
+    passion_section_set(&s, 1, st, ct, sd);
     /* call 0: the context's first, with its one-time measurements */
     for (int k = 0; k < COLL_EARLY_AGAIN + 3; k++) {
         for (int i = 0; i < OCAD_LEARN_KEEP; i++)
@@ -939,7 +958,7 @@ static void test_again(void)
         memset(b, 0, sizeof b);
         /* a read the learned round covers (a loaded host's slow rounds:
            twice it above one request) is read early on its cost */
-        int covered = 2 * coll_sync_cost(ctx) >= 4e-4;
+        int covered = 2 * coll_sync_cost(ctx) >= 8e-4;
         int rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
         passion_method m = PASSION_METHOD_AUTO;
         double pred = 0;
@@ -1466,6 +1485,153 @@ static void test_etp_rounds_batch(void)
              "calls on all ranks (want < %d with requests in flight: %d)",
              RUNS, GAP * th_size, rc, passion_ctx_errdetail(ctx),
              ok ? "right" : "wrong", all, RUNS / 8, inflight);
+    /* writes take the same rule (the rounds' read-modify-write reads and
+       their writes): the same elements, their values plus one, then back
+       to the file's own, each read back direct */
+    int64_t st[1] = {s.start[0]}, sd[1] = {s.stride[0]};
+    for (int back = 0; back < 2 && ok; back++) {
+        for (int64_t i = 0; i < RUNS; i++)
+            b[i] = (double)(st[0] + i * sd[0]) + (back ? 0 : 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        long w0 = __atomic_load_n(&n_pwrite, __ATOMIC_RELAXED);
+        long r0 = __atomic_load_n(&n_pread, __ATOMIC_RELAXED);
+        rc = passion_file_write_all(f, &s, b, NULL,
+                                    PASSION_METHOD_ETP_DYNAMIC);
+        long mine[2] = {__atomic_load_n(&n_pwrite, __ATOMIC_RELAXED) - w0,
+                        __atomic_load_n(&n_pread, __ATOMIC_RELAXED) - r0};
+        long sum[2] = {0, 0};
+        MPI_Allreduce(mine, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        static double c[RUNS];
+        int rrc = passion_file_read_all(f, &s, c, NULL,
+                                        PASSION_METHOD_DIRECT);
+        int right = 1;
+        for (int64_t i = 0; i < RUNS; i++)
+            right &= c[i] == b[i];
+        ok = rc == 0 && rrc == 0 && right;
+        TH_CHECK(ok && (!inflight || sum[0] + sum[1] < RUNS / 8),
+                 "a cached etp-dynamic write of %d doubles %d apart per "
+                 "rank in rounds of a 4 MiB budget: rc %d, read back rc "
+                 "%d, values %s, %ld pwrite and %ld pread calls on all "
+                 "ranks (want < %d together with requests in flight: %d)",
+                 RUNS, GAP * th_size, rc, rrc, right ? "right" : "wrong",
+                 sum[0], sum[1], RUNS / 8, inflight);
+    }
+    th_ramp_close(f, a, ctx);
+}
+
+/* 19: a read done before the FAD is not read again by the two-phase
+   method. Ranks 1 to P-1 read interleaved elements of [0, N) (start r-1,
+   stride P-1: each rank's sieve spans it all, the aggregators read it
+   once), rank 0 one element at 2N-1, far past them; requests priced at
+   1 us, a round at 10 us by the options, so that rank 0's read is done
+   early (its cost is within the round) and the others' is not. The call
+   must choose the two-phase method (P >= 3: with one reader there is
+   nothing to aggregate), and every rank's bytes read summed are rank
+   0's 8 and those of the same fixed method with rank 0 reading nothing.
+   Failed before: rank 0's element stayed in the plan, the dynamic
+   domains reached 2N-1 and an aggregator read it again (and sent it). */
+static void etp_done_sections(passion_section *s, int none)
+{
+    if (th_rank == 0) {
+        int64_t st[1] = {2 * (int64_t)N - 1}, ct[1] = {none ? 0 : 1};
+        passion_section_set(s, 1, st, ct, NULL);
+    } else {
+        int64_t st[1] = {th_rank - 1}, ct[1] = {N / (th_size - 1)},
+                sd[1] = {th_size - 1};
+        passion_section_set(s, 1, st, ct, sd);
+    }
+}
+
+static uint64_t bytes_read_sum(passion_ctx *ctx)
+{
+    passion_counters c;
+    passion_counters_get(ctx, &c);
+    unsigned long long mine = c.bytes_read, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                  MPI_COMM_WORLD);
+    return all;
+}
+
+static void test_early_not_again(void)
+{
+    th_case_seed = th_seed;
+    if (th_size < 3)
+        return;
+    char opts[160];
+    snprintf(opts, sizeof opts,
+             "io_latency=1e-6,io_bandwidth=%g,msg_alpha=1e-5,msg_beta=1e-9",
+             4e7 * (th_size - 1));
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open(opts, "early2.raw", 2 * (int64_t)N, &ctx,
+                                   &a);
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    etp_done_sections(&s, 0);
+    passion_counters_reset(ctx);
+    int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    int ok = rc == 0 && th_ramp_ok(b, &s);
+    uint64_t got = bytes_read_sum(ctx);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    int mm = (int)m;
+    MPI_Bcast(&mm, 1, MPI_INT, 1, MPI_COMM_WORLD); /* a reader's choice */
+    TH_CHECK(ok && (mm == PASSION_METHOD_ETP_STATIC ||
+                    mm == PASSION_METHOD_ETP_DYNAMIC),
+             "auto read, rank 0's element early: rc %d, values %s, method "
+             "%d (want the two-phase method)", rc, ok ? "ok" : "wrong", mm);
+    /* the reference: the same method, rank 0 reading nothing */
+    etp_done_sections(&s, 1);
+    passion_counters_reset(ctx);
+    rc = passion_file_read_all(f, &s, b, NULL, (passion_method)mm);
+    ok = rc == 0 && (th_rank == 0 || th_ramp_ok(b, &s));
+    uint64_t want = bytes_read_sum(ctx) + sizeof(double);
+    TH_CHECK(ok && got == want,
+             "bytes read by every rank: %llu (want %llu: rank 0's early 8 "
+             "and the method %d without rank 0's element); reference rc %d",
+             (unsigned long long)got, (unsigned long long)want, mm, rc);
+    th_ramp_close(f, a, ctx);
+}
+
+/* 20: a read of one small request is done before the FAD whatever a
+   round costs: requests priced at 1 ms (an uncached file's latency) and
+   1 GB/s, a round at 10 us, by the options; every rank reads 1000
+   contiguous doubles of its own slot (8000 bytes: one request, at most
+   L B). One collective call, the FAD, on the context's first call and
+   the next (failed before: two, the FAD and the agreement: the request
+   was dearer than two rounds, and only the same read again was read
+   early). Values checked. */
+static void test_one_request(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("io_latency=1e-3,io_bandwidth=1e9,"
+                                   "msg_alpha=1e-5,msg_beta=1e-9",
+                                   "onereq.raw", slots_n(), &ctx, &a);
+    if (!f)
+        return;
+    static double b[N];
+    passion_section s;
+    for (int k = 0; k < 2; k++) {
+        /* a different slot each call: not the same read again */
+        int64_t st[1] = {(int64_t)((th_rank + k) % th_size) * SLOT},
+                ct[1] = {1000};
+        passion_section_set(&s, 1, st, ct, NULL);
+        memset(b, 0, sizeof b);
+        int rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
+        passion_method m = PASSION_METHOD_AUTO;
+        double pred = 0;
+        passion_ctx_last_method(ctx, &m, &pred);
+        TH_CHECK(rc == 0 && n_coll == 1 && n_send == 0 &&
+                     m == PASSION_METHOD_DIRECT,
+                 "auto read %d of one request (8000 bytes): rc %d, %ld "
+                 "collective calls (want 1: the FAD), %ld sends, method %d",
+                 k, rc, n_coll, n_send, (int)m);
+    }
     th_ramp_close(f, a, ctx);
 }
 
@@ -1496,6 +1662,8 @@ int main(int argc, char **argv)
         {"17: reads each rank would sieve, direct together",
          test_read_direct},
         {"18: small windows of several rounds batched", test_etp_rounds_batch},
+        {"19: a read done early is not read again", test_early_not_again},
+        {"20: one small request read before the FAD", test_one_request},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
