@@ -231,10 +231,15 @@ CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
  * (coll_stream_note), and the next call's FAD carries them
  * (COLL_FAD_STREAM): the ranks read at once, so the file gave all of them
  * together their bytes' sum in the longest rank's seconds. From at least
- * COLL_STREAM_LEARN_MIN bytes, the best such figure is the model's
- * bandwidth where it is above the calibration's (which times one rank's
- * short stream: 1.1 GB/s on this VM where two aggregators together read
- * 67 MB at 3.4 GB/s, etp 6.1-V cold, P = 2). 0: none learned.
+ * COLL_STREAM_LEARN_MIN bytes, the best such figure is kept (verbosity 2
+ * prints it; coll_stream_bw). The model does not run on it: used as the
+ * file's bandwidth (where above the calibration's), it fixed etp 6.1-V,
+ * 6.2-VII and 6.3-IV cold at P = 2 (the aggregators' 67 MB at 3.1-3.4
+ * GB/s against the calibration's 1.1-1.3) but priced every sieve at it,
+ * and the sieves' shorter streams (6-12 MB, the readahead's ramp) ran at
+ * about 1 GB/s: nine cold reads of tables 6.2 and 6.3 were then sieved
+ * (4.7-11.6 ms) where direct reads took 1.3-5.6 ms. A rate that depends
+ * on the stream's length is not reached. 0: none learned.
  */
 #define COLL_STREAM_CACHED_PM 100
 #define COLL_STREAM_LEARN_MIN (16LL << 20)

@@ -535,10 +535,6 @@ static ocad_env call_env(passion_ctx *ctx, int warm, double req,
         env.lat = e->file_lat;
     if (ctx->opt.io_bandwidth <= 0 && e && e->file_bw > 0)
         env.bw = e->file_bw;
-    /* the long reads' bandwidth, where learned and above the calibration
-       (coll_stream_note) */
-    if (ctx->opt.io_bandwidth <= 0 && e && e->stream_bw > env.bw)
-        env.bw = e->stream_bw;
     if (warm) {
         env.lat = req > 0 ? req : COLL_WARM_LATENCY;
         /* a write request costs more than a read's learned cost: the
