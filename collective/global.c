@@ -71,6 +71,16 @@ static int independent(coll_plan *p, char *buf, int method, int skip,
     return rc;
 }
 
+/* The file's streaming bandwidth: this call's long reads (since sb0,
+   st0), where the ranks found the data uncached (from the FAD: every
+   rank alike; coll_stream_note) */
+static void note_streams(passion_ctx *ctx, const coll_plan *p, uint64_t sb0,
+                         double st0)
+{
+    if (!p->warm && p->cached_pm <= COLL_STREAM_CACHED_PM)
+        coll_stream_note(ctx, ctx->stream_bytes - sb0, ctx->stream_t - st0);
+}
+
 static int section_all(passion_file *f, const passion_section *s, void *buf,
                        const passion_memspec *m, int method, int op_write)
 {
@@ -132,9 +142,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     int redo = op_write && p.overlap;
     if (all_done && !redo) { /* every rank's part is done, none failed */
         coll_plan_free(&p);
-        if (!p.warm && p.cached_pm <= COLL_STREAM_CACHED_PM)
-            coll_stream_note(ctx, ctx->stream_bytes - sb0,
-                             ctx->stream_t - st0);
+        note_streams(ctx, &p, sb0, st0);
         /* the reads, and the FAD's round (the learned round's cost) */
         ctx->last_predicted = method == PASSION_METHOD_AUTO
                                   ? predicted + coll_sync_cost(ctx)
@@ -214,10 +222,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        runs, every small case then two-phase) */
     double t_end = core_now();
     rc = core_agree(ctx, rc);
-    /* the file's streaming bandwidth: this call's long reads, where the
-       ranks found the data uncached (from the FAD: every rank alike) */
-    if (!rc && !warm && p.cached_pm <= COLL_STREAM_CACHED_PM)
-        coll_stream_note(ctx, ctx->stream_bytes - sb0, ctx->stream_t - st0);
+    if (!rc)
+        note_streams(ctx, &p, sb0, st0);
     if (method == PASSION_METHOD_AUTO && !all_done)
         coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
                             !rc && chosen != PASSION_METHOD_ETP_STATIC &&

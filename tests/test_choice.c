@@ -992,6 +992,17 @@ static void test_again(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* the file's pages synced and dropped on every rank, the ranks then in
+   step (the barrier whatever the outcome) */
+static int drop_pages(passion_file *f)
+{
+    int rc = passion_file_sync(f);
+    if (!rc)
+        rc = passion_file_drop_cache(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return rc;
+}
+
 static void test_cold(void)
 {
     th_case_seed = th_seed;
@@ -1030,10 +1041,7 @@ static void test_cold(void)
     ct[0] = 2;
     passion_section_set(&s, 1, st, ct, sd);
     for (int k = 0; k < COLL_FILE_SAMPLES + 1 && !rc; k++) {
-        rc = passion_file_sync(f);
-        if (!rc)
-            rc = passion_file_drop_cache(f);
-        MPI_Barrier(MPI_COMM_WORLD);
+        rc = drop_pages(f);
         double b[2] = {-1, -1};
         if (!rc)
             rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
@@ -1457,10 +1465,7 @@ static void test_read_direct(void)
     int64_t st[1] = {(int64_t)th_rank * RUNS * GAP}, ct[1] = {RUNS},
             sd[1] = {GAP};
     passion_section_set(&s, 1, st, ct, sd);
-    int rc = passion_file_sync(f);
-    if (!rc)
-        rc = passion_file_drop_cache(f);
-    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = drop_pages(f);
     if (!rc)
         rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
     passion_method m = PASSION_METHOD_AUTO;
@@ -1666,10 +1671,9 @@ static void test_stream_learn(void)
     passion_section s;
     int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER};
     passion_section_set(&s, 1, st, ct, NULL);
-    int rc = b ? passion_file_sync(f) : PASSION_ENOMEM;
-    if (!rc)
-        rc = passion_file_drop_cache(f);
-    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = drop_pages(f);
+    if (!b)
+        rc = PASSION_ENOMEM;
     double bw0 = coll_stream_bw(ctx);
     uint64_t b0 = ctx->stream_bytes;
     double t0 = ctx->stream_t;
@@ -1729,10 +1733,7 @@ static void test_calib_streams(void)
     int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER / GAP},
             sd[1] = {GAP};
     passion_section_set(&s, 1, st, ct, sd);
-    int rc = passion_file_sync(f);
-    if (!rc)
-        rc = passion_file_drop_cache(f);
-    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = drop_pages(f);
     if (!rc)
         rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
     int64_t len = coll_file_streamed(ctx), min = 0;
