@@ -38,7 +38,8 @@
  *      + 2 max_r useful_r / COPY_BW
  *      + on several nodes, per round, the exchange's entry agreement by
  *        nodes and the network's charges (etp_net: flat or two-level, as
- *        the exchange option says)
+ *        the exchange option says; under its auto each of A1 and the
+ *        two-level exchange on its own rounds, xchg_pick)
  *    where skipped holes add the union's windows (interleaved sections
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel

@@ -1141,7 +1141,7 @@ static void test_xchg_guess(void)
  * messages and bytes within and between nodes). Before, auto reserved
  * the staging of its guess on one round (the two-level exchange on the
  * 1 ms network) and compared the two on the rounds that guess cut:
- * P = 8 on 2 virtual nodes, 6.4-V, 14 rounds of file requests against
+ * P = 16 on 2 virtual nodes, 6.4-V, 14 rounds of file requests against
  * A1's 4.
  */
 static void own_call(passion_ctx *c, passion_file *f,
