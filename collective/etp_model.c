@@ -235,7 +235,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     const int64_t cs = p->cap_stage > es ? p->cap_stage : es;
     const int64_t cx = p->cap_xchg > es ? p->cap_xchg : es;
     int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
-    int64_t useful_all = 0;
+    int64_t useful_all = 0, naggs = 0;
     for (int r = 0; r < P; r++)
         ind_sum += ind_bytes[r];
     for (int i = 0; i < P; i++) {
@@ -253,11 +253,19 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         }
         int64_t span = last > first ? last - first : 0;
         span_sum += span;
+        naggs += span > 0;
         max_span = span > max_span ? span : max_span;
         int64_t req = span ? (span + cs - 1) / cs : 0;
         max_req = req > max_req ? req : max_req;
     }
-    int64_t bytes = span_sum;
+    /* reading the spans: each aggregator one stream of its span, at the
+       rate of streams that long (the readahead's ramp: coll_stream_rate;
+       etp 6.1-V cold, P = 2: the aggregators' 33.5 MB each at 3.1-3.4
+       GB/s together, where the calibration's 16.8 MB streams gave
+       1.1-2.3); skipping holes: shorter pieces, the calibration's rate */
+    const double Bspan =
+        p->op_write || !naggs ? B : coll_stream_rate(p, span_sum / naggs);
+    double t_bytes = (double)span_sum / Bspan;
     if (ind_sum < span_sum) {
         /* holes the independent reads skip: the aggregators skip them too
            where a hole costs more than a request (etp_window.c, hole =
@@ -271,13 +279,13 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         int64_t merged = p->ext_overlap ? ind_req_max : ind_req_sum;
         int64_t skip_req = max_req + (merged + P - 1) / P;
         if ((double)skip_req * L + (double)ind_sum / B <
-            (double)max_req * L + (double)span_sum / B) {
-            bytes = ind_sum;
+            (double)max_req * L + (double)span_sum / Bspan) {
             max_req = skip_req;
+            t_bytes = (double)ind_sum / B;
         }
     }
     if (p->op_write && useful_all < span_sum)
-        bytes *= 2;
+        t_bytes *= 2;
     if (p->op_write && (useful_all < span_sum || !p->warm))
         max_req *= 2; /* read before write: ours, or the kernel's for a
                          partly written page that is not cached */
@@ -295,7 +303,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     int64_t rounds = (max_span + cs - 1) / cs;
     int64_t xr = (max_x + cx - 1) / cx;
     rounds = xr > rounds ? xr : rounds;
-    double t = (double)max_req * L + (double)bytes / B +
+    double t = (double)max_req * L + t_bytes +
                2.0 * (double)max_useful / COPY_BW;
     if (P > 1 && max_x > 0) {
         /* a round costs what the FAD's rounds were seen to, once there
@@ -348,6 +356,7 @@ static double ind_time(coll_plan *p, int method, double S,
     const double L = p->io_lat, B = p->io_bw;
     int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
     int64_t pages_max = 0, pages_sum = 0;
+    int64_t sv_bytes = 0, sv_len = 0, sv_n = 0;
     int small_writes = 0;
     for (int r = 0; r < P; r++) {
         if (ind_bytes)
@@ -363,6 +372,16 @@ static double ind_time(coll_plan *p, int method, double S,
         bytes_sum += pi.bytes_file;
         int64_t u = pi.method == PASSION_METHOD_SIEVE ? p->elems[r] * p->esize
                                                       : 0;
+        if (pi.method == PASSION_METHOD_SIEVE && pi.requests > 0) {
+            /* a sieve that reads (nearly) its whole extent is one
+               stream; one that skips holes, pieces of its mean request */
+            int64_t ext = p->x[r].fend - p->x[r].foff0;
+            sv_bytes += pi.bytes_file;
+            sv_len += pi.bytes_file >= ext / 10 * 9 ? pi.bytes_file
+                                                    : pi.bytes_file /
+                                                          pi.requests;
+            sv_n++;
+        }
         useful_max = u > useful_max ? u : useful_max;
         if (pi.requests > 0 && pi.bytes_file / pi.requests < 4096) {
             small_writes = 1;
@@ -395,7 +414,10 @@ static double ind_time(coll_plan *p, int method, double S,
         /* independent reads keep core_io_concurrency requests in flight
            (not on cached data: the CPU copies them one after another) */
         t = (double)req_max * L / ocad_env_conc(ctx, &p->env) +
-            (double)bytes_sum / B + (double)useful_max / COPY_BW;
+            (double)(bytes_sum - sv_bytes) / B +
+            (sv_n ? (double)sv_bytes / coll_stream_rate(p, sv_len / sv_n)
+                  : 0) +
+            (double)useful_max / COPY_BW;
     }
     return t;
 }
@@ -450,11 +472,14 @@ int coll_method_choose(coll_plan *p, double *seconds)
     if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
         fprintf(stderr, "passion: auto: independent %.3g s (requests max "
                 "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
-                "%.3g; round %.3g msg %.3g, learned round %.3g; fixed: "
+                "%.3g, streams from %lld to %lld B a rank %.3g; round "
+                "%.3g msg %.3g, learned round %.3g; fixed: "
                 "independent %.3g two-phase %.3g, -1 none)\n", t_ind,
                 (long long)req_max, (long long)req_sum, (long long)bytes_sum,
                 p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
-                p->warm, L, B, mc.round, mc.msg, S, p->fixed[COLL_FIX_IND],
+                p->warm, L, B, (long long)p->ramp_short,
+                (long long)p->ramp_long, p->bw_long, mc.round, mc.msg, S,
+                p->fixed[COLL_FIX_IND],
                 p->fixed[COLL_FIX_ETP]);
     /* each method's fixed cost: learned from the calls that ran it, else
        its rounds (coll_fixed_learn) */
