@@ -71,6 +71,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/*
+ * Writes on uncached data: of two near-equal two-phase plans, the one
+ * with fewer aggregators doing file I/O wins (its prediction at most this
+ * much above the other's). The model shares the file's bandwidth among
+ * the aggregators whatever their number; on this VM's one device fewer,
+ * longer read-modify-write streams ran faster. etp tables 6.1-6.6 cold,
+ * P = 2 (one run, load 2): where etp-static's domains put a write's span
+ * on one aggregator and etp-dynamic's split it over two, the one took
+ * 0.52-0.87 of the two's time in 7 of 8 writes (6.4-II 3.8 against 7.4
+ * ms, 6.4-III 16.4 against 22.5, 6.6-V 5.1 against 7.4), the model's
+ * predictions 0.1-5% apart; the eighth (6.4-I, 1.73x) is no tie: the two
+ * aggregators exchange nothing there. Reads: 12 of 20 faster (0.62-0.99)
+ * and 8 slower (1.02-1.89), so not for reads; on cached data two copied
+ * faster (1.3-2.2x).
+ */
+#define COLL_COLD_FEWER 0.05
 #define COPY_BW COLL_COPY_BW
 
 /* A small write costs more than a read of the cache: page locking and
@@ -224,7 +240,7 @@ double coll_token_cost(const coll_plan *p, double S)
 /* Predicted seconds of the extended two-phase method on p's domains. */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
                        int64_t ind_req_sum, int64_t ind_req_max,
-                       const coll_xchg_costs *mc, double S)
+                       const coll_xchg_costs *mc, double S, int *clients)
 {
     const int P = p->P;
     const int64_t es = p->esize;
@@ -318,6 +334,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         t += (double)rounds * R + mc->byte * (double)max_x;
         t += etp_net(p, mc, rounds, S);
     }
+    *clients = (int)naggs;
     return t;
 }
 
@@ -493,13 +510,29 @@ int coll_method_choose(coll_plan *p, double *seconds)
     /* below its minimum budget the two-phase method cannot run: only
        independent access is a candidate (it works with any budget) */
     int etp_ok = ctx->opt.memory_budget >= coll_etp_min_budget(p);
+    double t_dyn = 0;
+    int c_dyn = 0;
     for (int k = 0; k < 2 && etp_ok; k++) {
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-        double t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S);
+        int clients = 0;
+        double t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S, &clients);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: %s %.3g s + fixed %.3g s\n",
-                    k ? "etp-static" : "etp-dynamic", t, F_etp);
+            fprintf(stderr, "passion: auto: %s %.3g s + fixed %.3g s (%d "
+                    "aggregator(s) with file I/O)\n",
+                    k ? "etp-static" : "etp-dynamic", t, F_etp, clients);
+        /* writes on uncached data: of two near-equal two-phase plans,
+           the one with fewer aggregators doing file I/O (COLL_COLD_FEWER) */
+        if (k == 1 && best == PASSION_METHOD_ETP_DYNAMIC && !p->warm &&
+            p->op_write &&
+            clients < c_dyn && t <= t_dyn * (1 + COLL_COLD_FEWER)) {
+            tbest = t + F_etp;
+            best = etp[k];
+            p->pred_raw = t;
+            continue;
+        }
+        t_dyn = k == 0 ? t : t_dyn;
+        c_dyn = k == 0 ? clients : c_dyn;
         if (t + F_etp < tbest) {
             tbest = t + F_etp;
             best = etp[k];

@@ -1827,6 +1827,63 @@ static void test_stream_ramp(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 24: an uncached write: of near-equal two-phase plans, fewer
+   aggregators with file I/O */
+static void test_cold_fewer(void)
+{
+    th_case_seed = th_seed;
+    enum { PER = 262144, SPAN = 131072 }; /* 2 MiB a rank, 1 MiB span */
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("io_latency=1e-4,io_bandwidth=1e9,"
+                                   "msg_alpha=1e-5,msg_beta=1e-10",
+                                   "cfewer.raw", (int64_t)PER * th_size,
+                                   &ctx, &a);
+    if (!f)
+        return;
+    /* every rank's elements r, r + P, ... of the file's first MiB: in
+       rank 0's static domain (the array in P parts), in every rank's
+       dynamic one (the span in P parts) */
+    const int64_t n = SPAN / th_size;
+    double *b = malloc((size_t)n * sizeof *b);
+    passion_section s;
+    int64_t st[1] = {th_rank}, ct[1] = {n}, sd[1] = {th_size};
+    passion_section_set(&s, 1, st, ct, sd);
+    for (int64_t i = 0; i < n && b; i++)
+        b[i] = -1.0 - (double)(th_rank + i * th_size);
+    int rc = drop_pages(f);
+    if (!b)
+        rc = PASSION_ENOMEM;
+    if (!rc)
+        rc = passion_file_write_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    /* one rank: a single aggregator either way, nothing to break */
+    TH_CHECK(rc == 0 && (th_size == 1 || m == PASSION_METHOD_ETP_STATIC),
+             "uncached interleaved write of %lld elements per rank in the "
+             "first MiB: rc %d %s, method %d (want etp-static %d)",
+             (long long)n, rc, passion_ctx_errdetail(ctx), (int)m,
+             (int)PASSION_METHOD_ETP_STATIC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double *v = malloc((size_t)PER * 2 * sizeof *v);
+    passion_section all;
+    int64_t c2[1] = {(int64_t)PER * th_size < 2 * PER ? PER * th_size
+                                                       : 2 * PER};
+    passion_section_set(&all, 1, NULL, c2, NULL);
+    rc = v ? passion_file_read(f, &all, v, NULL, PASSION_METHOD_DIRECT)
+           : PASSION_ENOMEM;
+    int64_t bad = rc != 0 ? -2 : -1;
+    for (int64_t i = 0; i < c2[0] && bad == -1; i++)
+        if (v[i] != (i < n * th_size ? -1.0 - (double)i : (double)i))
+            bad = i;
+    TH_CHECK(bad == -1, "the file after the write: rc %d, first wrong "
+             "element %lld", rc, (long long)bad);
+    free(v);
+    free(b);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1861,6 +1918,7 @@ int main(int argc, char **argv)
         {"22: the calibration streams on every rank", test_calib_streams},
         {"23: the stream rate follows the readahead's ramp",
          test_stream_ramp},
+        {"24: an uncached write on fewer aggregators", test_cold_fewer},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
