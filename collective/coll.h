@@ -299,6 +299,10 @@ typedef struct coll_plan {
     double fixed[COLL_FIX_N]; /* the learned fixed costs, largest over
                                  ranks (-1: none; coll_fixed_learn) */
     int fixed_n[COLL_FIX_N];  /* their samples, fewest over ranks */
+    int xalg;           /* the exchange the rounds run: the option
+                           (PASSION_XCHG_DEFAULT), or under its auto on
+                           several nodes the candidate priced cheapest on
+                           its own rounds (coll_xchg_pick) */
     double pred_raw;    /* coll_method_choose: the chosen method's
                            prediction without its fixed cost */
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
@@ -427,7 +431,7 @@ CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
                                   const int64_t *sdispls, void *recvbuf,
                                   const int64_t *recvcounts,
                                   const int64_t *rdispls, int64_t budget,
-                                  const coll_xchg_shape *shape);
+                                  const coll_xchg_shape *shape, int alg);
 
 /* ---- cost model (etp_model.c) ---- */
 
@@ -436,5 +440,15 @@ CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
    every rank gets the same answer. Fills predicted seconds of the
    choice. */
 CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds);
+/* For a two-phase method given fixed, on p's domains: under the exchange's
+   auto on several nodes, when its costs are known without a collective
+   call (coll_xchg_costs_ready), the exchange priced cheapest on its own
+   rounds and those rounds (p->xalg, p->cap_xchg, p->cap_stage), as
+   coll_method_choose sets them for its choice; else nothing changes. The
+   same on every rank. */
+CORE_HIDDEN void coll_xchg_pick(coll_plan *p);
+/* The per-round limits (cap_xchg, cap_stage) within budget M for the
+   exchange alg's staging, as that algorithm fixed has them (etp_plan.c) */
+CORE_HIDDEN void coll_plan_caps_alg(coll_plan *p, int64_t M, int alg);
 
 #endif

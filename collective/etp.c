@@ -129,7 +129,8 @@ static void round_shape(const coll_plan *p, etp_round *R)
     const int64_t es = p->esize;
     coll_xchg_shape *s = &R->shape;
     memset(s, 0, sizeof *s);
-    if (P < 2 || !R->xchg || p->ctx->opt.exchange != PASSION_XCHG_AUTO)
+    if (P < 2 || !R->xchg || p->ctx->opt.exchange != PASSION_XCHG_AUTO ||
+        p->xalg != PASSION_XCHG_DEFAULT)
         return;
     int64_t active = 0;
     for (int i = 0; i < P; i++)
@@ -334,13 +335,14 @@ static int xchg_round(etp_run *u, etp_round *R, int par)
         if (R->xchg)
             rc = coll_etp_exchange(p->ctx, u->sbuf[0], R->sc, R->sd,
                                    u->rbuf[par], R->rc, R->rd, u->xbudget,
-                                   R->shape.procs ? &R->shape : NULL);
+                                   R->shape.procs ? &R->shape : NULL,
+                                   p->xalg);
         return rc;
     }
     if (R->xchg)
         rc = coll_etp_exchange(p->ctx, u->sbuf[par], R->sc, R->sd,
                                u->rbuf[0], R->rc, R->rd, u->xbudget,
-                               R->shape.procs ? &R->shape : NULL);
+                               R->shape.procs ? &R->shape : NULL, p->xalg);
     if (rc)
         return rc;
     for (int i = 0; i < P; i++) {

@@ -16,7 +16,7 @@ int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
                       const int64_t *sendcounts, const int64_t *sdispls,
                       void *recvbuf, const int64_t *recvcounts,
                       const int64_t *rdispls, int64_t budget,
-                      const coll_xchg_shape *shape)
+                      const coll_xchg_shape *shape, int alg)
 {
     coll_xchg_args a = {
         .sendbuf = sendbuf,
@@ -26,7 +26,7 @@ int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
         .sdispls = sdispls,
         .recvcounts = recvcounts,
         .rdispls = rdispls,
-        .alg = PASSION_XCHG_DEFAULT,
+        .alg = alg,
         .radix = 0,
         /* 0 would mean "what is left", which it is too; at least 1 so
            that the argument says it */

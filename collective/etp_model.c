@@ -38,7 +38,8 @@
  *      + 2 max_r useful_r / COPY_BW
  *      + on several nodes, per round, the exchange's entry agreement by
  *        nodes and the network's charges (etp_net: flat or two-level, as
- *        the exchange option says)
+ *        the exchange option says; under its auto each of A1 and the
+ *        two-level exchange on its own rounds, xchg_pick)
  *    where skipped holes add the union's windows (interleaved sections
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel
@@ -68,6 +69,7 @@
  */
 #include "coll.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -113,8 +115,9 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  * entry agreement is a round of its own (within the node, among the
  * leaders, within the node again: coll_agree_cost_shape, whose leaders'
  * messages the network charges), not the round A1's data rides on. Then,
- * by the exchange the context's option names (auto: the cheaper of the
- * two):
+ * by the exchange alg (the rounds' own: xchg_pick prices each candidate
+ * on the rounds its staging cuts; auto, where it did not: the cheaper of
+ * the two on these rounds):
  *  - flat (A1 and the others): the busiest node's interface carries
  *    the messages of all its ranks to other nodes (reads: an aggregator
  *    to the ranks whose data its domain holds; writes: a rank to the
@@ -127,7 +130,7 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  * and each of its P - 1 headers pays the network.
  */
 static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
-                      int64_t rounds, double S)
+                      int64_t rounds, double S, int alg)
 {
     passion_ctx *ctx = p->ctx;
     const int P = p->P, N = ctx->nnodes;
@@ -200,11 +203,19 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
                   (double)bytes_max * mc->net_byte;
     /* twolevel: its data rides on the agreement's rounds
        (coll_nodes_agree): the leaders' messages, and the outcome's
-       agreement over all ranks */
-    double two = (double)rounds * (agree + coll_agree_cost(mc, P) +
+       agreement over all ranks (an allreduce: a collective round of its
+       own, at least a learned round S like the others here; priced at
+       the calibration's figures alone, a few microseconds, it made the
+       two-level exchange cheaper than A1 by the 2 messages it saves
+       between nodes, 2 ms on the 1 ms network, where each of its calls
+       waited one more round for the ranks: 6.4-V, P = 8 on 2 virtual
+       nodes, learned round 17-27 ms, twolevel/node 0.104 s against
+       a1/node 0.079 s, load 8) */
+    double out = coll_agree_cost(mc, P);
+    out = out > S ? out : S;
+    double two = (double)rounds * (agree + out +
                                    (double)nmsgs_max * mc->net_msg) +
                  (double)nbytes_max * mc->net_byte;
-    int alg = ctx->opt.exchange;
     if (alg == PASSION_XCHG_TWOLEVEL)
         return two;
     if (alg == PASSION_XCHG_AUTO)
@@ -240,7 +251,7 @@ double coll_token_cost(const coll_plan *p, double S)
 /* Predicted seconds of the extended two-phase method on p's domains. */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
                        int64_t ind_req_sum, int64_t ind_req_max,
-                       const coll_xchg_costs *mc, double S, int *clients)
+                       const coll_xchg_costs *mc, double S, int alg)
 {
     const int P = p->P;
     const int64_t es = p->esize;
@@ -332,10 +343,23 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         if (coll_sync_learned(p->ctx) < CORE_LEARN_TRUST && r > R)
             R = r;
         t += (double)rounds * R + mc->byte * (double)max_x;
-        t += etp_net(p, mc, rounds, S);
+        t += etp_net(p, mc, rounds, S, alg);
     }
-    *clients = (int)naggs;
     return t;
+}
+
+/* the aggregators with file I/O on p's domains: a domain that holds some
+   rank's element */
+static int etp_clients(const coll_plan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->P; i++)
+        for (int r = 0; r < p->P; r++)
+            if (cnt_in(p, r, p->dlo[i], p->dhi[i]) > 0) {
+                n++;
+                break;
+            }
+    return n;
 }
 
 /* a class's fixed cost: the outcome's agreement (a learned round S, the
@@ -439,6 +463,82 @@ static double ind_time(coll_plan *p, int method, double S,
     return t;
 }
 
+/*
+ * The exchange the two-phase method's rounds run, under the exchange's
+ * auto on several nodes (issue 13): each candidate priced on its OWN
+ * rounds, those its staging cuts as the same algorithm fixed cuts them
+ * (coll_plan_caps_alg: the two-level exchange's leaders' blocks shrink
+ * the rounds, A1 holds none), with its own file requests, messages
+ * within and between nodes (etp_time, etp_net); the cheapest wins, and
+ * the rounds then run it as if fixed (p->xalg) on its caps, so that the
+ * call makes exactly the counts of that setting. Before, one guess (the
+ * exchange's model on one round of the largest section) reserved its
+ * staging, and the candidates were compared on the rounds that guess
+ * cut: P = 16 on 2 virtual nodes of the 1 ms network, 6.4-V, the
+ * two-level exchange's reservation cut 14 rounds of file requests against
+ * A1's 4 and sent 73 messages within nodes against 2, for the same 4
+ * between nodes, and auto ran it where A1 was faster (4 of 6 cases).
+ * Candidates: A1 (flat; the algorithm etp_net's flat term counts, pair
+ * by pair) and the two-level exchange; one whose staging leaves less than
+ * an element a pair is left out. The same on every rank: the costs are
+ * agreed (or the options', the simulated network's) and the rest comes
+ * from the FAD. Returns the prediction (HUGE_VAL: none), the caps and
+ * algorithm in *cx, *cs, *alg; p's caps are left as they were.
+ */
+static double xchg_pick(coll_plan *p, const int64_t *ind_bytes,
+                        int64_t req_sum, int64_t req_max,
+                        const coll_xchg_costs *mc, double S, int *alg,
+                        int64_t *cx, int64_t *cs)
+{
+    static const int cand[2] = {PASSION_XCHG_A1, PASSION_XCHG_TWOLEVEL};
+    const int64_t cx0 = p->cap_xchg, cs0 = p->cap_stage;
+    double best = HUGE_VAL;
+    for (int i = 0; i < 2; i++) {
+        coll_plan_caps_alg(p, p->ctx->opt.memory_budget, cand[i]);
+        if (p->cap_xchg < p->esize * p->P &&
+            coll_xchg_need(cand[i], p->P, p->cap_xchg) > 0)
+            continue;
+        double t = etp_time(p, ind_bytes, req_sum, req_max, mc, S, cand[i]);
+        if (p->ctx->opt.verbosity >= 3 && p->ctx->rank == 0)
+            fprintf(stderr, "passion: auto: exchange %s on its rounds "
+                    "(exchange buffers %lld bytes): %.3g s\n",
+                    coll_xchg_name(cand[i]), (long long)p->cap_xchg, t);
+        if (t < best) {
+            best = t;
+            *alg = cand[i];
+            *cx = p->cap_xchg;
+            *cs = p->cap_stage;
+        }
+    }
+    p->cap_xchg = cx0;
+    p->cap_stage = cs0;
+    return best;
+}
+
+static int xchg_pick_applies(const coll_plan *p)
+{
+    return p->ctx->opt.exchange == PASSION_XCHG_AUTO && p->P > 1 &&
+           p->ctx->nnodes > 1;
+}
+
+void coll_xchg_pick(coll_plan *p)
+{
+    coll_xchg_costs mc;
+    if (!xchg_pick_applies(p) || !coll_xchg_costs_ready(p->ctx, &mc))
+        return;
+    int64_t *ind_bytes = p->scratch;
+    ind_counts ic;
+    ind_time(p, PASSION_METHOD_AUTO, coll_sync_cost(p->ctx), ind_bytes, &ic);
+    int alg = PASSION_XCHG_DEFAULT;
+    int64_t cx = 0, cs = 0;
+    if (xchg_pick(p, ind_bytes, ic.req_sum, ic.req_max, &mc,
+                  coll_sync_cost(p->ctx), &alg, &cx, &cs) < HUGE_VAL) {
+        p->xalg = alg;
+        p->cap_xchg = cx;
+        p->cap_stage = cs;
+    }
+}
+
 int coll_method_choose(coll_plan *p, double *seconds)
 {
     passion_ctx *ctx = p->ctx;
@@ -512,32 +612,54 @@ int coll_method_choose(coll_plan *p, double *seconds)
     int etp_ok = ctx->opt.memory_budget >= coll_etp_min_budget(p);
     double t_dyn = 0;
     int c_dyn = 0;
+    const int pick = xchg_pick_applies(p);
+    int best_alg = PASSION_XCHG_DEFAULT;
+    int64_t best_cx = p->cap_xchg, best_cs = p->cap_stage;
     for (int k = 0; k < 2 && etp_ok; k++) {
         /* ind_bytes lives in scratch, which the domain code does not use */
         coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-        int clients = 0;
-        double t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S, &clients);
+        int alg = PASSION_XCHG_DEFAULT;
+        int64_t cx = p->cap_xchg, cs = p->cap_stage;
+        double t = pick ? xchg_pick(p, ind_bytes, req_sum, req_max, &mc, S,
+                                    &alg, &cx, &cs)
+                        : HUGE_VAL;
+        if (t == HUGE_VAL) {
+            alg = PASSION_XCHG_DEFAULT;
+            cx = p->cap_xchg;
+            cs = p->cap_stage;
+            t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S,
+                         ctx->opt.exchange);
+        }
+        const int clients = etp_clients(p);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: %s %.3g s + fixed %.3g s (%d "
-                    "aggregator(s) with file I/O)\n",
-                    k ? "etp-static" : "etp-dynamic", t, F_etp, clients);
+            fprintf(stderr, "passion: auto: %s%s%s %.3g s + fixed %.3g s "
+                    "(%d aggregator(s) with file I/O)\n",
+                    k ? "etp-static" : "etp-dynamic",
+                    alg >= 0 ? " + " : "",
+                    alg >= 0 ? coll_xchg_name(alg) : "", t, F_etp, clients);
         /* writes on uncached data: of two near-equal two-phase plans,
            the one with fewer aggregators doing file I/O (COLL_COLD_FEWER) */
-        if (k == 1 && best == PASSION_METHOD_ETP_DYNAMIC && !p->warm &&
-            p->op_write &&
-            clients < c_dyn && t <= t_dyn * (1 + COLL_COLD_FEWER)) {
+        const int fewer = k == 1 && best == PASSION_METHOD_ETP_DYNAMIC &&
+                          !p->warm && p->op_write && clients < c_dyn &&
+                          t <= t_dyn * (1 + COLL_COLD_FEWER);
+        if (k == 0) {
+            t_dyn = t;
+            c_dyn = clients;
+        }
+        if (fewer || t + F_etp < tbest) {
             tbest = t + F_etp;
             best = etp[k];
             p->pred_raw = t;
-            continue;
+            best_alg = alg;
+            best_cx = cx;
+            best_cs = cs;
         }
-        t_dyn = k == 0 ? t : t_dyn;
-        c_dyn = k == 0 ? clients : c_dyn;
-        if (t + F_etp < tbest) {
-            tbest = t + F_etp;
-            best = etp[k];
-            p->pred_raw = t;
-        }
+    }
+    /* the rounds run the exchange priced, on the rounds it was priced on */
+    if (best == PASSION_METHOD_ETP_DYNAMIC || best == PASSION_METHOD_ETP_STATIC) {
+        p->xalg = best_alg;
+        p->cap_xchg = best_cx;
+        p->cap_stage = best_cs;
     }
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
         fprintf(stderr, "passion: auto chose %s (%.3g s predicted)\n",

@@ -416,8 +416,9 @@ static void file_calibrate(coll_plan *p, coll_ext *e, int long_only)
  * (at most three at once: two send buffers and one receive buffer for
  * reads, the other way round for writes), and the exchange holds its own
  * staging for a round in which no rank sends or receives more than x
- * bytes (coll_xchg_need; for auto, before the FAD none, after it that of
- * the algorithm it would choose: plan_caps_refine); all within what the descriptors leave of the
+ * bytes (coll_xchg_need; for auto none, unless on several nodes the
+ * candidate priced cheapest on its own rounds runs: coll_xchg_pick in
+ * etp_model.c); all within what the descriptors leave of the
  * budget, so that the budget bounds the whole call. The same on every
  * rank (the budget and the exchange option are checked equal in the
  * FAD). x = 0 (a budget that cannot hold the descriptors) makes the
@@ -433,7 +434,7 @@ int64_t coll_plan_desc_bytes(int P, int nd)
            (int64_t)P * (int64_t)sizeof(ocad_xfer) + coll_etp_desc_bytes(P);
 }
 
-static void plan_caps_alg(coll_plan *p, int64_t M, int alg)
+void coll_plan_caps_alg(coll_plan *p, int64_t M, int alg)
 {
     /* the search below depends on M, P and the algorithm alone: the last
        call's result when they are the same (the search, about forty
@@ -466,63 +467,7 @@ static void plan_caps_alg(coll_plan *p, int64_t M, int alg)
 
 static void plan_caps(coll_plan *p, int64_t M)
 {
-    plan_caps_alg(p, M, p->ctx->opt.exchange);
-}
-
-/*
- * For the exchange's auto, after the FAD: the rounds reserve the staging
- * of the algorithm auto would choose, as that algorithm fixed reserves it
- * (plan_caps_alg), so that auto cuts the rounds its choice fixed cuts.
- * Before the FAD auto reserves nothing (the largest rounds, which the
- * address space reserved then covers); here, where every rank knows every
- * section, the exchange's model chooses on a round of the smaller of the
- * capacity and the largest section's bytes, when its costs are known
- * without a collective call (coll_xchg_costs_ready: options, the
- * simulated network's figures, or a calibration this context made; the
- * same on every rank); an algorithm that holds staging then shrinks the
- * rounds as it does fixed, unless that leaves less than an element a
- * pair. On several nodes only (issue 13; one node's rounds are as they
- * were). Before, auto reserved nothing and a fixed two-level exchange its
- * leaders' blocks: P = 9 on virtual nodes of 2 ranks, 1 ms network,
- * 512 KiB a rank: 4 exchange rounds on a rank against 7. The round's
- * exchange still chooses on the round's own shape within what is left.
- */
-static void plan_caps_refine(coll_plan *p)
-{
-    passion_ctx *ctx = p->ctx;
-    coll_xchg_costs c;
-    if (ctx->opt.exchange != PASSION_XCHG_AUTO || p->P < 2 ||
-        ctx->nnodes < 2 || p->cap_xchg <= 0 ||
-        !coll_xchg_costs_ready(ctx, &c))
-        return;
-    int64_t bmax = 0;
-    for (int r = 0; r < p->P; r++)
-        bmax = p->elems[r] * p->esize > bmax ? p->elems[r] * p->esize : bmax;
-    int64_t x = bmax < p->cap_xchg ? bmax : p->cap_xchg;
-    if (x <= 0)
-        return;
-    int node_max = 1;
-    for (int a = 0, n = 0; a < ctx->nnodes; a++, n = 0) {
-        for (int r = 0; r < p->P; r++)
-            n += core_node_of(ctx, r) == a;
-        node_max = n > node_max ? n : node_max;
-    }
-    coll_xchg_shape s = {0};
-    s.procs = p->P;
-    s.block = -1;
-    s.lmax = s.lmax_x = s.mmax = x;
-    s.total = x * p->P;
-    s.nodes = ctx->nnodes;
-    s.node_max = node_max;
-    int alg = coll_xchg_choose(&c, &s, 0).alg;
-    if (coll_xchg_need(alg, p->P, p->cap_xchg) <= 0)
-        return;
-    int64_t cx = p->cap_xchg, cs = p->cap_stage;
-    plan_caps_alg(p, ctx->opt.memory_budget, alg);
-    if (p->cap_xchg < p->esize * p->P) { /* keep auto's */
-        p->cap_xchg = cx;
-        p->cap_stage = cs;
-    }
+    coll_plan_caps_alg(p, M, p->ctx->opt.exchange);
 }
 
 /* the file costs of a call: options, else measured, else the defaults;
@@ -1024,6 +969,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     p->method = method;
     p->nd = f->a->nd;
     p->esize = f->a->esize;
+    p->xalg = PASSION_XCHG_DEFAULT;
     /* every rank sends the same number of words, whatever its array's
        dimensions (a rank may pass another array: found in the FAD) */
     const int P = p->P, nd = p->nd, W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
@@ -1306,7 +1252,6 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         coll_stream_ramp(ctx, &p->ramp_short, &p->ramp_long, &p->bw_long);
     double h = p->io_lat * p->io_bw;
     p->hole = h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
-    plan_caps_refine(p);
     return PASSION_OK;
 }
 

@@ -201,6 +201,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
+        if (method != PASSION_METHOD_AUTO) /* auto's: coll_method_choose */
+            coll_xchg_pick(&p);
         if (!early.done) /* else counted by the early access */
             ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
         rc = coll_etp_run(&p, buf);

@@ -1129,6 +1129,142 @@ static void test_xchg_guess(void)
         guess_case(2, nbs[2], 1000);
 }
 
+/*
+ * The exchange's auto in the two-phase method prices each candidate on
+ * its OWN rounds (coll_xchg_pick, etp_model.c): the two-level exchange's
+ * leaders hold their node's blocks, so its reservation cuts more rounds
+ * of file requests than A1's. Sections of NB elements straddle the
+ * one-per-node aggregators' domains at one rank, so A1 sends no more
+ * messages between nodes in a round than the leaders do: on fewer rounds
+ * it is the cheaper by the model whatever the round costs, and auto must
+ * run it with exactly A1 fixed's counts (file requests over the ranks,
+ * messages and bytes within and between nodes). Before, auto reserved
+ * the staging of its guess on one round (the two-level exchange on the
+ * 1 ms network) and compared the two on the rounds that guess cut:
+ * P = 16 on 2 virtual nodes, 6.4-V, 14 rounds of file requests against
+ * A1's 4.
+ */
+static void own_call(passion_ctx *c, passion_file *f,
+                     const passion_section *s, double *b, int op_write,
+                     int method, uint64_t v[9])
+{
+    passion_counters_reset(c);
+    int rc = op_write ? passion_file_write_all(f, s, b, NULL, method)
+                      : passion_file_read_all(f, s, b, NULL, method);
+    TH_CHECK(rc == 0, "%s: %d (%s)", op_write ? "write" : "read", rc,
+             passion_ctx_errdetail(c));
+    passion_counters n;
+    passion_counters_get(c, &n);
+    uint64_t w[9] = {n.io_calls, n.messages_sent, n.bytes_sent,
+                     n.messages_intra_node, n.bytes_intra_node,
+                     n.messages_inter_node, n.bytes_inter_node, n.rounds,
+                     (uint64_t)(rc != 0)};
+    MPI_Allreduce(w, v, 9, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void own_rounds_case(int k, int64_t NB)
+{
+    static const char *xs[3] = {"auto", "a1", "twolevel"};
+    static const char *what[9] = {
+        "file requests", "messages", "bytes", "messages within nodes",
+        "bytes within nodes", "messages between nodes",
+        "bytes between nodes", "rounds", "failed ranks"};
+    const int64_t ne = NB * P + NB / 3 + 1;
+    /* the budget: a few rounds for A1's sections of NB doubles */
+    const long long budget = (long long)coll_plan_desc_bytes(P, 1) +
+                             5 * NB * 8 / 2 + 65536;
+    char path[512];
+    snprintf(path, sizeof path, "%s/own.raw", th_dir());
+    int64_t st[1] = {me * NB + NB / 3 + 1}, cn[1] = {NB};
+    passion_section s;
+    passion_section_set(&s, 1, st, cn, NULL);
+    double *b = malloc((size_t)NB * sizeof *b);
+    /* v[x][op][method auto?]: the sums over ranks of one call */
+    uint64_t v[3][2][2][9];
+    memset(v, 0, sizeof v);
+    int chose[2] = {-1, -1};
+    for (int x = 0; x < 3; x++) {
+        passion_ctx *c = NULL;
+        int rc = th_init(&c, "virtual_node_ranks=%d,msg_alpha=1e-5,"
+                         "msg_beta=1e-9,sim_net_latency_us=1000,"
+                         "memory_budget=%lld,exchange=%s", k, budget, xs[x]);
+        TH_CHECK(rc == 0, "init k=%d exchange=%s: %d", k, xs[x], rc);
+        if (rc) {
+            passion_finalize(c);
+            break;
+        }
+        passion_array *a;
+        passion_file *f;
+        guess_file(c, path, ne, x == 0, &a, &f);
+        for (int op_write = 1; op_write >= 0 && f; op_write--)
+            for (int am = 0; am < 2; am++) {
+                for (int64_t i = 0; i < NB; i++)
+                    b[i] = op_write ? (double)(st[0] + i) + 0.5 * x : -1;
+                own_call(c, f, &s, b, op_write,
+                         am ? PASSION_METHOD_AUTO
+                            : PASSION_METHOD_ETP_DYNAMIC,
+                         v[x][op_write][am]);
+                int bad = 0;
+                for (int64_t i = 0; i < NB && !op_write; i++)
+                    bad |= b[i] != (double)(st[0] + i) + 0.5 * x;
+                TH_CHECK(!bad, "k=%d exchange=%s: the read's data", k,
+                         xs[x]);
+                if (x == 0 && am) {
+                    passion_method pm = PASSION_METHOD_AUTO;
+                    passion_ctx_last_method(c, &pm, NULL);
+                    int id = pm, mx;
+                    MPI_Allreduce(&id, &mx, 1, MPI_INT, MPI_MAX,
+                                  MPI_COMM_WORLD);
+                    chose[op_write] = mx;
+                }
+            }
+        if (f)
+            passion_file_close(f);
+        if (a)
+            passion_array_free(a);
+        passion_finalize(c);
+    }
+    for (int op_write = 0; op_write < 2; op_write++) {
+        const uint64_t *a1 = v[1][op_write][0], *tl = v[2][op_write][0];
+        /* the case: the two-level exchange's own rounds are more, and it
+           sends no fewer messages between nodes */
+        TH_CHECK(tl[0] > a1[0] && tl[5] >= a1[5],
+                 "k=%d NB=%lld %s: the case does not hold: file requests "
+                 "a1 %llu twolevel %llu, messages between nodes a1 %llu "
+                 "twolevel %llu", k, (long long)NB,
+                 op_write ? "write" : "read", (unsigned long long)a1[0],
+                 (unsigned long long)tl[0], (unsigned long long)a1[5],
+                 (unsigned long long)tl[5]);
+        for (int am = 0; am < 2; am++) {
+            /* method auto: only where it chose the two-phase method */
+            if (am && chose[op_write] != PASSION_METHOD_ETP_DYNAMIC &&
+                chose[op_write] != PASSION_METHOD_ETP_STATIC)
+                continue;
+            const uint64_t *au = v[0][op_write][am];
+            for (int i = 0; i < 9; i++)
+                TH_CHECK(au[i] == a1[i],
+                         "k=%d NB=%lld %s, method %s: auto's %s %llu, a1 "
+                         "fixed %llu (twolevel fixed %llu)", k,
+                         (long long)NB, op_write ? "write" : "read",
+                         am ? "auto" : "etp-dynamic", what[i],
+                         (unsigned long long)au[i],
+                         (unsigned long long)a1[i],
+                         (unsigned long long)tl[i]);
+        }
+    }
+    free(b);
+    if (me == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_xchg_own_rounds(void)
+{
+    if (P < 3)
+        return;
+    own_rounds_case(P > 4 ? 4 : 2, 65536);
+}
+
 static CU_TestInfo nodes_tests[] = {
     {"virtual nodes of k ranks", test_virtual},
     {"real nodes (shared memory)", test_real},
@@ -1144,6 +1280,8 @@ static CU_TestInfo net_tests[] = {
     {"auto weighs the network", test_model_net},
     {"ordered writes: the token on the network", test_token_net},
     {"two-phase exchanges: auto as its choice fixed", test_xchg_guess},
+    {"two-phase exchanges: each priced on its own rounds",
+     test_xchg_own_rounds},
     CU_TEST_INFO_NULL};
 
 static CU_TestInfo aggr_tests[] = {
