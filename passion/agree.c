@@ -63,14 +63,23 @@ static int cpus_usable(void)
 double core_wait_policy(passion_ctx *ctx)
 {
     double s = ctx->opt.wait_spin;
-    /* the context's ranks sharing this node: a split by shared memory
+    /* the context's ranks sharing this node: a split by shared memory,
+       which the nodes already are without virtual nodes (core_nodes_init:
+       every rank has the same virtual_node_ranks, agreed, and a node
+       communicator, or passion_init failed before), else made here
        (collective, on every rank whatever its options); on failure,
-       assume the node is shared. The processors they may run on: the
+       assume the node is shared. (One split less per passion_init: on
+       this 2-core machine with MPICH 4.0 a split by shared memory took
+       140 ms of a 3-rank passion_init's 400 under load; fault injection
+       makes hundreds of contexts.) The processors they may run on: the
        union of their affinity masks (ranks bound to a core each cover
        the node's cores; ranks confined together, fewer) */
     int local = ctx->size, cover = 0;
-    MPI_Comm node;
-    if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
+    const int reuse = ctx->opt.virtual_node_ranks == 0 &&
+                      ctx->node_comm != MPI_COMM_NULL;
+    MPI_Comm node = ctx->node_comm;
+    if (reuse ||
+        MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
                             MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &local);
         cpu_set_t set;
@@ -84,7 +93,8 @@ double core_wait_policy(passion_ctx *ctx)
         if (MPI_Allreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE,
                           MPI_BOR, node) == MPI_SUCCESS)
             cover = CPU_COUNT(&set);
-        MPI_Comm_free(&node);
+        if (!reuse)
+            MPI_Comm_free(&node);
     }
     ctx->cpu_share = cover > 0 && local > cover ? (double)local / cover : 1;
     if (s <= 0)

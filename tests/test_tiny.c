@@ -32,6 +32,16 @@
  *     CORE_PROBE_EXACT; before: 1000, the windows alone). Skipped where
  *     the kernel has no cachestat.
  *
+ *  4. passion_init's communicator splits by shared memory, counted by
+ *     wrapping MPI_Comm_split_type (PMPI): one without virtual nodes (the
+ *     nodes are that split, and the wait policy's count of the node's
+ *     ranks reuses it; before: two, the second alone costing about a third
+ *     of a 3-rank passion_init on an oversubscribed 2-core machine), one
+ *     with virtual nodes of one rank (the nodes are then a split by rank;
+ *     the policy still needs the real node). Each context made is checked
+ *     to be usable (a read of the ramp) and its cpu_share the same as
+ *     with virtual nodes, where the policy makes its own split.
+ *
  * File values: v(i) = i (file order), doubles, written by rank 0 first.
  */
 #include "harness.h"
@@ -65,6 +75,16 @@ long syscall(long nr, ...)
     if (nr == 451)
         n_cachestat++;
     return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* MPI_Comm_split_type wrapped (PMPI): calls counted */
+static long n_split_type;
+
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
+                        MPI_Comm *out)
+{
+    n_split_type++;
+    return PMPI_Comm_split_type(comm, type, key, info, out);
 }
 
 #define N 4096
@@ -243,6 +263,37 @@ static void test_probe(void)
     unlink(path);
 }
 
+static void test_init_splits(void)
+{
+    th_case_seed = th_seed;
+    double share[2] = {0, 0};
+    for (int v = 0; v < 2; v++) {
+        passion_ctx *ctx;
+        passion_array *a;
+        n_split_type = 0;
+        passion_file *f = th_ramp_open(v ? "virtual_node_ranks=1" : "",
+                                       "splits.raw", N, &ctx, &a);
+        long n = n_split_type;
+        if (!f)
+            return;
+        TH_CHECK(n == 1, "passion_init (%s) made %ld splits by shared "
+                 "memory (want 1)", v ? "virtual nodes of 1 rank" : "nodes",
+                 n);
+        share[v] = ctx->cpu_share;
+        static double b[8];
+        passion_section s;
+        int64_t s1[1] = {8 * (int64_t)th_rank}, c1[1] = {8};
+        passion_section_set(&s, 1, s1, c1, NULL);
+        int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "read (%s): %d",
+                 v ? "virtual nodes" : "nodes", rc);
+        th_ramp_close(f, a, ctx);
+    }
+    TH_CHECK(share[0] == share[1] && share[0] >= 1,
+             "cpu_share %g without virtual nodes, %g with", share[0],
+             share[1]);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -250,6 +301,7 @@ int main(int argc, char **argv)
         {"2: the learned round cost is its samples' median",
          test_sync_median},
         {"3: the page-cache probe's system calls", test_probe},
+        {"4: passion_init's splits by shared memory", test_init_splits},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"tiny calls (issue 14)", NULL, NULL, NULL, NULL, tests},
