@@ -95,6 +95,17 @@ static MPI_File romio_open(const char *path, int m, int P)
                                                   : BENCH_ROMIO_NOCB, P);
 }
 
+/* is name one of the comma-separated names of list? */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *q = list; q; q = strchr(q, ',') ? strchr(q, ',') + 1
+                                                       : NULL)
+        if (!strncmp(q, name, n) && (q[n] == ',' || q[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 static int romio_access(MPI_File fh, int m, const passion_section *s,
                         void *buf, int op_write)
 {
@@ -219,7 +230,8 @@ int main(int argc, char **argv)
     const int memlim = bench_memlimit_min_bytes(&a) > 0;
     for (int64_t mb = bench_memlimit_min_bytes(&a); N * N * 4 < mb;)
         N += 1024;
-    /* --case NAME and --method NAME restrict the run (for experiments) */
+    /* --case NAME[,NAME...] and --method NAME[,NAME...] restrict the run
+       (for experiments) */
     const char *only_case = NULL, *only_method = NULL;
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--case"))
@@ -286,7 +298,7 @@ int main(int argc, char **argv)
     bench_first_use(&a, arr, f, path);
     for (int ci = 0; ci < NCASES; ci++) {
         const bench_tcase *c = &CASES[ci];
-        if (only_case && strcmp(only_case, c->name))
+        if (only_case && !listed(only_case, c->name))
             continue;
         int op_write = !strcmp(c->op, "write");
         for (int q = 0; q < P; q++)
@@ -302,7 +314,7 @@ int main(int argc, char **argv)
             total_runs += all[q].stride[0] == 1 && e ? all[q].count[1] : e;
         }
         for (int m = 0; m < NMETH; m++) {
-            if (only_method && strcmp(only_method, mnames[m]))
+            if (only_method && !listed(only_method, mnames[m]))
                 continue;
             /* the thesis's direct method on element-wise sections of the
                whole array is millions of 4-byte requests (210 s in table

@@ -232,20 +232,31 @@ CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
  * (COLL_FAD_STREAM): the ranks read at once, so the file gave all of them
  * together their bytes' sum in the longest rank's seconds. From at least
  * COLL_STREAM_LEARN_MIN bytes, the best such figure is kept (verbosity 2
- * prints it; coll_stream_bw). The model does not run on it: used as the
- * file's bandwidth (where above the calibration's), it fixed etp 6.1-V,
- * 6.2-VII and 6.3-IV cold at P = 2 (the aggregators' 67 MB at 3.1-3.4
- * GB/s against the calibration's 1.1-1.3) but priced every sieve at it,
- * and the sieves' shorter streams (6-12 MB, the readahead's ramp) ran at
- * about 1 GB/s: nine cold reads of tables 6.2 and 6.3 were then sieved
- * (4.7-11.6 ms) where direct reads took 1.3-5.6 ms. A rate that depends
- * on the stream's length is not reached. 0: none learned.
+ * prints it; coll_stream_bw), with the length of the ranks' streams
+ * (bytes per streaming rank). Used as the file's one bandwidth (where
+ * above the calibration's), it fixed etp 6.1-V, 6.2-VII and 6.3-IV cold
+ * at P = 2 (the aggregators' 67 MB at 3.1-3.4 GB/s against the
+ * calibration's 1.1-1.3) but priced every sieve at it, and the sieves'
+ * shorter streams (6-12 MB, the readahead's ramp) ran at about 1 GB/s:
+ * nine cold reads of tables 6.2 and 6.3 were then sieved (4.7-11.6 ms)
+ * where direct reads took 1.3-5.6 ms. So the model's rate depends on
+ * the stream's length (coll_stream_rate): the calibration's rate up to
+ * the calibration's streams' length, the learned rate from the learned
+ * streams' length. 0: none learned.
  */
 #define COLL_STREAM_CACHED_PM 100
 #define COLL_STREAM_LEARN_MIN (16LL << 20)
 CORE_HIDDEN void coll_stream_note(passion_ctx *ctx, uint64_t bytes,
                                   double seconds);
 CORE_HIDDEN double coll_stream_bw(passion_ctx *ctx);
+/* The readahead's ramp the model uses on uncached data (coll_plan's
+   ramp_short, ramp_long, bw_long): where the calibration's best reading
+   streamed *len_short bytes a rank and the calls' own long reads, faster,
+   *len_long bytes a rank (longer) at *bw_long B/s, all ranks together.
+   Returns 1 then, else 0 (zeros: one rate; also under the io_bandwidth
+   option). The same on every rank. */
+CORE_HIDDEN int coll_stream_ramp(passion_ctx *ctx, int64_t *len_short,
+                                 int64_t *len_long, double *bw_long);
 /* the bytes the calibration's best-read stream(s) timed, all ranks
    together (0: none); for tests */
 CORE_HIDDEN int64_t coll_file_streamed(passion_ctx *ctx);
@@ -273,6 +284,12 @@ typedef struct coll_plan {
     int64_t hole;       /* sieving hole limit inside a chunk */
     double io_lat, io_bw; /* file cost model of this call (options, or
                              by the page-cache probe: memory or disk) */
+    /* the readahead's ramp on uncached data (coll_stream_rate): a rank's
+       stream of at most ramp_short bytes runs at io_bw (the calibration's
+       streams were that long), one of at least ramp_long bytes at
+       bw_long (the calls' own long reads); 0: none (one rate) */
+    int64_t ramp_short, ramp_long;
+    double bw_long;
     ocad_env env;       /* the same for the independent engine, with the
                            staging it may hold: passed to it, never set
                            in the context */
@@ -295,6 +312,12 @@ typedef struct coll_plan {
                            allocation fails later); the context's, kept
                            across calls */
 } coll_plan;
+
+/* The file's bandwidth, all ranks together, for reads in which each
+   streaming rank reads one sequential stream of len bytes (a sieve's
+   extent, an aggregator's span): io_bw up to ramp_short, bw_long from
+   ramp_long, linear in the length between (etp_plan.c) */
+CORE_HIDDEN double coll_stream_rate(const coll_plan *p, int64_t len);
 
 /*
  * Exchange the FAD (one MPI_Allgather), check that the ranks agree on the

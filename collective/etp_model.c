@@ -73,6 +73,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/*
+ * Writes on uncached data: of two near-equal two-phase plans, the one
+ * with fewer aggregators doing file I/O wins (its prediction at most this
+ * much above the other's). The model shares the file's bandwidth among
+ * the aggregators whatever their number; on this VM's one device fewer,
+ * longer read-modify-write streams ran faster. etp tables 6.1-6.6 cold,
+ * P = 2 (one run, load 2): where etp-static's domains put a write's span
+ * on one aggregator and etp-dynamic's split it over two, the one took
+ * 0.52-0.87 of the two's time in 7 of 8 writes (6.4-II 3.8 against 7.4
+ * ms, 6.4-III 16.4 against 22.5, 6.6-V 5.1 against 7.4), the model's
+ * predictions 0.1-5% apart; the eighth (6.4-I, 1.73x) is no tie: the two
+ * aggregators exchange nothing there. Reads: 12 of 20 faster (0.62-0.99)
+ * and 8 slower (1.02-1.89), so not for reads; on cached data two copied
+ * faster (1.3-2.2x).
+ */
+#define COLL_COLD_FEWER 0.05
 #define COPY_BW COLL_COPY_BW
 
 /* A small write costs more than a read of the cache: page locking and
@@ -246,7 +262,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     const int64_t cs = p->cap_stage > es ? p->cap_stage : es;
     const int64_t cx = p->cap_xchg > es ? p->cap_xchg : es;
     int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
-    int64_t useful_all = 0;
+    int64_t useful_all = 0, naggs = 0;
     for (int r = 0; r < P; r++)
         ind_sum += ind_bytes[r];
     for (int i = 0; i < P; i++) {
@@ -264,11 +280,19 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         }
         int64_t span = last > first ? last - first : 0;
         span_sum += span;
+        naggs += span > 0;
         max_span = span > max_span ? span : max_span;
         int64_t req = span ? (span + cs - 1) / cs : 0;
         max_req = req > max_req ? req : max_req;
     }
-    int64_t bytes = span_sum;
+    /* reading the spans: each aggregator one stream of its span, at the
+       rate of streams that long (the readahead's ramp: coll_stream_rate;
+       etp 6.1-V cold, P = 2: the aggregators' 33.5 MB each at 3.1-3.4
+       GB/s together, where the calibration's 16.8 MB streams gave
+       1.1-2.3); skipping holes: shorter pieces, the calibration's rate */
+    const double Bspan =
+        p->op_write || !naggs ? B : coll_stream_rate(p, span_sum / naggs);
+    double t_bytes = (double)span_sum / Bspan;
     if (ind_sum < span_sum) {
         /* holes the independent reads skip: the aggregators skip them too
            where a hole costs more than a request (etp_window.c, hole =
@@ -282,13 +306,13 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         int64_t merged = p->ext_overlap ? ind_req_max : ind_req_sum;
         int64_t skip_req = max_req + (merged + P - 1) / P;
         if ((double)skip_req * L + (double)ind_sum / B <
-            (double)max_req * L + (double)span_sum / B) {
-            bytes = ind_sum;
+            (double)max_req * L + (double)span_sum / Bspan) {
             max_req = skip_req;
+            t_bytes = (double)ind_sum / B;
         }
     }
     if (p->op_write && useful_all < span_sum)
-        bytes *= 2;
+        t_bytes *= 2;
     if (p->op_write && (useful_all < span_sum || !p->warm))
         max_req *= 2; /* read before write: ours, or the kernel's for a
                          partly written page that is not cached */
@@ -306,7 +330,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
     int64_t rounds = (max_span + cs - 1) / cs;
     int64_t xr = (max_x + cx - 1) / cx;
     rounds = xr > rounds ? xr : rounds;
-    double t = (double)max_req * L + (double)bytes / B +
+    double t = (double)max_req * L + t_bytes +
                2.0 * (double)max_useful / COPY_BW;
     if (P > 1 && max_x > 0) {
         /* a round costs what the FAD's rounds were seen to, once there
@@ -322,6 +346,20 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         t += etp_net(p, mc, rounds, S, alg);
     }
     return t;
+}
+
+/* the aggregators with file I/O on p's domains: a domain that holds some
+   rank's element */
+static int etp_clients(const coll_plan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->P; i++)
+        for (int r = 0; r < p->P; r++)
+            if (cnt_in(p, r, p->dlo[i], p->dhi[i]) > 0) {
+                n++;
+                break;
+            }
+    return n;
 }
 
 /* a class's fixed cost: the outcome's agreement (a learned round S, the
@@ -359,6 +397,7 @@ static double ind_time(coll_plan *p, int method, double S,
     const double L = p->io_lat, B = p->io_bw;
     int64_t req_max = 0, req_sum = 0, bytes_sum = 0, useful_max = 0;
     int64_t pages_max = 0, pages_sum = 0;
+    int64_t sv_bytes = 0, sv_len = 0, sv_n = 0;
     int small_writes = 0;
     for (int r = 0; r < P; r++) {
         if (ind_bytes)
@@ -374,6 +413,16 @@ static double ind_time(coll_plan *p, int method, double S,
         bytes_sum += pi.bytes_file;
         int64_t u = pi.method == PASSION_METHOD_SIEVE ? p->elems[r] * p->esize
                                                       : 0;
+        if (pi.method == PASSION_METHOD_SIEVE && pi.requests > 0) {
+            /* a sieve that reads (nearly) its whole extent is one
+               stream; one that skips holes, pieces of its mean request */
+            int64_t ext = p->x[r].fend - p->x[r].foff0;
+            sv_bytes += pi.bytes_file;
+            sv_len += pi.bytes_file >= ext / 10 * 9 ? pi.bytes_file
+                                                    : pi.bytes_file /
+                                                          pi.requests;
+            sv_n++;
+        }
         useful_max = u > useful_max ? u : useful_max;
         if (pi.requests > 0 && pi.bytes_file / pi.requests < 4096) {
             small_writes = 1;
@@ -406,7 +455,10 @@ static double ind_time(coll_plan *p, int method, double S,
         /* independent reads keep core_io_concurrency requests in flight
            (not on cached data: the CPU copies them one after another) */
         t = (double)req_max * L / ocad_env_conc(ctx, &p->env) +
-            (double)bytes_sum / B + (double)useful_max / COPY_BW;
+            (double)(bytes_sum - sv_bytes) / B +
+            (sv_n ? (double)sv_bytes / coll_stream_rate(p, sv_len / sv_n)
+                  : 0) +
+            (double)useful_max / COPY_BW;
     }
     return t;
 }
@@ -537,11 +589,14 @@ int coll_method_choose(coll_plan *p, double *seconds)
     if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
         fprintf(stderr, "passion: auto: independent %.3g s (requests max "
                 "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
-                "%.3g; round %.3g msg %.3g, learned round %.3g; fixed: "
+                "%.3g, streams from %lld to %lld B a rank %.3g; round "
+                "%.3g msg %.3g, learned round %.3g; fixed: "
                 "independent %.3g two-phase %.3g, -1 none)\n", t_ind,
                 (long long)req_max, (long long)req_sum, (long long)bytes_sum,
                 p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
-                p->warm, L, B, mc.round, mc.msg, S, p->fixed[COLL_FIX_IND],
+                p->warm, L, B, (long long)p->ramp_short,
+                (long long)p->ramp_long, p->bw_long, mc.round, mc.msg, S,
+                p->fixed[COLL_FIX_IND],
                 p->fixed[COLL_FIX_ETP]);
     /* each method's fixed cost: learned from the calls that ran it, else
        its rounds (coll_fixed_learn) */
@@ -555,6 +610,8 @@ int coll_method_choose(coll_plan *p, double *seconds)
     /* below its minimum budget the two-phase method cannot run: only
        independent access is a candidate (it works with any budget) */
     int etp_ok = ctx->opt.memory_budget >= coll_etp_min_budget(p);
+    double t_dyn = 0;
+    int c_dyn = 0;
     const int pick = xchg_pick_applies(p);
     int best_alg = PASSION_XCHG_DEFAULT;
     int64_t best_cx = p->cap_xchg, best_cs = p->cap_stage;
@@ -573,12 +630,23 @@ int coll_method_choose(coll_plan *p, double *seconds)
             t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S,
                          ctx->opt.exchange);
         }
+        const int clients = etp_clients(p);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: %s%s%s %.3g s + fixed %.3g s\n",
+            fprintf(stderr, "passion: auto: %s%s%s %.3g s + fixed %.3g s "
+                    "(%d aggregator(s) with file I/O)\n",
                     k ? "etp-static" : "etp-dynamic",
                     alg >= 0 ? " + " : "",
-                    alg >= 0 ? coll_xchg_name(alg) : "", t, F_etp);
-        if (t + F_etp < tbest) {
+                    alg >= 0 ? coll_xchg_name(alg) : "", t, F_etp, clients);
+        /* writes on uncached data: of two near-equal two-phase plans,
+           the one with fewer aggregators doing file I/O (COLL_COLD_FEWER) */
+        const int fewer = k == 1 && best == PASSION_METHOD_ETP_DYNAMIC &&
+                          !p->warm && p->op_write && clients < c_dyn &&
+                          t <= t_dyn * (1 + COLL_COLD_FEWER);
+        if (k == 0) {
+            t_dyn = t;
+            c_dyn = clients;
+        }
+        if (fewer || t + F_etp < tbest) {
             tbest = t + F_etp;
             best = etp[k];
             p->pred_raw = t;

@@ -80,6 +80,8 @@ typedef struct coll_ext {
        the best bandwidth learned from them (coll_stream_note) */
     uint32_t stream_pages, stream_us;
     double stream_bw;
+    int64_t stream_len; /* stream_bw's bytes per streaming rank */
+    int64_t file_bw_rank; /* file_bw's stream bytes per streaming rank */
     /* the last auto read whose ranks chose an independent method: its
        access (coll_early_sig; 0 = none). The same access again is read
        early whatever its cost (coll_io_early) */
@@ -392,8 +394,10 @@ static void file_calibrate(coll_plan *p, coll_ext *e, int long_only)
     }
     if (got > 0 && (long_only || e->file_nbw < COLL_FILE_SAMPLES)) {
         e->file_nbw += !long_only;
-        if (got > e->file_bw)
+        if (got > e->file_bw) {
             e->file_bw = got;
+            e->file_bw_rank = (int64_t)(all ? len / p->P : len);
+        }
         if (len > (double)e->file_bw_len)
             e->file_bw_len = (int64_t)len;
     }
@@ -577,6 +581,33 @@ void coll_stream_note(passion_ctx *ctx, uint64_t bytes, double seconds)
         e->stream_pages = e->stream_us = 0;
 }
 
+int coll_stream_ramp(passion_ctx *ctx, int64_t *len_short,
+                     int64_t *len_long, double *bw_long)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    *len_short = *len_long = 0;
+    *bw_long = 0;
+    if (!e || ctx->opt.io_bandwidth > 0 || e->file_bw <= 0 ||
+        e->file_bw_rank <= 0 || e->stream_bw <= e->file_bw ||
+        e->stream_len <= e->file_bw_rank)
+        return 0;
+    *len_short = e->file_bw_rank;
+    *len_long = e->stream_len;
+    *bw_long = e->stream_bw;
+    return 1;
+}
+
+double coll_stream_rate(const coll_plan *p, int64_t len)
+{
+    if (p->ramp_long <= p->ramp_short || len <= p->ramp_short)
+        return p->io_bw;
+    if (len >= p->ramp_long)
+        return p->bw_long;
+    double f = (double)(len - p->ramp_short) /
+               (double)(p->ramp_long - p->ramp_short);
+    return p->io_bw + f * (p->bw_long - p->io_bw);
+}
+
 double coll_stream_bw(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
@@ -607,16 +638,21 @@ static void stream_learn(passion_ctx *ctx, const int64_t *fad, int W)
         pages += w >> 32;
         us = (w & 0xffffffffu) > us ? (w & 0xffffffffu) : us;
     }
+    int n = 0;
+    for (int r = 0; r < ctx->size; r++)
+        n += ((uint64_t)fad[(int64_t)r * W + COLL_FAD_STREAM] >> 32) > 0;
     double bytes = (double)pages * 4096;
     if (!e || us == 0 || bytes < (double)COLL_STREAM_LEARN_MIN)
         return;
     double bw = bytes / ((double)us * 1e-6);
     if (bw > e->stream_bw) {
         e->stream_bw = bw;
+        e->stream_len = (int64_t)(bytes / (n > 0 ? n : 1));
         if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
             fprintf(stderr, "passion: file bandwidth learned from the "
                     "last uncached call's long reads: %.3g B/s (%.3g MB "
-                    "in %.3g s)\n", bw, bytes / 1e6, (double)us * 1e-6);
+                    "in %.3g s, %d rank(s))\n", bw, bytes / 1e6,
+                    (double)us * 1e-6, n);
     }
 }
 
@@ -1206,6 +1242,14 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     }
     p->io_lat = p->env.lat;
     p->io_bw = p->env.bw;
+    /* the readahead's ramp (coll_stream_rate): on uncached data, where
+       the calls' own streams were longer than the calibration's and
+       faster, with the calibration's rate in use (no io_bandwidth
+       option); the same on every rank (learned from the FAD) */
+    p->ramp_short = p->ramp_long = 0;
+    p->bw_long = 0;
+    if (!p->warm && p->io_bw == (e ? e->file_bw : -1))
+        coll_stream_ramp(ctx, &p->ramp_short, &p->ramp_long, &p->bw_long);
     double h = p->io_lat * p->io_bw;
     p->hole = h > (double)(INT64_MAX / 4) ? INT64_MAX / 4 : (int64_t)h;
     return PASSION_OK;

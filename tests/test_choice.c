@@ -1749,6 +1749,141 @@ static void test_calib_streams(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 23: the readahead's ramp: the model's rate depends on a stream's
+   length, between the calibration's streams and the calls' long reads */
+static void test_stream_ramp(void)
+{
+    th_case_seed = th_seed;
+    /* the rate for a length, against the straight line between the two
+       measured points (flat outside them) */
+    coll_plan p;
+    memset(&p, 0, sizeof p);
+    p.io_bw = 1e9;
+    const int64_t M = 1 << 20;
+    double none = coll_stream_rate(&p, 64 * M);
+    p.ramp_short = 8 * M;
+    p.ramp_long = 32 * M;
+    p.bw_long = 3e9;
+    const int64_t lens[5] = {4 * M, 8 * M, 20 * M, 32 * M, 64 * M};
+    const double want[5] = {1e9, 1e9, 2e9, 3e9, 3e9};
+    for (int k = 0; k < 5; k++) {
+        double got = coll_stream_rate(&p, lens[k]);
+        TH_CHECK(fabs(got - want[k]) <= 1e-6 * want[k] && none == 1e9,
+                 "stream rate of %lld MiB a rank between 8 MiB at 1e9 and "
+                 "32 MiB at 3e9: %g (want %g); without a ramp %g (want "
+                 "1e9)", (long long)(lens[k] / M), got, want[k], none);
+    }
+    /* learned: an uncached read of a long section per rank (one long
+       read each), then any call carries them in its FAD */
+    enum { PER = 5 * 524288 }; /* 20 MiB of doubles per rank */
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("", "sramp.raw",
+                                   (int64_t)PER * th_size, &ctx, &a);
+    if (!f)
+        return;
+    double *b = malloc((size_t)PER * sizeof *b);
+    passion_section s;
+    int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER};
+    passion_section_set(&s, 1, st, ct, NULL);
+    int rc = drop_pages(f);
+    if (!b)
+        rc = PASSION_ENOMEM;
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "uncached read: rc %d %s", rc,
+             passion_ctx_errdetail(ctx));
+    int64_t c1[1] = {8};
+    passion_section_set(&s, 1, st, c1, NULL);
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    int64_t lo = 0, hi = 0;
+    double bw = 0, lat = 0, fbw = 0;
+    int nlat = 0;
+    int on = coll_stream_ramp(ctx, &lo, &hi, &bw);
+    coll_file_costs(ctx, &lat, &fbw, &nlat);
+    double sbw = coll_stream_bw(ctx);
+    int64_t streamed = coll_file_streamed(ctx);
+    /* the same on every rank */
+    double mine[4] = {(double)on, (double)lo, (double)hi, bw}, mx[4], mn[4];
+    MPI_Allreduce(mine, mx, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, mn, 4, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    int same = !memcmp(mx, mn, sizeof mx);
+    /* on where the long reads were faster than the calibration: from
+       the calibration's stream a rank (its bytes, or their P-th part
+       when every rank streamed) to the long reads' 20 MiB a rank */
+    int ok = sbw > fbw && fbw > 0 && streamed > 0
+                 ? on == 1 && hi == (int64_t)PER * 8 && bw == sbw &&
+                       (lo == streamed || lo * th_size == streamed) &&
+                       lo < hi
+                 : on == 0 && lo == 0 && hi == 0 && bw == 0;
+    TH_CHECK(rc == 0 && same && ok && sbw > 0,
+             "ramp %d from %lld to %lld B a rank at %g B/s (calibration "
+             "%g B/s from %lld bytes, all ranks; long reads %g B/s, want "
+             "%d B a rank), the same on every rank: %d",
+             on, (long long)lo, (long long)hi, bw, fbw, (long long)streamed,
+             sbw, PER * 8, same);
+    free(b);
+    th_ramp_close(f, a, ctx);
+}
+
+/* 24: an uncached write: of near-equal two-phase plans, fewer
+   aggregators with file I/O */
+static void test_cold_fewer(void)
+{
+    th_case_seed = th_seed;
+    enum { PER = 262144, SPAN = 131072 }; /* 2 MiB a rank, 1 MiB span */
+    passion_ctx *ctx;
+    passion_array *a;
+    passion_file *f = th_ramp_open("io_latency=1e-4,io_bandwidth=1e9,"
+                                   "msg_alpha=1e-5,msg_beta=1e-10",
+                                   "cfewer.raw", (int64_t)PER * th_size,
+                                   &ctx, &a);
+    if (!f)
+        return;
+    /* every rank's elements r, r + P, ... of the file's first MiB: in
+       rank 0's static domain (the array in P parts), in every rank's
+       dynamic one (the span in P parts) */
+    const int64_t n = SPAN / th_size;
+    double *b = malloc((size_t)n * sizeof *b);
+    passion_section s;
+    int64_t st[1] = {th_rank}, ct[1] = {n}, sd[1] = {th_size};
+    passion_section_set(&s, 1, st, ct, sd);
+    for (int64_t i = 0; i < n && b; i++)
+        b[i] = -1.0 - (double)(th_rank + i * th_size);
+    int rc = drop_pages(f);
+    if (!b)
+        rc = PASSION_ENOMEM;
+    if (!rc)
+        rc = passion_file_write_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_method m = PASSION_METHOD_AUTO;
+    double pred = 0;
+    passion_ctx_last_method(ctx, &m, &pred);
+    /* one rank: a single aggregator either way, nothing to break */
+    TH_CHECK(rc == 0 && (th_size == 1 || m == PASSION_METHOD_ETP_STATIC),
+             "uncached interleaved write of %lld elements per rank in the "
+             "first MiB: rc %d %s, method %d (want etp-static %d)",
+             (long long)n, rc, passion_ctx_errdetail(ctx), (int)m,
+             (int)PASSION_METHOD_ETP_STATIC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double *v = malloc((size_t)PER * 2 * sizeof *v);
+    passion_section all;
+    int64_t c2[1] = {(int64_t)PER * th_size < 2 * PER ? PER * th_size
+                                                       : 2 * PER};
+    passion_section_set(&all, 1, NULL, c2, NULL);
+    rc = v ? passion_file_read(f, &all, v, NULL, PASSION_METHOD_DIRECT)
+           : PASSION_ENOMEM;
+    int64_t bad = rc != 0 ? -2 : -1;
+    for (int64_t i = 0; i < c2[0] && bad == -1; i++)
+        if (v[i] != (i < n * th_size ? -1.0 - (double)i : (double)i))
+            bad = i;
+    TH_CHECK(bad == -1, "the file after the write: rc %d, first wrong "
+             "element %lld", rc, (long long)bad);
+    free(v);
+    free(b);
+    th_ramp_close(f, a, ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1781,6 +1916,9 @@ int main(int argc, char **argv)
         {"21: the file's bandwidth learned from long reads",
          test_stream_learn},
         {"22: the calibration streams on every rank", test_calib_streams},
+        {"23: the stream rate follows the readahead's ramp",
+         test_stream_ramp},
+        {"24: an uncached write on fewer aggregators", test_cold_fewer},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices (issue 14)", NULL, NULL, NULL, NULL, tests},
