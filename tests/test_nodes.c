@@ -1120,7 +1120,8 @@ static void test_xchg_guess(void)
        algorithm's staging (plan_caps) and none for auto, so the fixed
        two-level call and auto's cut different rounds (P = 9: 7 exchange
        rounds on a rank against 4; 68 failed checks over the ranks); now
-       auto reserves its choice's (plan_caps_refine, etp_plan.c) */
+       auto runs its choice on that choice's rounds (coll_xchg_pick,
+       etp_model.c) */
     static const int64_t nbs[3] = {16, 2000, 65536};
     const int nnb = P > 5 ? 2 : 3;
     for (int k = 1; k <= 2 && k < P; k++)
