@@ -630,7 +630,13 @@ int coll_method_choose(coll_plan *p, double *seconds)
             t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S,
                          ctx->opt.exchange);
         }
-        const int clients = etp_clients(p);
+        /* the aggregators with file I/O (P x P counts): only where the
+           rule below or the report needs them */
+        const int cold_write = !p->warm && p->op_write;
+        const int clients =
+            cold_write || (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+                ? etp_clients(p)
+                : 0;
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
             fprintf(stderr, "passion: auto: %s%s%s %.3g s + fixed %.3g s "
                     "(%d aggregator(s) with file I/O)\n",
@@ -640,7 +646,7 @@ int coll_method_choose(coll_plan *p, double *seconds)
         /* writes on uncached data: of two near-equal two-phase plans,
            the one with fewer aggregators doing file I/O (COLL_COLD_FEWER) */
         const int fewer = k == 1 && best == PASSION_METHOD_ETP_DYNAMIC &&
-                          !p->warm && p->op_write && clients < c_dyn &&
+                          cold_write && clients < c_dyn &&
                           t <= t_dyn * (1 + COLL_COLD_FEWER);
         if (k == 0) {
             t_dyn = t;

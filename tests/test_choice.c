@@ -1656,6 +1656,25 @@ static void test_one_request(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* tests 21 and 23: a file of per doubles a rank (th_ramp_open), a buffer
+   for them, this rank's contiguous section of them, the pages dropped;
+   *rc the outcome (NULL: the file could not be opened) */
+static passion_file *uncached_slab(const char *name, int64_t per,
+                                   passion_ctx **ctx, passion_array **a,
+                                   double **b, passion_section *s, int *rc)
+{
+    passion_file *f = th_ramp_open("", name, per * th_size, ctx, a);
+    if (!f)
+        return NULL;
+    *b = malloc((size_t)per * sizeof **b);
+    int64_t st[1] = {(int64_t)th_rank * per}, ct[1] = {per};
+    passion_section_set(s, 1, st, ct, NULL);
+    *rc = drop_pages(f);
+    if (!*b)
+        *rc = PASSION_ENOMEM;
+    return f;
+}
+
 /* 21: the file's bandwidth learned from the calls' long reads */
 static void test_stream_learn(void)
 {
@@ -1663,17 +1682,13 @@ static void test_stream_learn(void)
     enum { PER = 3 * 786432 }; /* 18 MiB of doubles per rank */
     passion_ctx *ctx;
     passion_array *a;
-    passion_file *f = th_ramp_open("", "slearn.raw",
-                                   (int64_t)PER * th_size, &ctx, &a);
+    double *b = NULL;
+    passion_section s;
+    int rc = 0;
+    passion_file *f = uncached_slab("slearn.raw", PER, &ctx, &a, &b, &s, &rc);
     if (!f)
         return;
-    double *b = malloc((size_t)PER * sizeof *b);
-    passion_section s;
-    int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER};
-    passion_section_set(&s, 1, st, ct, NULL);
-    int rc = drop_pages(f);
-    if (!b)
-        rc = PASSION_ENOMEM;
+    int64_t st[1] = {(int64_t)th_rank * PER};
     double bw0 = coll_stream_bw(ctx);
     uint64_t b0 = ctx->stream_bytes;
     double t0 = ctx->stream_t;
@@ -1778,17 +1793,13 @@ static void test_stream_ramp(void)
     enum { PER = 5 * 524288 }; /* 20 MiB of doubles per rank */
     passion_ctx *ctx;
     passion_array *a;
-    passion_file *f = th_ramp_open("", "sramp.raw",
-                                   (int64_t)PER * th_size, &ctx, &a);
+    double *b = NULL;
+    passion_section s;
+    int rc = 0;
+    passion_file *f = uncached_slab("sramp.raw", PER, &ctx, &a, &b, &s, &rc);
     if (!f)
         return;
-    double *b = malloc((size_t)PER * sizeof *b);
-    passion_section s;
-    int64_t st[1] = {(int64_t)th_rank * PER}, ct[1] = {PER};
-    passion_section_set(&s, 1, st, ct, NULL);
-    int rc = drop_pages(f);
-    if (!b)
-        rc = PASSION_ENOMEM;
+    int64_t st[1] = {(int64_t)th_rank * PER};
     if (!rc)
         rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
     TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "uncached read: rc %d %s", rc,
