@@ -60,7 +60,7 @@ static int cpus_usable(void)
     return n > 0 ? (int)n : 1;
 }
 
-double core_wait_policy(passion_ctx *ctx)
+double core_wait_policy(passion_ctx *ctx, const core_host *known)
 {
     double s = ctx->opt.wait_spin;
     /* the context's ranks sharing this node: a split by shared memory,
@@ -73,15 +73,23 @@ double core_wait_policy(passion_ctx *ctx)
        140 ms of a 3-rank passion_init's 400 under load; fault injection
        makes hundreds of contexts.) The processors they may run on: the
        union of their affinity masks (ranks bound to a core each cover
-       the node's cores; ranks confined together, fewer) */
+       the node's cores; ranks confined together, fewer). With the host
+       kept on the user's communicator (known, on every rank: net.c), its
+       counts, and no collective call at all. */
     int local = ctx->size, cover = 0;
     const int reuse = ctx->opt.virtual_node_ranks == 0 &&
                       ctx->node_comm != MPI_COMM_NULL;
     MPI_Comm node = ctx->node_comm;
-    if (reuse ||
-        MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
-                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (known) {
+        local = known->local;
+        cover = known->cover;
+    } else if (reuse ||
+               MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED,
+                                   ctx->rank, MPI_INFO_NULL, &node) ==
+                   MPI_SUCCESS) {
         MPI_Comm_size(node, &local);
+        if (!reuse)
+            ctx->host.leader = core_host_leader(node, ctx->comm);
         cpu_set_t set;
         CPU_ZERO(&set);
         if (sched_getaffinity(0, sizeof set, &set) != 0 ||
@@ -96,6 +104,8 @@ double core_wait_policy(passion_ctx *ctx)
         if (!reuse)
             MPI_Comm_free(&node);
     }
+    ctx->host.local = local;
+    ctx->host.cover = cover;
     ctx->cpu_share = cover > 0 && local > cover ? (double)local / cover : 1;
     if (s <= 0)
         s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;
@@ -222,6 +232,12 @@ int core_agree(passion_ctx *ctx, int rc)
 int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
               const char *what)
 {
+    return core_same_all(ctx, rc, p, n, what, NULL);
+}
+
+int core_same_all(passion_ctx *ctx, int rc, const void *p, size_t n,
+                  const char *what, int *all)
+{
     if (rc > 0)
         rc = PASSION_OK;
     /* FNV-1a, 64-bit. One reduction gives the first failure and both the
@@ -231,8 +247,10 @@ int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 1099511628211ULL;
     double t0 = core_now();
-    unsigned long long v[3] = {agree_key(ctx, rc), h, ~h}, r[3];
-    int mrc = reduce_min(ctx, v, r, 3);
+    unsigned long long v[4] = {agree_key(ctx, rc), h, ~h,
+                               all && *all ? 1 : 0},
+                       r[4];
+    int mrc = reduce_min(ctx, v, r, all ? 4 : 3);
     if (mrc)
         rc = core_err(ctx, PASSION_EMPI,
                       "MPI_Iallreduce in the argument check (%s)", what);
@@ -244,6 +262,8 @@ int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
                       what);
     else
         rc = PASSION_OK;
+    if (all)
+        *all = !rc && r[3] == 1;
     ctx->cnt.t_comm += core_now() - t0;
     return rc;
 }

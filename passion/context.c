@@ -48,10 +48,13 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         tmp.rank = rank;
         tmp.size = size;
         core_options_default(&tmp.opt);
-        char none = 0; /* the others' first agreement is a core_same */
-        rc = core_same(&tmp, core_err(&tmp, PASSION_ENOMEM,
-                                      "allocating the context"),
-                       &none, 1, "options");
+        /* the others' first agreement is a core_same_all (the same
+           reduction: four values) */
+        char none = 0;
+        int kept = 0;
+        rc = core_same_all(&tmp, core_err(&tmp, PASSION_ENOMEM,
+                                          "allocating the context"),
+                           &none, 1, "options", &kept);
         MPI_Comm_free(&dup);
         return rc;
     }
@@ -116,11 +119,15 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     same.exchange = ctx->opt.exchange;
     same.stripe = ctx->opt.stripe_size;
     memcpy(same.cb_ranks, ctx->opt.cb_ranks, sizeof same.cb_ranks);
-    rc = core_same(ctx, rc, &same, sizeof same,
-                   "virtual_node_ranks, sim_net_*, cb_*, stripe_size or "
-                   "exchange options");
+    /* the host kept on comm by an earlier context (net.c): used only
+       when every rank has it (agreed in the same reduction) */
+    core_host host;
+    int kept = core_host_kept(comm, &host);
+    rc = core_same_all(ctx, rc, &same, sizeof same,
+                       "virtual_node_ranks, sim_net_*, cb_*, stripe_size or "
+                       "exchange options", &kept);
     if (!rc)
-        rc = core_agree(ctx, core_nodes_init(ctx));
+        rc = core_agree(ctx, core_nodes_init(ctx, kept ? &host : NULL));
     if (rc) {
         core_nodes_free(ctx);
         MPI_Comm_free(&ctx->comm);
@@ -128,7 +135,9 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         return rc;
     }
     /* the waits' spin time (collective; the options are valid now) */
-    core_wait_policy(ctx);
+    core_wait_policy(ctx, kept ? &host : NULL);
+    if (!kept)
+        core_host_keep(comm, &ctx->host);
     *out = ctx;
     return PASSION_OK;
 }

@@ -98,6 +98,11 @@ CORE_HIDDEN int core_options_get(const core_options *o, const char *key,
                                  char *buf, size_t len, char *detail,
                                  size_t dlen);
 
+/* the host of a rank: see core_host_kept (nodes, below) */
+typedef struct core_host {
+    int leader, local, cover;
+} core_host;
+
 struct passion_ctx {
     MPI_Comm comm;
     int rank, size;
@@ -147,6 +152,9 @@ struct passion_ctx {
        CPU-bound work (system calls, copies) takes that many times its
        time */
     double cpu_share;
+    /* the host as passion_init found it (to keep on the user's
+       communicator; leader -1 or cover 0: not found) */
+    core_host host;
     /* the simulated network's interface of this node (net.c): the time
        (CLOCK_MONOTONIC ns) until which it is busy, in memory the node's
        ranks share (a window on node_comm), NULL when the network is off
@@ -215,6 +223,10 @@ CORE_HIDDEN int core_agree(passion_ctx *ctx, int rc);
    differ. Collective. */
 CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
                           const char *what);
+/* core_same, and in the same reduction *all (0 or 1 on entry) becomes 1
+   iff it was 1 on every rank (only on success). Collective. */
+CORE_HIDDEN int core_same_all(passion_ctx *ctx, int rc, const void *p,
+                              size_t n, const char *what, int *all);
 /* Agree on rc as core_agree does and, in the same reduction, replace the n
    (<= 8) values of v by their maxima over the ranks (only on success).
    Collective. */
@@ -240,7 +252,7 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
 CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 /* Collective over ctx->comm (passion_init): choose and set the spin
    time; the seconds chosen. */
-CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
+CORE_HIDDEN double core_wait_policy(passion_ctx *ctx, const core_host *known);
 /* The process's spin time now (seconds). */
 CORE_HIDDEN double core_wait_spin(void);
 /* Wait for one request / all n requests. PASSION_EMPI if MPI reports an
@@ -267,11 +279,33 @@ CORE_HIDDEN void core_idle(double t0);
  * allreduce, the FAD's allgather) are not charged.
  */
 enum { CORE_NET_COUNTED = 1 };
+/*
+ * What the split by shared memory (the host) tells a rank of a user's
+ * communicator: its host leader (the lowest rank of comm on its host), the
+ * count of comm's ranks on the host, and the processors their affinity
+ * masks cover together (0: unknown). passion_init finds it with
+ * MPI_Comm_split_type, the dearest call it makes (MPICH 4.0, 3 ranks on 2
+ * cores: 90 ms, against 30 for an MPI_Comm_split and 12 for an allreduce),
+ * and keeps it as an attribute of the user's communicator (net.c), so
+ * that later contexts on the same communicator split by the leader instead
+ * and take the counts, when every rank has it (agreed in the first
+ * reduction of passion_init: no rank calls another collective than the
+ * others).
+ */
+/* This rank's kept host of comm: 1 and *h if kept, else 0. Local. */
+CORE_HIDDEN int core_host_kept(MPI_Comm comm, core_host *h);
+/* Keep *h on comm (replacing any; a failure keeps nothing). Local. */
+CORE_HIDDEN void core_host_keep(MPI_Comm comm, const core_host *h);
+/* The attribute key (tests: to forget the host on one rank). */
+CORE_HIDDEN int core_host_keyval(void);
+/* The lowest rank of comm among the ranks of node (a subset of comm); -1
+   if the MPI group calls fail. Local. */
+CORE_HIDDEN int core_host_leader(MPI_Comm node, MPI_Comm comm);
 /* Collective over ctx->comm (passion_init): the node fields of ctx from
    the options (virtual_node_ranks, PASSION_VIRTUAL_NODE_RANKS); local
    code (the caller agrees; on failure the fields are cleared and freed
    by core_nodes_free). */
-CORE_HIDDEN int core_nodes_init(passion_ctx *ctx);
+CORE_HIDDEN int core_nodes_init(passion_ctx *ctx, const core_host *known);
 CORE_HIDDEN void core_nodes_free(passion_ctx *ctx);
 /* The virtual node size asked for: the environment variable
    PASSION_VIRTUAL_NODE_RANKS if set (else the option); -1 and the reason

@@ -40,6 +40,8 @@
 #include "core.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,10 +82,80 @@ void core_nodes_free(passion_ctx *ctx)
     ctx->node_of = NULL;
 }
 
-int core_nodes_init(passion_ctx *ctx)
+/* ---- the host, kept on the user's communicator (core.h, core_host) ----
+ * The attribute's value is the host packed in its pointer (nothing to
+ * allocate or free): bit 0 set, the leader in bits 1-31, the local count
+ * in bits 32-47, the processors covered in bits 48-63. It is not copied
+ * by MPI_Comm_dup and goes with the communicator. */
+static int host_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void host_keyval_make(void)
+{
+    int kv;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN,
+                               &kv, NULL) == MPI_SUCCESS)
+        host_keyval = kv;
+}
+
+int core_host_keyval(void)
+{
+    pthread_once(&host_once, host_keyval_make);
+    return host_keyval;
+}
+
+int core_host_kept(MPI_Comm comm, core_host *h)
+{
+    int kv = core_host_keyval(), flag = 0;
+    void *val = NULL;
+    if (kv == MPI_KEYVAL_INVALID ||
+        MPI_Comm_get_attr(comm, kv, &val, &flag) != MPI_SUCCESS || !flag)
+        return 0;
+    uint64_t v = (uint64_t)(uintptr_t)val;
+    if (!(v & 1))
+        return 0;
+    h->leader = (int)((v >> 1) & 0x7fffffff);
+    h->local = (int)((v >> 32) & 0xffff);
+    h->cover = (int)(v >> 48);
+    return h->local > 0 && h->cover > 0;
+}
+
+void core_host_keep(MPI_Comm comm, const core_host *h)
+{
+    int kv = core_host_keyval();
+    if (kv == MPI_KEYVAL_INVALID || sizeof(void *) < 8 || h->leader < 0 ||
+        h->local <= 0 || h->local > 0xffff || h->cover <= 0 ||
+        h->cover > 0xffff)
+        return;
+    uint64_t v = 1 | (uint64_t)h->leader << 1 | (uint64_t)h->local << 32 |
+                 (uint64_t)h->cover << 48;
+    MPI_Comm_set_attr(comm, kv, (void *)(uintptr_t)v);
+}
+
+/* The lowest rank of comm in node (a subset of comm), -1 on failure. */
+int core_host_leader(MPI_Comm node, MPI_Comm comm)
+{
+    MPI_Group gn = MPI_GROUP_NULL, gc = MPI_GROUP_NULL;
+    int zero = 0, leader = -1;
+    if (MPI_Comm_group(node, &gn) != MPI_SUCCESS ||
+        MPI_Comm_group(comm, &gc) != MPI_SUCCESS ||
+        MPI_Group_translate_ranks(gn, 1, &zero, gc, &leader) !=
+            MPI_SUCCESS ||
+        leader == MPI_UNDEFINED)
+        leader = -1;
+    if (gn != MPI_GROUP_NULL)
+        MPI_Group_free(&gn);
+    if (gc != MPI_GROUP_NULL)
+        MPI_Group_free(&gc);
+    return leader;
+}
+
+int core_nodes_init(passion_ctx *ctx, const core_host *known)
 {
     const int P = ctx->size, me = ctx->rank, k = ctx->opt.virtual_node_ranks;
     int rc = PASSION_OK;
+    ctx->host.leader = -1;
+    ctx->host.local = ctx->host.cover = 0;
     ctx->node_comm = ctx->leader_comm = MPI_COMM_NULL;
     ctx->node_id = 0;
     ctx->nnodes = 1;
@@ -91,33 +163,31 @@ int core_nodes_init(passion_ctx *ctx)
     ctx->node_size = 1;
     /* every rank makes every collective call below, whatever failed */
     MPI_Comm node = MPI_COMM_NULL;
+    /* real nodes: the split by shared memory, or by the host leader when
+       every rank has its host kept (known: the same on every rank) */
     int e = k > 0 ? MPI_Comm_split(ctx->comm, me / k, me, &node)
-                  : MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, me,
-                                        MPI_INFO_NULL, &node);
+            : known ? MPI_Comm_split(ctx->comm, known->leader, me, &node)
+                    : MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED,
+                                          me, MPI_INFO_NULL, &node);
     int leader = me;
     if (e != MPI_SUCCESS || node == MPI_COMM_NULL) {
         rc = core_err(ctx, PASSION_EMPI, "%s in passion_init (nodes)",
-                      k > 0 ? "MPI_Comm_split" : "MPI_Comm_split_type");
+                      k > 0 || known ? "MPI_Comm_split"
+                                     : "MPI_Comm_split_type");
         node = MPI_COMM_NULL;
     } else {
         MPI_Comm_rank(node, &ctx->node_rank);
         MPI_Comm_size(node, &ctx->node_size);
         /* the leader is node rank 0, the node's lowest rank (key = rank) */
-        MPI_Group gn = MPI_GROUP_NULL, gc = MPI_GROUP_NULL;
-        int zero = 0;
-        if (MPI_Comm_group(node, &gn) != MPI_SUCCESS ||
-            MPI_Comm_group(ctx->comm, &gc) != MPI_SUCCESS ||
-            MPI_Group_translate_ranks(gn, 1, &zero, gc, &leader) !=
-                MPI_SUCCESS ||
-            leader == MPI_UNDEFINED) {
+        leader = k == 0 && known ? known->leader
+                                 : core_host_leader(node, ctx->comm);
+        if (leader < 0) {
             rc = core_err(ctx, PASSION_EMPI,
                           "MPI group calls in passion_init (nodes)");
             leader = me;
+        } else if (k == 0) {
+            ctx->host.leader = leader;
         }
-        if (gn != MPI_GROUP_NULL)
-            MPI_Group_free(&gn);
-        if (gc != MPI_GROUP_NULL)
-            MPI_Group_free(&gc);
     }
     ctx->node_comm = node;
     ctx->net_busy = NULL;
@@ -174,9 +244,28 @@ int core_nodes_init(passion_ctx *ctx)
         ctx->nnodes = n;
         ctx->node_id = of[me];
     }
+    /* the leaders' communicator; on one node, the leader's own (no
+       collective call: every rank knows there is one node from its node's
+       size, the same on every rank; an MPI_Comm_split of 3 ranks took 30
+       ms here) */
     MPI_Comm lc = MPI_COMM_NULL;
-    if (MPI_Comm_split(ctx->comm, ctx->node_rank == 0 ? 0 : MPI_UNDEFINED, me,
-                       &lc) != MPI_SUCCESS) {
+    int one = k > 0 ? k >= P : ctx->node_size == P;
+    if (one) {
+        if (ctx->node_rank == 0 &&
+            (MPI_Comm_dup(MPI_COMM_SELF, &lc) != MPI_SUCCESS ||
+             MPI_Comm_set_errhandler(lc, MPI_ERRORS_RETURN) !=
+                 MPI_SUCCESS)) {
+            if (lc != MPI_COMM_NULL)
+                MPI_Comm_free(&lc);
+            if (!rc)
+                rc = core_err(ctx, PASSION_EMPI,
+                              "MPI_Comm_dup of MPI_COMM_SELF (the node "
+                              "leader) in passion_init");
+            lc = MPI_COMM_NULL;
+        }
+    } else if (MPI_Comm_split(ctx->comm,
+                              ctx->node_rank == 0 ? 0 : MPI_UNDEFINED, me,
+                              &lc) != MPI_SUCCESS) {
         if (!rc)
             rc = core_err(ctx, PASSION_EMPI,
                           "MPI_Comm_split of the node leaders in "

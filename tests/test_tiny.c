@@ -32,15 +32,17 @@
  *     CORE_PROBE_EXACT; before: 1000, the windows alone). Skipped where
  *     the kernel has no cachestat.
  *
- *  4. passion_init's communicator splits by shared memory, counted by
- *     wrapping MPI_Comm_split_type (PMPI): one without virtual nodes (the
- *     nodes are that split, and the wait policy's count of the node's
- *     ranks reuses it; before: two, the second alone costing about a third
- *     of a 3-rank passion_init on an oversubscribed 2-core machine), one
- *     with virtual nodes of one rank (the nodes are then a split by rank;
- *     the policy still needs the real node). Each context made is checked
- *     to be usable (a read of the ramp) and its cpu_share the same as
- *     with virtual nodes, where the policy makes its own split.
+ *  4. passion_init's communicator splits, counted by wrapping
+ *     MPI_Comm_split_type and MPI_Comm_split (PMPI), on a communicator of
+ *     the test's own: the first context splits by shared memory once and,
+ *     on one node, never splits the node leaders off (before: one such
+ *     MPI_Comm_split each); later contexts on the same communicator split
+ *     by the host leader kept on it (one MPI_Comm_split, no split by
+ *     shared memory; before: one each, 90 ms of a 3-rank passion_init's
+ *     200 on this 2-core machine), with virtual nodes too, with the same
+ *     nodes and cpu_share; the host forgotten on one rank makes every
+ *     rank split by shared memory again (no hang); virtual nodes first
+ *     keep the host for later real nodes.
  *
  * File values: v(i) = i (file order), doubles, written by rank 0 first.
  */
@@ -85,6 +87,15 @@ int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
 {
     n_split_type++;
     return PMPI_Comm_split_type(comm, type, key, info, out);
+}
+
+/* MPI_Comm_split wrapped (PMPI): calls counted */
+static long n_split;
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
+{
+    n_split++;
+    return PMPI_Comm_split(comm, color, key, out);
 }
 
 #define N 4096
@@ -263,35 +274,100 @@ static void test_probe(void)
     unlink(path);
 }
 
+/* passion_init on comm with options opts; its counts of splits (by shared
+   memory, by colour) and its node fields; the context freed. */
+typedef struct {
+    long split_type, split;
+    int id, nn, nr, ns;
+    double share;
+} init_seen;
+
+static int init_on(MPI_Comm comm, const char *opts, init_seen *w)
+{
+    passion_options *o = NULL;
+    passion_ctx *ctx = NULL;
+    int rc = passion_options_create(&o);
+    if (!rc && *opts)
+        rc = passion_options_parse(o, opts);
+    n_split_type = n_split = 0;
+    if (!rc)
+        rc = passion_init(comm, o, &ctx);
+    w->split_type = n_split_type;
+    w->split = n_split;
+    passion_options_free(o);
+    if (rc)
+        return rc;
+    passion_ctx_node(ctx, &w->id, &w->nn, &w->nr, &w->ns);
+    w->share = ctx->cpu_share;
+    return passion_finalize(ctx);
+}
+
 static void test_init_splits(void)
 {
     th_case_seed = th_seed;
-    double share[2] = {0, 0};
-    for (int v = 0; v < 2; v++) {
-        passion_ctx *ctx;
-        passion_array *a;
-        n_split_type = 0;
-        passion_file *f = th_ramp_open(v ? "virtual_node_ranks=1" : "",
-                                       "splits.raw", N, &ctx, &a);
-        long n = n_split_type;
-        if (!f)
-            return;
-        TH_CHECK(n == 1, "passion_init (%s) made %ld splits by shared "
-                 "memory (want 1)", v ? "virtual nodes of 1 rank" : "nodes",
-                 n);
-        share[v] = ctx->cpu_share;
-        static double b[8];
-        passion_section s;
-        int64_t s1[1] = {8 * (int64_t)th_rank}, c1[1] = {8};
-        passion_section_set(&s, 1, s1, c1, NULL);
-        int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
-        TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "read (%s): %d",
-                 v ? "virtual nodes" : "nodes", rc);
-        th_ramp_close(f, a, ctx);
-    }
-    TH_CHECK(share[0] == share[1] && share[0] >= 1,
-             "cpu_share %g without virtual nodes, %g with", share[0],
-             share[1]);
+    /* a communicator of our own, so that no earlier context of this
+       program has kept its host */
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    init_seen w0, w1, w2;
+    /* the first context splits by shared memory once and, on one node
+       (this machine), makes no split of the node leaders (the leader's
+       communicator is its own); before: 1 and 1 */
+    int rc = init_on(c, "", &w0);
+    TH_CHECK(rc == 0 && w0.split_type == 1 && w0.split == 0,
+             "first passion_init: %d, %ld splits by shared memory (want 1), "
+             "%ld by colour (want 0)", rc, w0.split_type, w0.split);
+    TH_CHECK(w0.nn == 1 && w0.ns == th_size && w0.nr == th_rank &&
+             w0.share >= 1, "first passion_init: node %d of %d, rank %d of "
+             "%d, cpu_share %g", w0.id, w0.nn, w0.nr, w0.ns, w0.share);
+    /* later contexts on the same communicator: no split by shared memory
+       (the host kept on c), the node by its leader (one MPI_Comm_split),
+       the same nodes and cpu_share; before: 1 split by shared memory
+       each */
+    rc = init_on(c, "", &w1);
+    TH_CHECK(rc == 0 && w1.split_type == 0 && w1.split == 1,
+             "second passion_init: %d, %ld splits by shared memory (want "
+             "0), %ld by colour (want 1)", rc, w1.split_type, w1.split);
+    TH_CHECK(w1.id == w0.id && w1.nn == w0.nn && w1.nr == w0.nr &&
+             w1.ns == w0.ns && w1.share == w0.share,
+             "second passion_init: node %d of %d, rank %d of %d, cpu_share "
+             "%g; first %d of %d, %d of %d, %g", w1.id, w1.nn, w1.nr, w1.ns,
+             w1.share, w0.id, w0.nn, w0.nr, w0.ns, w0.share);
+    /* virtual nodes of one rank: the nodes are a split by rank, the wait
+       policy takes the kept host's counts (before: its own split by
+       shared memory) */
+    rc = init_on(c, "virtual_node_ranks=1", &w2);
+    TH_CHECK(rc == 0 && w2.split_type == 0 && w2.nn == th_size &&
+             w2.id == th_rank && w2.share == w0.share,
+             "virtual nodes: %d, %ld splits by shared memory (want 0), node "
+             "%d of %d, cpu_share %g (want %g)", rc, w2.split_type, w2.id,
+             w2.nn, w2.share, w0.share);
+    /* the host forgotten on one rank: every rank splits by shared memory
+       again (agreed in passion_init's first reduction; no rank waits in
+       a collective the others do not make), and the nodes are the same */
+    if (th_rank == th_size - 1)
+        MPI_Comm_delete_attr(c, core_host_keyval());
+    rc = init_on(c, "", &w1);
+    TH_CHECK(rc == 0 && w1.split_type == 1 && w1.nn == w0.nn &&
+             w1.ns == w0.ns && w1.share == w0.share,
+             "host forgotten on rank %d: %d, %ld splits by shared memory "
+             "(want 1), %d nodes, %d ranks, cpu_share %g", th_size - 1, rc,
+             w1.split_type, w1.nn, w1.ns, w1.share);
+    MPI_Comm_free(&c);
+    /* virtual nodes first on a new communicator: the wait policy's split
+       by shared memory finds the host, which a later context with real
+       nodes takes (no split by shared memory) */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    rc = init_on(c, "virtual_node_ranks=1", &w2);
+    TH_CHECK(rc == 0 && w2.split_type == 1, "virtual nodes first: %d, %ld "
+             "splits by shared memory (want 1)", rc, w2.split_type);
+    rc = init_on(c, "", &w1);
+    TH_CHECK(rc == 0 && w1.split_type == 0 && w1.nn == w0.nn &&
+             w1.ns == w0.ns && w1.nr == w0.nr && w1.share == w0.share,
+             "real nodes after virtual ones: %d, %ld splits by shared "
+             "memory (want 0), node of %d ranks, cpu_share %g", rc,
+             w1.split_type, w1.ns, w1.share);
+    MPI_Comm_free(&c);
 }
 
 int main(int argc, char **argv)
@@ -301,7 +377,8 @@ int main(int argc, char **argv)
         {"2: the learned round cost is its samples' median",
          test_sync_median},
         {"3: the page-cache probe's system calls", test_probe},
-        {"4: passion_init's splits by shared memory", test_init_splits},
+        {"4: passion_init's splits, the host kept on the communicator",
+         test_init_splits},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"tiny calls (issue 14)", NULL, NULL, NULL, NULL, tests},
