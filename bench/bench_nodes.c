@@ -25,7 +25,8 @@
  *
  * Modes (rows `run`; method etp-dynamic for the fixed settings):
  *   auto            passion's defaults: method auto, exchange auto, the
- *                   default aggregators (one per node on several nodes)
+ *                   default aggregators (on several nodes the cheaper of
+ *                   one per node and all ranks by the model)
  *   direct          independent requests, no exchange (skipped where a
  *                   rank has more than 2^16 contiguous runs: 6.5-I, 6.6-I)
  *   a1/all, a1/node         flat exchange (A1), all ranks / one per node

@@ -303,6 +303,12 @@ typedef struct coll_plan {
                            (PASSION_XCHG_DEFAULT), or under its auto on
                            several nodes the candidate priced cheapest on
                            its own rounds (coll_xchg_pick) */
+    int aggr;           /* the default aggregator set (no cb_* option
+                           set): COLL_AGGR_RULE (one node: every rank,
+                           several: one per node), or under method auto
+                           on several nodes the set priced cheaper
+                           (coll_method_choose: COLL_AGGR_NODE or
+                           COLL_AGGR_ALL) */
     double pred_raw;    /* coll_method_choose: the chosen method's
                            prediction without its fixed cost */
     int64_t bytes_desc; /* staging bytes of this plan's descriptors */
@@ -373,13 +379,23 @@ CORE_HIDDEN void coll_domains(coll_plan *p, int dynamic);
  * the options (cb_ranks, else cb_per_node, else cb_nodes: the first set
  * wins) and the context's nodes; by default every rank when the context
  * is one node, else one per node (ROMIO's default on Lustre, cb_nodes =
- * the number of nodes). agg[r] = 1 for an aggregator, 0 otherwise
+ * the number of nodes), or under method auto the set it priced cheaper
+ * (coll_aggregators_set, coll_plan.aggr). agg[r] = 1 for an aggregator, 0 otherwise
  * (ctx->size entries; tmp: ctx->size entries of scratch); returns how
  * many, >= 1. The same on every rank (the options are agreed at
  * passion_init, the nodes are the context's).
  */
 CORE_HIDDEN int coll_aggregators(const passion_ctx *ctx, int64_t *agg,
                                  int64_t *tmp);
+/* The default sets (coll_plan.aggr): the rule above, one per node, every
+   rank. */
+enum { COLL_AGGR_RULE = 0, COLL_AGGR_NODE = 1, COLL_AGGR_ALL = 2 };
+/* The same with the default set `set` where no cb_* option is set (an
+   option always wins). */
+CORE_HIDDEN int coll_aggregators_set(const passion_ctx *ctx, int set,
+                                     int64_t *agg, int64_t *tmp);
+/* Is any aggregator option (cb_ranks, cb_per_node, cb_nodes) set? */
+CORE_HIDDEN int coll_aggr_option(const passion_ctx *ctx);
 
 /*
  * The smallest memory budget with which the extended two-phase method can

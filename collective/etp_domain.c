@@ -15,7 +15,9 @@
  * the domain that holds its first byte.
  *
  * Aggregators (issue 13, ROMIO's cb_nodes / cb_config_list hints): the
- * ranks that do the file I/O, chosen by coll_aggregators; the others get
+ * ranks that do the file I/O, chosen by coll_aggregators_set (the options,
+ * else the default: every rank on one node, one per node on several, or
+ * the set method auto priced cheaper, p->aggr); the others get
  * an empty domain and only exchange. Results do not depend on the choice:
  * every element is read or written by the one aggregator whose domain
  * holds it.
@@ -33,7 +35,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+int coll_aggr_option(const passion_ctx *ctx)
+{
+    const core_options *o = &ctx->opt;
+    return o->cb_ranks[0] || o->cb_per_node > 0 || o->cb_nodes > 0;
+}
+
 int coll_aggregators(const passion_ctx *ctx, int64_t *agg, int64_t *tmp)
+{
+    return coll_aggregators_set(ctx, COLL_AGGR_RULE, agg, tmp);
+}
+
+int coll_aggregators_set(const passion_ctx *ctx, int set, int64_t *agg,
+                         int64_t *tmp)
 {
     const int P = ctx->size;
     /* every rank's rank within its node (nodes numbered below P) */
@@ -55,9 +69,13 @@ int coll_aggregators(const passion_ctx *ctx, int64_t *agg, int64_t *tmp)
             q = *end ? end + 1 : end;
         }
     } else if (o->cb_per_node > 0 || o->cb_nodes <= 0) {
-        int per = o->cb_per_node > 0 ? o->cb_per_node
-                  : ctx->nnodes <= 1 ? P
-                                     : 1;
+        /* the default: every rank on one node, else one per node,
+           unless auto priced the other set (coll_plan.aggr) */
+        int per = o->cb_per_node > 0     ? o->cb_per_node
+                  : set == COLL_AGGR_ALL  ? P
+                  : set == COLL_AGGR_NODE ? 1
+                  : ctx->nnodes <= 1      ? P
+                                          : 1;
         for (int r = 0; r < P; r++)
             agg[r] = agg[r] < per;
     } else {
@@ -105,7 +123,7 @@ void coll_domains(coll_plan *p, int dynamic)
     /* the aggregators' flags in dhi (dlo as scratch): domain j of the
        naggr goes to the j-th aggregator in rank order; rank i's flag is
        read before its own entries are written */
-    const int naggr = coll_aggregators(p->ctx, p->dhi, p->dlo);
+    const int naggr = coll_aggregators_set(p->ctx, p->aggr, p->dhi, p->dlo);
     int64_t len = B > A ? B - A : 0, prev = A;
     for (int i = 0, j = 0; i < P; i++) {
         if (!p->dhi[i]) {

@@ -46,6 +46,11 @@
  *    for partly written pages of an uncached file (twice the requests);
  *    R is the learned round (coll_sync_cost) once it holds
  *    CORE_LEARN_TRUST samples, before that at least round + (P-1) msg;
+ *    on several nodes with no aggregator option (cb_ranks, cb_per_node,
+ *    cb_nodes), each with one aggregator per node and with every rank
+ *    (its own domains, and so its own file requests, messages within and
+ *    between nodes and exchange choice), the cheaper running as that
+ *    setting given runs (coll_plan.aggr; ties: one per node);
  *  - each candidate plus its class's fixed cost (independent or
  *    two-phase), learned from the calls on cached data that ran it
  *    (coll_fixed_learn in coll.h: the measured time up to the outcome's
@@ -610,62 +615,93 @@ int coll_method_choose(coll_plan *p, double *seconds)
     /* below its minimum budget the two-phase method cannot run: only
        independent access is a candidate (it works with any budget) */
     int etp_ok = ctx->opt.memory_budget >= coll_etp_min_budget(p);
-    double t_dyn = 0;
-    int c_dyn = 0;
     const int pick = xchg_pick_applies(p);
-    int best_alg = PASSION_XCHG_DEFAULT;
+    int best_alg = PASSION_XCHG_DEFAULT, best_aggr = COLL_AGGR_RULE;
     int64_t best_cx = p->cap_xchg, best_cs = p->cap_stage;
-    for (int k = 0; k < 2 && etp_ok; k++) {
-        /* ind_bytes lives in scratch, which the domain code does not use */
-        coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-        int alg = PASSION_XCHG_DEFAULT;
-        int64_t cx = p->cap_xchg, cs = p->cap_stage;
-        double t = pick ? xchg_pick(p, ind_bytes, req_sum, req_max, &mc, S,
-                                    &alg, &cx, &cs)
-                        : HUGE_VAL;
-        if (t == HUGE_VAL) {
-            alg = PASSION_XCHG_DEFAULT;
-            cx = p->cap_xchg;
-            cs = p->cap_stage;
-            t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S,
-                         ctx->opt.exchange);
-        }
-        /* the aggregators with file I/O (P x P counts): only where the
-           rule below or the report needs them */
-        const int cold_write = !p->warm && p->op_write;
-        const int clients =
-            cold_write || (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-                ? etp_clients(p)
-                : 0;
-        if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: %s%s%s %.3g s + fixed %.3g s "
-                    "(%d aggregator(s) with file I/O)\n",
-                    k ? "etp-static" : "etp-dynamic",
-                    alg >= 0 ? " + " : "",
-                    alg >= 0 ? coll_xchg_name(alg) : "", t, F_etp, clients);
-        /* writes on uncached data: of two near-equal two-phase plans,
-           the one with fewer aggregators doing file I/O (COLL_COLD_FEWER) */
-        const int fewer = k == 1 && best == PASSION_METHOD_ETP_DYNAMIC &&
-                          cold_write && clients < c_dyn &&
-                          t <= t_dyn * (1 + COLL_COLD_FEWER);
-        if (k == 0) {
-            t_dyn = t;
-            c_dyn = clients;
-        }
-        if (fewer || t + F_etp < tbest) {
-            tbest = t + F_etp;
-            best = etp[k];
-            p->pred_raw = t;
-            best_alg = alg;
-            best_cx = cx;
-            best_cs = cs;
-        }
+    int c_best = 0; /* the best two-phase plan's aggregators with file I/O */
+    /* the aggregator sets: on several nodes with no cb_* option, one per
+       node (the rule's, first: ties keep it) and every rank, each priced
+       with its own domains, file requests, messages within and between
+       nodes and (under the exchange's auto) exchange on its own rounds,
+       as the same setting fixed runs them; else the rule's (one node:
+       every rank) or the options' */
+    static const char *set_name[3] = {"rule", "one per node", "all ranks"};
+    int sets[2] = {COLL_AGGR_RULE, COLL_AGGR_RULE}, nsets = 1;
+    if (ctx->nnodes > 1 && ctx->nnodes < p->P && !coll_aggr_option(ctx)) {
+        sets[0] = COLL_AGGR_NODE;
+        sets[1] = COLL_AGGR_ALL;
+        nsets = 2;
     }
-    /* the rounds run the exchange priced, on the rounds it was priced on */
+    double t_set[2][2] = {{HUGE_VAL, HUGE_VAL}, {HUGE_VAL, HUGE_VAL}};
+    for (int k = 0; k < 2 && etp_ok; k++)
+        for (int g = 0; g < nsets; g++) {
+            p->aggr = sets[g];
+            /* ind_bytes lives in scratch, which the domain code does not
+               use */
+            coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
+            int alg = PASSION_XCHG_DEFAULT;
+            int64_t cx = p->cap_xchg, cs = p->cap_stage;
+            double t = pick ? xchg_pick(p, ind_bytes, req_sum, req_max, &mc,
+                                        S, &alg, &cx, &cs)
+                            : HUGE_VAL;
+            if (t == HUGE_VAL) {
+                alg = PASSION_XCHG_DEFAULT;
+                cx = p->cap_xchg;
+                cs = p->cap_stage;
+                t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S,
+                             ctx->opt.exchange);
+            }
+            t_set[k][g] = t;
+            /* the aggregators with file I/O (P x P counts): only where
+               the rule below or the report needs them */
+            const int cold_write = !p->warm && p->op_write;
+            const int clients =
+                cold_write || (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+                    ? etp_clients(p)
+                    : 0;
+            if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+                fprintf(stderr, "passion: auto: %s%s%s%s%s %.3g s + fixed "
+                        "%.3g s (%d aggregator(s) with file I/O)\n",
+                        k ? "etp-static" : "etp-dynamic",
+                        alg >= 0 ? " + " : "",
+                        alg >= 0 ? coll_xchg_name(alg) : "",
+                        nsets > 1 ? ", aggregators " : "",
+                        nsets > 1 ? set_name[sets[g]] : "", t, F_etp,
+                        clients);
+            /* writes on uncached data: of two near-equal two-phase plans,
+               the one with fewer aggregators doing file I/O
+               (COLL_COLD_FEWER; on one node: etp-static against
+               etp-dynamic) */
+            const int best_etp = best == PASSION_METHOD_ETP_DYNAMIC ||
+                                 best == PASSION_METHOD_ETP_STATIC;
+            const int fewer = best_etp && cold_write && clients < c_best &&
+                              t <= p->pred_raw * (1 + COLL_COLD_FEWER);
+            if (fewer || t + F_etp < tbest) {
+                tbest = t + F_etp;
+                best = etp[k];
+                p->pred_raw = t;
+                best_alg = alg;
+                best_aggr = sets[g];
+                best_cx = cx;
+                best_cs = cs;
+                c_best = clients;
+            }
+        }
+    /* the rounds run the exchange priced, on the rounds it was priced on,
+       with the aggregators priced */
+    p->aggr = COLL_AGGR_RULE;
     if (best == PASSION_METHOD_ETP_DYNAMIC || best == PASSION_METHOD_ETP_STATIC) {
         p->xalg = best_alg;
+        p->aggr = best_aggr;
         p->cap_xchg = best_cx;
         p->cap_stage = best_cs;
+        if (nsets > 1 && ctx->opt.verbosity >= 3 && ctx->rank == 0) {
+            const int k = best == PASSION_METHOD_ETP_STATIC;
+            fprintf(stderr, "passion: auto: aggregators %s (%s: one per "
+                    "node %.3g s, all ranks %.3g s)\n",
+                    set_name[best_aggr], k ? "etp-static" : "etp-dynamic",
+                    t_set[k][0], t_set[k][1]);
+        }
     }
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
         fprintf(stderr, "passion: auto chose %s (%.3g s predicted)\n",

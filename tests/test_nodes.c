@@ -1148,9 +1148,14 @@ static void test_xchg_guess(void)
  * P = 16 on 2 virtual nodes, 6.4-V, 14 rounds of file requests against
  * A1's 4.
  */
+static const char *own_what[10] = {
+    "file requests", "messages", "bytes", "messages within nodes",
+    "bytes within nodes", "messages between nodes", "bytes between nodes",
+    "rounds", "failed ranks", "ranks with file requests"};
+
 static void own_call(passion_ctx *c, passion_file *f,
                      const passion_section *s, double *b, int op_write,
-                     int method, uint64_t v[9])
+                     int method, uint64_t v[10])
 {
     passion_counters_reset(c);
     int rc = op_write ? passion_file_write_all(f, s, b, NULL, method)
@@ -1159,20 +1164,16 @@ static void own_call(passion_ctx *c, passion_file *f,
              passion_ctx_errdetail(c));
     passion_counters n;
     passion_counters_get(c, &n);
-    uint64_t w[9] = {n.io_calls, n.messages_sent, n.bytes_sent,
-                     n.messages_intra_node, n.bytes_intra_node,
-                     n.messages_inter_node, n.bytes_inter_node, n.rounds,
-                     (uint64_t)(rc != 0)};
-    MPI_Allreduce(w, v, 9, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    uint64_t w[10] = {n.io_calls, n.messages_sent, n.bytes_sent,
+                      n.messages_intra_node, n.bytes_intra_node,
+                      n.messages_inter_node, n.bytes_inter_node, n.rounds,
+                      (uint64_t)(rc != 0), n.io_calls > 0};
+    MPI_Allreduce(w, v, 10, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 
 static void own_rounds_case(int k, int64_t NB)
 {
     static const char *xs[3] = {"auto", "a1", "twolevel"};
-    static const char *what[9] = {
-        "file requests", "messages", "bytes", "messages within nodes",
-        "bytes within nodes", "messages between nodes",
-        "bytes between nodes", "rounds", "failed ranks"};
     const int64_t ne = NB * P + NB / 3 + 1;
     /* the budget: a few rounds for A1's sections of NB doubles */
     const long long budget = (long long)coll_plan_desc_bytes(P, 1) +
@@ -1184,7 +1185,7 @@ static void own_rounds_case(int k, int64_t NB)
     passion_section_set(&s, 1, st, cn, NULL);
     double *b = malloc((size_t)NB * sizeof *b);
     /* v[x][op][method auto?]: the sums over ranks of one call */
-    uint64_t v[3][2][2][9];
+    uint64_t v[3][2][2][10];
     memset(v, 0, sizeof v);
     int chose[2] = {-1, -1};
     for (int x = 0; x < 3; x++) {
@@ -1245,12 +1246,12 @@ static void own_rounds_case(int k, int64_t NB)
                 chose[op_write] != PASSION_METHOD_ETP_STATIC)
                 continue;
             const uint64_t *au = v[0][op_write][am];
-            for (int i = 0; i < 9; i++)
+            for (int i = 0; i < 10; i++)
                 TH_CHECK(au[i] == a1[i],
                          "k=%d NB=%lld %s, method %s: auto's %s %llu, a1 "
                          "fixed %llu (twolevel fixed %llu)", k,
                          (long long)NB, op_write ? "write" : "read",
-                         am ? "auto" : "etp-dynamic", what[i],
+                         am ? "auto" : "etp-dynamic", own_what[i],
                          (unsigned long long)au[i],
                          (unsigned long long)a1[i],
                          (unsigned long long)tl[i]);
@@ -1267,6 +1268,140 @@ static void test_xchg_own_rounds(void)
     if (P < 3)
         return;
     own_rounds_case(P > 4 ? 4 : 2, 65536);
+}
+
+/*
+ * The default aggregators under method auto on several nodes (issue 13):
+ * with no cb_* option, auto prices the two-phase plan with one aggregator
+ * per node and with every rank (each on its own domains, file requests,
+ * messages within and between nodes) and runs the cheaper, with exactly
+ * the counts of that setting fixed (cb_per_node=1 or cb_per_node=k, with
+ * the method auto ran; exchange a1 in all three, so that the aggregators
+ * alone differ). Sections interleave (rank r: elements r, r + P, ...:
+ * independent access makes a request per element or sieves the whole
+ * extent on every rank, so auto takes the two-phase method for the
+ * write, and for the read unless the file is still cached). On the fast
+ * network (1 us) with much data every rank reading 1/P of the span sends
+ * fewer bytes than one aggregator per node sending its node's span out:
+ * all ranks; on the slow one (2 ms a message) with less data, each of a
+ * node's aggregators sends to every rank of the other nodes, one per node
+ * sends fewer messages between nodes: one per node. Costs are options
+ * (no measurement), the predictions 13-15% (fast) and 2% (slow) apart.
+ * Before, the default was one per node whatever the costs: the fast case
+ * failed (auto made one per node's counts).
+ */
+static void dflt_case(int k, double lat_us, int64_t NB, const char *costs,
+                      int want_all)
+{
+    const int64_t ne = NB * P;
+    char path[512];
+    snprintf(path, sizeof path, "%s/dflt.raw", th_dir());
+    int64_t st[1] = {me}, cn[1] = {NB}, sd[1] = {P};
+    passion_section s;
+    passion_section_set(&s, 1, st, cn, sd);
+    double *b = malloc((size_t)NB * sizeof *b);
+    /* v[x][op]: auto's default; cb_per_node=1; cb_per_node=k (all) */
+    uint64_t v[3][2][10];
+    memset(v, 0, sizeof v);
+    int meth[2] = {-1, -1};
+    for (int x = 0; x < 3; x++) {
+        passion_ctx *c = NULL;
+        int rc = th_init(&c, "virtual_node_ranks=%d,%s,exchange=a1,"
+                         "sim_net_latency_us=%g%s%d", k, costs, lat_us,
+                         x ? ",cb_per_node=" : ",cb_nodes=0",
+                         x == 1 ? 1 : x == 2 ? k : 0);
+        TH_CHECK(rc == 0, "init k=%d setting %d: %d", k, x, rc);
+        if (rc) {
+            passion_finalize(c);
+            break;
+        }
+        passion_array *a;
+        passion_file *f;
+        guess_file(c, path, ne, x == 0, &a, &f);
+        for (int op_write = 1; op_write >= 0 && f; op_write--) {
+            if (x && meth[op_write] != PASSION_METHOD_ETP_DYNAMIC &&
+                meth[op_write] != PASSION_METHOD_ETP_STATIC)
+                continue;
+            for (int64_t i = 0; i < NB; i++)
+                b[i] = op_write ? (double)(me + i * P) + 0.5 : -1;
+            /* the fixed settings run the method auto ran */
+            own_call(c, f, &s, b, op_write,
+                      x ? meth[op_write] : PASSION_METHOD_AUTO,
+                      v[x][op_write]);
+            int bad = 0;
+            for (int64_t i = 0; i < NB && !op_write; i++)
+                bad |= b[i] != (double)(me + i * P) + 0.5;
+            TH_CHECK(!bad, "k=%d setting %d: the read's data", k, x);
+            if (x == 0) {
+                passion_method pm = PASSION_METHOD_AUTO;
+                passion_ctx_last_method(c, &pm, NULL);
+                int id = pm;
+                MPI_Allreduce(&id, &meth[op_write], 1, MPI_INT, MPI_MAX,
+                              MPI_COMM_WORLD);
+                /* the read: only where auto took the two-phase method
+                   (on data still in the page cache the file costs are
+                   memory-like, whatever the options, and every rank
+                   sieving its cached extent may cost less) */
+                TH_CHECK(!op_write ||
+                             meth[op_write] == PASSION_METHOD_ETP_DYNAMIC ||
+                             meth[op_write] == PASSION_METHOD_ETP_STATIC,
+                         "k=%d %g us NB=%lld %s: auto ran method %d, not "
+                         "the two-phase method", k, lat_us, (long long)NB,
+                         op_write ? "write" : "read", meth[op_write]);
+            }
+        }
+        if (f)
+            passion_file_close(f);
+        if (a)
+            passion_array_free(a);
+        passion_finalize(c);
+    }
+    for (int op_write = 0; op_write < 2; op_write++) {
+        if (meth[op_write] != PASSION_METHOD_ETP_DYNAMIC &&
+            meth[op_write] != PASSION_METHOD_ETP_STATIC)
+            continue;
+        const uint64_t *au = v[0][op_write],
+                       *want = v[want_all ? 2 : 1][op_write],
+                       *other = v[want_all ? 1 : 2][op_write];
+        /* the case: the two settings differ */
+        TH_CHECK(want[9] != other[9], "k=%d: the settings' file clients "
+                 "%llu and %llu", k, (unsigned long long)want[9],
+                 (unsigned long long)other[9]);
+        for (int i = 0; i < 10; i++)
+            TH_CHECK(au[i] == want[i],
+                     "k=%d %g us NB=%lld %s (method %d): auto's %s %llu, "
+                     "%s fixed %llu (%s %llu)", k, lat_us, (long long)NB,
+                     op_write ? "write" : "read", meth[op_write], own_what[i],
+                     (unsigned long long)au[i],
+                     want_all ? "all ranks" : "one per node",
+                     (unsigned long long)want[i],
+                     want_all ? "one per node" : "all ranks",
+                     (unsigned long long)other[i]);
+    }
+    free(b);
+    if (me == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_aggr_default(void)
+{
+    /* nodes of 2 ranks (one node at P = 2); above 5 ranks the same cases
+       (time). At P = 3 the nodes {0, 1} {2} send as many messages between
+       nodes with either set (rank 2's node is the busiest, and rank 2 is
+       an aggregator in both): the slow case from 4 ranks. */
+    if (P < 3 || P > 5)
+        return;
+    /* fast network, 32,768 doubles a rank: exchanged bytes decide */
+    dflt_case(2, 1, 32768,
+              "msg_alpha=1e-5,msg_beta=1e-8,io_latency=1e-4,"
+              "io_bandwidth=2e8", 1);
+    /* slow network (2 ms a message), 4,096 doubles a rank: messages
+       between nodes decide */
+    if (P >= 4)
+        dflt_case(2, 2000, 4096,
+                  "msg_alpha=1e-5,msg_beta=1e-9,io_latency=1e-3,"
+                  "io_bandwidth=1e6", 0);
 }
 
 static CU_TestInfo nodes_tests[] = {
@@ -1292,6 +1427,7 @@ static CU_TestInfo aggr_tests[] = {
     {"aggregator choice by hand", test_aggr_choice},
     {"aggregator and stripe options", test_aggr_options},
     {"same results for every setting and split", test_aggr_results},
+    {"default aggregators priced by auto", test_aggr_default},
     CU_TEST_INFO_NULL};
 
 static CU_SuiteInfo suites[] = {
