@@ -73,22 +73,20 @@ double core_wait_policy(passion_ctx *ctx, const core_host *known)
        140 ms of a 3-rank passion_init's 400 under load; fault injection
        makes hundreds of contexts.) The processors they may run on: the
        union of their affinity masks (ranks bound to a core each cover
-       the node's cores; ranks confined together, fewer). With the host
-       kept on the user's communicator (known, on every rank: net.c), its
-       counts, and no collective call at all. */
+       the node's cores; ranks confined together, fewer). With virtual
+       nodes and the host kept on the user's communicator (known, on
+       every rank: net.c), a split by its leader instead. */
     int local = ctx->size, cover = 0;
     const int reuse = ctx->opt.virtual_node_ranks == 0 &&
                       ctx->node_comm != MPI_COMM_NULL;
     MPI_Comm node = ctx->node_comm;
-    if (known) {
-        local = known->local;
-        cover = known->cover;
-    } else if (reuse ||
-               MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED,
-                                   ctx->rank, MPI_INFO_NULL, &node) ==
-                   MPI_SUCCESS) {
+    if (reuse ||
+        (known ? MPI_Comm_split(ctx->comm, known->leader, ctx->rank, &node)
+               : MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED,
+                                     ctx->rank, MPI_INFO_NULL, &node)) ==
+            MPI_SUCCESS) {
         MPI_Comm_size(node, &local);
-        if (!reuse)
+        if (!reuse && !known)
             ctx->host.leader = core_host_leader(node, ctx->comm);
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -104,8 +102,6 @@ double core_wait_policy(passion_ctx *ctx, const core_host *known)
         if (!reuse)
             MPI_Comm_free(&node);
     }
-    ctx->host.local = local;
-    ctx->host.cover = cover;
     ctx->cpu_share = cover > 0 && local > cover ? (double)local / cover : 1;
     if (s <= 0)
         s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;

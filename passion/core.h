@@ -100,7 +100,7 @@ CORE_HIDDEN int core_options_get(const core_options *o, const char *key,
 
 /* the host of a rank: see core_host_kept (nodes, below) */
 typedef struct core_host {
-    int leader, local, cover;
+    int leader;
 } core_host;
 
 struct passion_ctx {
@@ -153,7 +153,7 @@ struct passion_ctx {
        time */
     double cpu_share;
     /* the host as passion_init found it (to keep on the user's
-       communicator; leader -1 or cover 0: not found) */
+       communicator; leader -1: not found) */
     core_host host;
     /* the simulated network's interface of this node (net.c): the time
        (CLOCK_MONOTONIC ns) until which it is busy, in memory the node's
@@ -281,16 +281,16 @@ CORE_HIDDEN void core_idle(double t0);
 enum { CORE_NET_COUNTED = 1 };
 /*
  * What the split by shared memory (the host) tells a rank of a user's
- * communicator: its host leader (the lowest rank of comm on its host), the
- * count of comm's ranks on the host, and the processors their affinity
- * masks cover together (0: unknown). passion_init finds it with
- * MPI_Comm_split_type, the dearest call it makes (MPICH 4.0, 3 ranks on 2
- * cores: 90 ms, against 30 for an MPI_Comm_split and 12 for an allreduce),
- * and keeps it as an attribute of the user's communicator (net.c), so
- * that later contexts on the same communicator split by the leader instead
- * and take the counts, when every rank has it (agreed in the first
- * reduction of passion_init: no rank calls another collective than the
- * others).
+ * communicator: its host leader, the lowest rank of comm on its host.
+ * passion_init finds it with MPI_Comm_split_type, the dearest call it
+ * makes (MPICH 4.0, 3 ranks on 2 cores: 90 ms, against 30 for an
+ * MPI_Comm_split and 12 for an allreduce), and keeps it as an attribute
+ * of the user's communicator (net.c), so that later contexts on the same
+ * communicator split by the leader instead, when every rank has it
+ * (agreed in the first reduction of passion_init: no rank calls another
+ * collective than the others). The hosts do not change while the job
+ * runs; what may, the ranks' affinity masks, is asked again by every
+ * passion_init (core_wait_policy).
  */
 /* This rank's kept host of comm: 1 and *h if kept, else 0. Local. */
 CORE_HIDDEN int core_host_kept(MPI_Comm comm, core_host *h);

@@ -83,9 +83,8 @@ void core_nodes_free(passion_ctx *ctx)
 }
 
 /* ---- the host, kept on the user's communicator (core.h, core_host) ----
- * The attribute's value is the host packed in its pointer (nothing to
- * allocate or free): bit 0 set, the leader in bits 1-31, the local count
- * in bits 32-47, the processors covered in bits 48-63. It is not copied
+ * The attribute's value is the host leader packed in its pointer (nothing
+ * to allocate or free): bit 0 set, the leader above it. It is not copied
  * by MPI_Comm_dup and goes with the communicator. */
 static int host_keyval = MPI_KEYVAL_INVALID;
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
@@ -111,25 +110,19 @@ int core_host_kept(MPI_Comm comm, core_host *h)
     if (kv == MPI_KEYVAL_INVALID ||
         MPI_Comm_get_attr(comm, kv, &val, &flag) != MPI_SUCCESS || !flag)
         return 0;
-    uint64_t v = (uint64_t)(uintptr_t)val;
-    if (!(v & 1))
+    uintptr_t v = (uintptr_t)val;
+    if (!(v & 1) || (v >> 1) > INT32_MAX)
         return 0;
-    h->leader = (int)((v >> 1) & 0x7fffffff);
-    h->local = (int)((v >> 32) & 0xffff);
-    h->cover = (int)(v >> 48);
-    return h->local > 0 && h->cover > 0;
+    h->leader = (int)(v >> 1);
+    return 1;
 }
 
 void core_host_keep(MPI_Comm comm, const core_host *h)
 {
     int kv = core_host_keyval();
-    if (kv == MPI_KEYVAL_INVALID || sizeof(void *) < 8 || h->leader < 0 ||
-        h->local <= 0 || h->local > 0xffff || h->cover <= 0 ||
-        h->cover > 0xffff)
+    if (kv == MPI_KEYVAL_INVALID || h->leader < 0)
         return;
-    uint64_t v = 1 | (uint64_t)h->leader << 1 | (uint64_t)h->local << 32 |
-                 (uint64_t)h->cover << 48;
-    MPI_Comm_set_attr(comm, kv, (void *)(uintptr_t)v);
+    MPI_Comm_set_attr(comm, kv, (void *)((uintptr_t)h->leader << 1 | 1));
 }
 
 /* The lowest rank of comm in node (a subset of comm), -1 on failure. */
@@ -155,7 +148,6 @@ int core_nodes_init(passion_ctx *ctx, const core_host *known)
     const int P = ctx->size, me = ctx->rank, k = ctx->opt.virtual_node_ranks;
     int rc = PASSION_OK;
     ctx->host.leader = -1;
-    ctx->host.local = ctx->host.cover = 0;
     ctx->node_comm = ctx->leader_comm = MPI_COMM_NULL;
     ctx->node_id = 0;
     ctx->nnodes = 1;

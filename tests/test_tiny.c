@@ -334,7 +334,7 @@ static void test_init_splits(void)
              "%g; first %d of %d, %d of %d, %g", w1.id, w1.nn, w1.nr, w1.ns,
              w1.share, w0.id, w0.nn, w0.nr, w0.ns, w0.share);
     /* virtual nodes of one rank: the nodes are a split by rank, the wait
-       policy takes the kept host's counts (before: its own split by
+       policy's host a split by the kept leader (before: its own split by
        shared memory) */
     rc = init_on(c, "virtual_node_ranks=1", &w2);
     TH_CHECK(rc == 0 && w2.split_type == 0 && w2.nn == th_size &&
