@@ -339,11 +339,15 @@ int main(int argc, char **argv)
                          (long long)total_runs);
                 why = whyb;
             } else if (memlim && (m == M_RCOLL || m == M_RTUNED ||
-                                  m == M_H5COLL) &&
+                                  m == M_H5COLL ||
+                                  (m == M_RINDEP && op_write)) &&
                        total_runs * 128 > a.memlimit / 2) {
                 /* ROMIO's collective path keeps offset/length lists of
                    16 bytes per run, several copies: 0.5 GB per rank on
-                   6.5-I, beyond the control group's limit */
+                   6.5-I, beyond the control group's limit; so does its
+                   independent strided write (6.6-I, 8.4 million runs at
+                   P = 2 in the 256 MiB group: the run was OOM-killed
+                   there; its strided reads of 6.5-I ran) */
                 snprintf(whyb, sizeof whyb, "skipped (%lld runs: offset "
                          "lists beyond the memory limit)",
                          (long long)total_runs);
