@@ -60,49 +60,10 @@ static int cpus_usable(void)
     return n > 0 ? (int)n : 1;
 }
 
-double core_wait_policy(passion_ctx *ctx, const core_host *known)
+double core_wait_policy(passion_ctx *ctx, int local)
 {
     double s = ctx->opt.wait_spin;
-    /* the context's ranks sharing this node: a split by shared memory,
-       which the nodes already are without virtual nodes (core_nodes_init:
-       every rank has the same virtual_node_ranks, agreed, and a node
-       communicator, or passion_init failed before), else made here
-       (collective, on every rank whatever its options); on failure,
-       assume the node is shared. (One split less per passion_init: on
-       this 2-core machine with MPICH 4.0 a split by shared memory took
-       140 ms of a 3-rank passion_init's 400 under load; fault injection
-       makes hundreds of contexts.) The processors they may run on: the
-       union of their affinity masks (ranks bound to a core each cover
-       the node's cores; ranks confined together, fewer). With virtual
-       nodes and the host kept on the user's communicator (known, on
-       every rank: net.c), a split by its leader instead. */
-    int local = ctx->size, cover = 0;
-    const int reuse = ctx->opt.virtual_node_ranks == 0 &&
-                      ctx->node_comm != MPI_COMM_NULL;
-    MPI_Comm node = ctx->node_comm;
-    if (reuse ||
-        (known ? MPI_Comm_split(ctx->comm, known->leader, ctx->rank, &node)
-               : MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED,
-                                     ctx->rank, MPI_INFO_NULL, &node)) ==
-            MPI_SUCCESS) {
-        MPI_Comm_size(node, &local);
-        if (!reuse && !known)
-            ctx->host.leader = core_host_leader(node, ctx->comm);
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (sched_getaffinity(0, sizeof set, &set) != 0 ||
-            CPU_COUNT(&set) == 0) {
-            long n = sysconf(_SC_NPROCESSORS_ONLN);
-            for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-                CPU_SET((int)c, &set);
-        }
-        if (MPI_Allreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE,
-                          MPI_BOR, node) == MPI_SUCCESS)
-            cover = CPU_COUNT(&set);
-        if (!reuse)
-            MPI_Comm_free(&node);
-    }
-    ctx->cpu_share = cover > 0 && local > cover ? (double)local / cover : 1;
+    /* local: the context's ranks on this host (core_host_count) */
     if (s <= 0)
         s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;
     spin_ns = (long long)(s * 1e9);

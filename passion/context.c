@@ -134,8 +134,9 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         free(ctx);
         return rc;
     }
-    /* the waits' spin time (collective; the options are valid now) */
-    core_wait_policy(ctx, kept ? &host : NULL);
+    /* the host's ranks and processors, then the waits' spin time
+       (collective; the options are valid now) */
+    core_wait_policy(ctx, core_host_count(ctx, kept ? &host : NULL));
     if (!kept)
         core_host_keep(comm, &ctx->host);
     *out = ctx;

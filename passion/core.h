@@ -147,7 +147,7 @@ struct passion_ctx {
                               MPI_COMM_NULL */
     int *node_of;          /* size entries: node_id of every rank */
     /* this context's ranks on this host (shared memory) per processor
-       their affinity masks cover together, at least 1 (core_wait_policy):
+       their affinity masks cover together, at least 1 (core_host_count):
        above 1 the ranks take turns on the processors, and a rank's
        CPU-bound work (system calls, copies) takes that many times its
        time */
@@ -250,9 +250,9 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
 /* Polls (MPI_Testall calls) and clock reads of core_waitall so far in
    this process (tests). */
 CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
-/* Collective over ctx->comm (passion_init): choose and set the spin
-   time; the seconds chosen. */
-CORE_HIDDEN double core_wait_policy(passion_ctx *ctx, const core_host *known);
+/* Local (passion_init): choose and set the spin time from the context's
+   ranks on this host (core_host_count); the seconds chosen. */
+CORE_HIDDEN double core_wait_policy(passion_ctx *ctx, int local);
 /* The process's spin time now (seconds). */
 CORE_HIDDEN double core_wait_spin(void);
 /* Wait for one request / all n requests. PASSION_EMPI if MPI reports an
@@ -290,7 +290,7 @@ enum { CORE_NET_COUNTED = 1 };
  * (agreed in the first reduction of passion_init: no rank calls another
  * collective than the others). The hosts do not change while the job
  * runs; what may, the ranks' affinity masks, is asked again by every
- * passion_init (core_wait_policy).
+ * passion_init (core_host_count).
  */
 /* This rank's kept host of comm: 1 and *h if kept, else 0. Local. */
 CORE_HIDDEN int core_host_kept(MPI_Comm comm, core_host *h);
@@ -301,6 +301,11 @@ CORE_HIDDEN int core_host_keyval(void);
 /* The lowest rank of comm among the ranks of node (a subset of comm); -1
    if the MPI group calls fail. Local. */
 CORE_HIDDEN int core_host_leader(MPI_Comm node, MPI_Comm comm);
+/* Collective over ctx->comm (passion_init): the context's ranks on this
+   host (the split by shared memory: the nodes without virtual nodes, else
+   one made here, by the kept leader when known), and ctx->cpu_share from
+   the processors their affinity masks cover together. */
+CORE_HIDDEN int core_host_count(passion_ctx *ctx, const core_host *known);
 /* Collective over ctx->comm (passion_init): the node fields of ctx from
    the options (virtual_node_ranks, PASSION_VIRTUAL_NODE_RANKS); local
    code (the caller agrees; on failure the fields are cleared and freed

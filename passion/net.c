@@ -41,10 +41,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* waits shorter than this spin (a sleep costs about as much) */
 #define NET_SPIN 20e-6
@@ -141,6 +143,54 @@ int core_host_leader(MPI_Comm node, MPI_Comm comm)
     if (gc != MPI_GROUP_NULL)
         MPI_Group_free(&gc);
     return leader;
+}
+
+/* The context's ranks on this host and, from the processors their
+   affinity masks cover together, ctx->cpu_share (and ctx->host.leader
+   where the split by shared memory is made here). Collective. */
+int core_host_count(passion_ctx *ctx, const core_host *known)
+{
+    /* the context's ranks sharing this node: a split by shared memory,
+       which the nodes already are without virtual nodes (core_nodes_init:
+       every rank has the same virtual_node_ranks, agreed, and a node
+       communicator, or passion_init failed before), else made here
+       (collective, on every rank whatever its options); on failure,
+       assume the node is shared. (One split less per passion_init: on
+       this 2-core machine with MPICH 4.0 a split by shared memory took
+       140 ms of a 3-rank passion_init's 400 under load; fault injection
+       makes hundreds of contexts.) The processors they may run on: the
+       union of their affinity masks (ranks bound to a core each cover
+       the node's cores; ranks confined together, fewer). With virtual
+       nodes and the host kept on the user's communicator (known, on
+       every rank), a split by its leader instead. */
+    int local = ctx->size, cover = 0;
+    const int reuse = ctx->opt.virtual_node_ranks == 0 &&
+                      ctx->node_comm != MPI_COMM_NULL;
+    MPI_Comm node = ctx->node_comm;
+    if (reuse ||
+        (known ? MPI_Comm_split(ctx->comm, known->leader, ctx->rank, &node)
+               : MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED,
+                                     ctx->rank, MPI_INFO_NULL, &node)) ==
+            MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        if (!reuse && !known)
+            ctx->host.leader = core_host_leader(node, ctx->comm);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof set, &set) != 0 ||
+            CPU_COUNT(&set) == 0) {
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+                CPU_SET((int)c, &set);
+        }
+        if (MPI_Allreduce(MPI_IN_PLACE, &set, (int)sizeof set, MPI_BYTE,
+                          MPI_BOR, node) == MPI_SUCCESS)
+            cover = CPU_COUNT(&set);
+        if (!reuse)
+            MPI_Comm_free(&node);
+    }
+    ctx->cpu_share = cover > 0 && local > cover ? (double)local / cover : 1;
+    return local;
 }
 
 int core_nodes_init(passion_ctx *ctx, const core_host *known)

@@ -1153,6 +1153,21 @@ static const char *own_what[10] = {
     "bytes within nodes", "messages between nodes", "bytes between nodes",
     "rounds", "failed ranks", "ranks with file requests"};
 
+/* got (auto's counts) against want (the fixed setting it must equal),
+   other (the setting it must not be) named in the message; label: the
+   case */
+static void own_same(const uint64_t *got, const uint64_t *want,
+                     const char *want_name, const uint64_t *other,
+                     const char *other_name, const char *label)
+{
+    for (int i = 0; i < 10; i++)
+        TH_CHECK(got[i] == want[i],
+                 "%s: auto's %s %llu, %s fixed %llu (%s %llu)", label,
+                 own_what[i], (unsigned long long)got[i], want_name,
+                 (unsigned long long)want[i], other_name,
+                 (unsigned long long)other[i]);
+}
+
 static void own_call(passion_ctx *c, passion_file *f,
                      const passion_section *s, double *b, int op_write,
                      int method, uint64_t v[10])
@@ -1245,16 +1260,12 @@ static void own_rounds_case(int k, int64_t NB)
             if (am && chose[op_write] != PASSION_METHOD_ETP_DYNAMIC &&
                 chose[op_write] != PASSION_METHOD_ETP_STATIC)
                 continue;
-            const uint64_t *au = v[0][op_write][am];
-            for (int i = 0; i < 10; i++)
-                TH_CHECK(au[i] == a1[i],
-                         "k=%d NB=%lld %s, method %s: auto's %s %llu, a1 "
-                         "fixed %llu (twolevel fixed %llu)", k,
-                         (long long)NB, op_write ? "write" : "read",
-                         am ? "auto" : "etp-dynamic", own_what[i],
-                         (unsigned long long)au[i],
-                         (unsigned long long)a1[i],
-                         (unsigned long long)tl[i]);
+            char label[96];
+            snprintf(label, sizeof label, "k=%d NB=%lld %s, method %s", k,
+                     (long long)NB, op_write ? "write" : "read",
+                     am ? "auto" : "etp-dynamic");
+            own_same(v[0][op_write][am], a1, "a1", tl, "twolevel fixed",
+                     label);
         }
     }
     free(b);
@@ -1367,16 +1378,12 @@ static void dflt_case(int k, double lat_us, int64_t NB, const char *costs,
         TH_CHECK(want[9] != other[9], "k=%d: the settings' file clients "
                  "%llu and %llu", k, (unsigned long long)want[9],
                  (unsigned long long)other[9]);
-        for (int i = 0; i < 10; i++)
-            TH_CHECK(au[i] == want[i],
-                     "k=%d %g us NB=%lld %s (method %d): auto's %s %llu, "
-                     "%s fixed %llu (%s %llu)", k, lat_us, (long long)NB,
-                     op_write ? "write" : "read", meth[op_write], own_what[i],
-                     (unsigned long long)au[i],
-                     want_all ? "all ranks" : "one per node",
-                     (unsigned long long)want[i],
-                     want_all ? "one per node" : "all ranks",
-                     (unsigned long long)other[i]);
+        char label[96];
+        snprintf(label, sizeof label, "k=%d %g us NB=%lld %s (method %d)", k,
+                 lat_us, (long long)NB, op_write ? "write" : "read",
+                 meth[op_write]);
+        own_same(au, want, want_all ? "all ranks" : "one per node", other,
+                 want_all ? "one per node" : "all ranks", label);
     }
     free(b);
     if (me == 0)
