@@ -160,7 +160,7 @@ static struct {
     double t_op[NOPS], t_setup;
 } st;
 
-static char cur_desc[768];
+static char cur_desc[2048];
 static passion_ctx *cur_ctx; /* of the call being judged */
 static int fatal; /* setup failed: stop after this call */
 
@@ -518,6 +518,29 @@ static void print_sec(char *out, size_t len, const mfile *f,
                               (long long)s->stride[d]);
 }
 
+/* every rank's section and memory shape (a collective call's
+   violation names what each rank passed: the sections come from the
+   common random stream, so every rank knows them) */
+static void append_all(char *out, size_t len, const mfile *f,
+                       const passion_section *S, const passion_memspec *M,
+                       const int *use)
+{
+    size_t o = strlen(out);
+    for (int r = 0; r < nprocs && o + 1 < len; r++) {
+        char sd[200];
+        print_sec(sd, sizeof sd, f, &S[r]);
+        o += (size_t)snprintf(out + o, len - o, "%s%d: %s", r ? "; " : " [",
+                              r, sd);
+        for (int d = 0; use[r] && d < f->nd && o + 1 < len; d++)
+            o += (size_t)snprintf(out + o, len - o, "%s%lld@%lld",
+                                  d ? "," : " memory ",
+                                  (long long)M[r].shape[d],
+                                  (long long)M[r].offset[d]);
+    }
+    if (o + 1 < len)
+        snprintf(out + o, len - o, "]");
+}
+
 /* ---------------------------------------------------------------- faults */
 
 typedef struct fplan {
@@ -796,8 +819,9 @@ static void op_cread(call *k)
     char sd[200];
     print_sec(sd, sizeof sd, f, &S[rank]);
     snprintf(cur_desc, sizeof cur_desc,
-             "file_read_all %s %s ctx %s, rank %d section %s",
+             "file_read_all %s %s ctx %s, rank %d section %s, ranks",
              f->path, method_names[mi], ctx_names[k->c], rank, sd);
+    append_all(cur_desc, sizeof cur_desc, f, S, M, use);
     wd_enter(cur_desc);
     unsigned char *b = rbuf(f, &S[rank], use[rank] ? &M[rank] : NULL);
     arm(ctx[k->c], &k->p);
@@ -835,8 +859,9 @@ static void op_cwrite(call *k)
     char sd[200];
     print_sec(sd, sizeof sd, f, &S[rank]);
     snprintf(cur_desc, sizeof cur_desc,
-             "file_write_all %s %s ctx %s, rank %d section %s",
+             "file_write_all %s %s ctx %s, rank %d section %s, ranks",
              f->path, method_names[mi], ctx_names[k->c], rank, sd);
+    append_all(cur_desc, sizeof cur_desc, f, S, M, use);
     wd_enter(cur_desc);
     unsigned char *b = wbuf(f, &S[rank], use[rank] ? &M[rank] : NULL,
                             salts[rank]);

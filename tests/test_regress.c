@@ -11,7 +11,10 @@
  *  6. path patterns (%% and every %d), over-long paths, empty sections
  *     with huge counts, passion_ctx_errdetail cleared by later calls, distinct
  *     .npy header messages, the ETP methods' exact minimum budget, ghost
- *     widths.
+ *     widths;
+ *  7. (found by the soak) an auto write with independent access that
+ *     decided the rank order on packed plans while a rank sieved on its
+ *     own plan with a memory layout: another rank's elements lost.
  *
  * Every rank takes part in every collective call, whatever it checks;
  * return codes of collective calls are checked equal on every rank.
@@ -769,6 +772,104 @@ static void test_ghost_limit(void)
     passion_finalize(ctx);
 }
 
+/* ---- 7. an auto write's order with a memory layout ----
+ * Before the fix (found by the soak, MPICH sanitizer build, 3 in about
+ * 55 runs): a collective auto write that chose independent access
+ * decided whether the ranks must write in rank order from every rank's
+ * plan with a packed buffer, while each rank then chose direct or
+ * sieving on its own plan, with its memory layout. Rank 1's section
+ * (planes 0, 2, 4, 6 of the file) is four runs of the file but, in a
+ * memory array whose rows are longer than the section's, 16 runs of
+ * memory: packed it writes direct (4 requests against sieving's 2 and
+ * seven planes read and written), so no order was needed; with its
+ * layout it sieved (2 requests against 16), read planes 0-6 and wrote
+ * them back, after rank 0 had written half of plane 1 between them:
+ * rank 0's elements went back to their old values (in 4 of 5 runs of
+ * 200 calls; each request moves half of what is left, fault_short, so
+ * that the sieve takes long enough to meet rank 0's write). The model's
+ * file costs are options (10 ms a request, a plane's transfer a little
+ * less), so that no rank writes before the agreement and auto takes
+ * independent access: the test checks that it did, then the file. Two
+ * ranks (a communicator of ranks 0 and 1: with more, the model prices
+ * the two-phase method differently). */
+
+static void test_auto_order_memspec(void)
+{
+    MPI_Comm two;
+    MPI_Comm_split(MPI_COMM_WORLD, th_rank < 2 ? 0 : MPI_UNDEFINED, th_rank,
+                   &two);
+    if (th_size < 2 || two == MPI_COMM_NULL) {
+        if (two != MPI_COMM_NULL)
+            MPI_Comm_free(&two);
+        return;
+    }
+    const int64_t shape[3] = {7, 4, 8};
+    passion_options *o = th_options("%s", "io_latency=1e-2,"
+                                    "io_bandwidth=26947,driver=fault,"
+                                    "fault_short=1");
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(two, o, &ctx);
+    passion_options_free(o);
+    TH_CHECK(rc == 0 && ctx, "passion_init: %d", rc);
+    passion_array *a = mkarray(ctx, 3, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/order.raw", th_dir());
+    passion_file *f = NULL;
+    rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "create %s: %d", path, rc);
+    passion_section s, all;
+    passion_section_set(&all, 3, NULL, shape, NULL);
+    double buf[144], back[224];
+    for (int i = 0; i < 224; i++)
+        back[i] = -1.0;
+    if (th_rank == 0) {
+        rc = passion_file_write(f, &all, back, NULL, PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0, "fill: %d", rc);
+    }
+    MPI_Barrier(two);
+    passion_memspec m = {{4, 4, 9}, {0, 0, 0}};
+    int lost = 0, indep = 0, calls = 200;
+    for (int it = 0; it < calls; it++) {
+        const passion_memspec *mp = NULL;
+        int64_t n = 0;
+        if (th_rank == 0) { /* the first half of plane 1 */
+            passion_section_set(&s, 3, (const int64_t[]){1, 0, 0},
+                                (const int64_t[]){1, 2, 8}, NULL);
+            n = 16;
+        } else { /* planes 0, 2, 4, 6 from rows of 9 */
+            passion_section_set(&s, 3, (const int64_t[]){0, 0, 0},
+                                (const int64_t[]){4, 4, 8},
+                                (const int64_t[]){2, 1, 1});
+            mp = &m;
+            n = 144;
+        }
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = 1000.0 * (it + 1) + 200.0 * th_rank + (double)i;
+        rc = passion_file_write_all(f, &s, buf, mp, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0, "call %d: write_all %d %s", it, rc,
+                 passion_ctx_errdetail(ctx));
+        passion_method lm = PASSION_METHOD_AUTO;
+        passion_ctx_last_method(ctx, &lm, NULL);
+        indep += th_rank == 1 && (lm == PASSION_METHOD_DIRECT ||
+                                  lm == PASSION_METHOD_SIEVE);
+        rc = passion_file_read_all(f, &all, back, NULL,
+                                   PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0, "call %d: read back %d", it, rc);
+        for (int64_t i = 0; i < 16; i++) /* rank 0's elements */
+            lost += back[32 + i] != 1000.0 * (it + 1) + (double)i;
+    }
+    MPI_Bcast(&indep, 1, MPI_INT, 1, two);
+    TH_CHECK(indep == calls, "auto took independent access in %d of %d "
+             "calls: the case does not test the order", indep, calls);
+    TH_CHECK(lost == 0, "rank 0's elements went back to old values %d "
+             "times in %d calls", lost, calls);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+    MPI_Comm_free(&two);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -784,6 +885,7 @@ int main(int argc, char **argv)
         {"6e: .npy header faults", test_npy_messages},
         {"6f: ETP minimum budget", test_etp_min_budget},
         {"6g: ghost <= shape", test_ghost_limit},
+        {"7: auto write order with a memory layout", test_auto_order_memspec},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"regressions (issue 10)", NULL, NULL, NULL, NULL, tests},
