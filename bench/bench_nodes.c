@@ -32,8 +32,14 @@
  *   a1/all, a1/node         flat exchange (A1), all ranks / one per node
  *   twolevel/all, twolevel/node   the two-level exchange, the same
  *   romio-nodes     ROMIO collective, cb_nodes = nodes (see above)
- * Repetitions are interleaved over the modes; seconds is the median of
- * the slowest rank's time. Counters are summed over ranks for one call:
+ * Repetitions are interleaved over the modes (their order turns by one
+ * every repetition); seconds is the median of the slowest rank's time,
+ * min_seconds the fastest repetition, mean_seconds the mean (up to 64
+ * repetitions). Oversubscribed (P above the 2 cores), a call's time comes
+ * in steps of the scheduler's 4 ms tick (a rank that waits for a
+ * descheduled one waits for the tick: P = 4, --quick, times of 4.0, 8.0,
+ * 12.0 ms), so the median of a few repetitions takes one of those
+ * values; the mean over many repetitions is what the ratios use. Counters are summed over ranks for one call:
  * inter_msgs/inter_bytes (between virtual nodes), intra_msgs, io_clients
  * (ranks that made file requests), io_calls. chosen: what auto ran
  * (method and exchange); predicted: auto's model seconds for its choice.
@@ -238,9 +244,9 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         const int skip_direct = runs > (1 << 16);
         uint32_t *buf = malloc((size_t)(ne > 0 ? ne : 1) * 4);
         int reps = a->reps ? a->reps : a->quick ? 2 : 3;
-        if (reps > 16)
-            reps = 16;
-        double t[NMODE][16];
+        if (reps > 64)
+            reps = 64;
+        double t[NMODE][64];
         uint64_t sum[NMODE][6];
         char chosen[NMODE][48];
         double pred[NMODE];
@@ -251,8 +257,11 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         for (int m = 0; m < NMODE; m++)
             strcpy(chosen[m], "");
         bench_progress(a, "nodes P=%d %s %s", P, regime, c->name);
+        /* the modes' order turns by one every repetition: no mode always
+           runs first after the barrier (or after a write's read-back) */
         for (int r = 0; r < reps; r++)
-            for (int m = 0; m < NMODE; m++) {
+            for (int j = 0; j < NMODE; j++) {
+                const int m = (j + r) % NMODE;
                 if (m == M_DIRECT && skip_direct)
                     continue;
                 mode_ctx *x = &mc[m == M_DIRECT ? M_AUTO : m];
@@ -345,14 +354,16 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         for (int m = 0; m < NMODE && csv; m++) {
             if (m == M_DIRECT && skip_direct) {
                 fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,,,,,,,,,,0,"
-                        "skipped (%lld runs)\n", c->name, c->op, P,
+                        "skipped (%lld runs),\n", c->name, c->op, P,
                         a->ranks_note, nodes, k, nt->name, regime,
                         mnames[m], (long long)runs);
                 continue;
             }
-            double tmin = t[m][0];
-            for (int r = 1; r < reps; r++)
+            double tmin = t[m][0], tsum = 0;
+            for (int r = 0; r < reps; r++) {
                 tmin = t[m][r] < tmin ? t[m][r] : tmin;
+                tsum += t[m][r];
+            }
             fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,%.6g,%.6g,", c->name,
                     c->op, P, a->ranks_note, nodes, k, nt->name, regime,
                     mnames[m], bench_median(t[m], reps), tmin);
@@ -365,7 +376,8 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                         (unsigned long long)sum[m][2],
                         (unsigned long long)sum[m][3],
                         (unsigned long long)sum[m][4], chosen[m], pred[m]);
-            fprintf(csv, "%d,%s\n", reps, allbad[m] ? "FAIL" : "ok");
+            fprintf(csv, "%d,%s,%.6g\n", reps, allbad[m] ? "FAIL" : "ok",
+                    tsum / reps);
         }
         if (csv)
             fflush(csv);
@@ -485,7 +497,7 @@ int main(int argc, char **argv)
     FILE *csv = bench_csv_open(&a,
         "kind,case,op,procs,ranks,nodes,ranks_per_node,net,regime,method,"
         "seconds,min_seconds,inter_msgs,inter_bytes,intra_msgs,io_clients,"
-        "io_calls,chosen,predicted,reps,check");
+        "io_calls,chosen,predicted,reps,check,mean_seconds");
     passion_ctx *ctx = NULL;
     if (bench_init(&ctx, "%s", "")) {
         MPI_Finalize();

@@ -527,10 +527,16 @@ def f3(x):
 
 
 def sec(r):
-    try:
-        return float(r["seconds"])
-    except (KeyError, ValueError, TypeError):
-        return None
+    """A nodes row's time: the mean over the repetitions where the CSV has
+    it (bench-nodes since issue 13's last round: oversubscribed calls take
+    whole scheduler ticks, and the median of a few repetitions is one of
+    those steps), else the median."""
+    for k in ("mean_seconds", "seconds"):
+        try:
+            return float(r[k])
+        except (KeyError, ValueError, TypeError):
+            pass
+    return None
 
 
 def nodes_tables(rows, path):
@@ -552,8 +558,12 @@ def nodes_tables(rows, path):
            "descheduled receiver. ROMIO's messages are NOT charged by the "
            "simulated network (MPICH binds ROMIO's MPI calls inside "
            "libmpich): romio-nodes times are on the real transport only. "
-           "Times are medians of the slowest rank on a loaded shared "
-           "machine: noisy; counts are exact.\n"]
+           "Times are the slowest rank's, on a loaded shared machine: "
+           "means over the repetitions (the modes' order turning every "
+           "repetition) where the CSV has them, else medians; "
+           "oversubscribed, a call's time comes in steps of the "
+           "scheduler's 4 ms tick, so a median of few repetitions is one "
+           "of those steps. Counts are exact.\n"]
     bad = [r for r in runs if r["check"] not in ("ok",) and
            not r["check"].startswith("skipped")]
     if bad:
@@ -579,7 +589,7 @@ def nodes_tables(rows, path):
             continue
         bt, bm = min(fixed)
         r = {"P": P, "nodes": nn, "net": net, "case": case, "op": a["op"],
-             "auto s": a["seconds"], "auto chose": a["chosen"],
+             "auto s": f"{sec(a):.4g}", "auto chose": a["chosen"],
              "best fixed": bm, "auto/best": f3(sec(a) / bt)}
         # the fixed settings whose exact counts (messages and bytes between
         # nodes, messages within, file clients and requests) equal auto's:
@@ -594,9 +604,12 @@ def nodes_tables(rows, path):
             r["auto/same"] = f3(sec(a) / min(sec(g[m]) for m in same))
         for m in NODES_FIXED:
             if m in g:
-                r[m + " s"] = g[m]["seconds"] or g[m]["check"]
+                r[m + " s"] = (f"{sec(g[m]):.4g}" if sec(g[m]) is not None
+                               else g[m]["check"])
         if "romio-nodes" in g:
-            r["romio-nodes s (not charged)"] = g["romio-nodes"]["seconds"]
+            r["romio-nodes s (not charged)"] = (
+                f"{sec(g['romio-nodes']):.4g}"
+                if sec(g["romio-nodes"]) is not None else "")
         if "a1/all" in g and "twolevel/all" in g:
             r["inter msgs a1/all : twolevel/all"] = \
                 f"{g['a1/all']['inter_msgs']} : {g['twolevel/all']['inter_msgs']}"
