@@ -39,8 +39,9 @@
  * in steps of the scheduler's 4 ms tick (a rank that waits for a
  * descheduled one waits for the tick: P = 4, --quick, times of 4.0, 8.0,
  * 12.0 ms), so the median of a few repetitions takes one of those
- * values; the mean over many repetitions is what the ratios use. Counters are summed over ranks for one call:
- * inter_msgs/inter_bytes (between virtual nodes), intra_msgs, io_clients
+ * values; the mean over many repetitions is what the ratios use.
+ * Counters are summed over ranks for one call: inter_msgs/inter_bytes
+ * (between virtual nodes), intra_msgs, io_clients
  * (ranks that made file requests), io_calls. chosen: what auto ran
  * (method and exchange); predicted: auto's model seconds for its choice.
  *

@@ -539,6 +539,12 @@ def sec(r):
     return None
 
 
+def fsec(r, missing=""):
+    """sec(r) for a table cell (4 digits), else `missing`."""
+    t = sec(r)
+    return f"{t:.4g}" if t is not None else missing
+
+
 def nodes_tables(rows, path):
     """Suite nodes (issue 13): the thesis's patterns on virtual nodes with
     the simulated network (bench-nodes), the all-to-all sweep
@@ -589,7 +595,7 @@ def nodes_tables(rows, path):
             continue
         bt, bm = min(fixed)
         r = {"P": P, "nodes": nn, "net": net, "case": case, "op": a["op"],
-             "auto s": f"{sec(a):.4g}", "auto chose": a["chosen"],
+             "auto s": fsec(a), "auto chose": a["chosen"],
              "best fixed": bm, "auto/best": f3(sec(a) / bt)}
         # the fixed settings whose exact counts (messages and bytes between
         # nodes, messages within, file clients and requests) equal auto's:
@@ -604,12 +610,9 @@ def nodes_tables(rows, path):
             r["auto/same"] = f3(sec(a) / min(sec(g[m]) for m in same))
         for m in NODES_FIXED:
             if m in g:
-                r[m + " s"] = (f"{sec(g[m]):.4g}" if sec(g[m]) is not None
-                               else g[m]["check"])
+                r[m + " s"] = fsec(g[m], g[m]["check"])
         if "romio-nodes" in g:
-            r["romio-nodes s (not charged)"] = (
-                f"{sec(g['romio-nodes']):.4g}"
-                if sec(g["romio-nodes"]) is not None else "")
+            r["romio-nodes s (not charged)"] = fsec(g["romio-nodes"])
         if "a1/all" in g and "twolevel/all" in g:
             r["inter msgs a1/all : twolevel/all"] = \
                 f"{g['a1/all']['inter_msgs']} : {g['twolevel/all']['inter_msgs']}"

@@ -352,6 +352,9 @@ CORE_HIDDEN int64_t coll_plan_desc_bytes(int P, int nd);
  * rank's extent reaches into. Same answer on every rank.
  */
 CORE_HIDDEN int coll_write_ordered(coll_plan *p, int method);
+/* Does rank r's file extent interleave another rank's (both with
+   elements)? 0 at once where no two extents do (p->ext_overlap). */
+CORE_HIDDEN int coll_extent_meets(const coll_plan *p, int r);
 /* Seconds the ordering token of independent writes takes to pass through
    the P ranks, S the learned round (etp_model.c) */
 CORE_HIDDEN double coll_token_cost(const coll_plan *p, double S);

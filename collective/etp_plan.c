@@ -1255,6 +1255,17 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     return PASSION_OK;
 }
 
+int coll_extent_meets(const coll_plan *p, int r)
+{
+    if (!p->ext_overlap || !p->elems[r])
+        return 0;
+    for (int q = 0; q < p->P; q++)
+        if (q != r && p->elems[q] && p->x[q].foff0 < p->x[r].fend &&
+            p->x[r].foff0 < p->x[q].fend)
+            return 1;
+    return 0;
+}
+
 int coll_write_ordered(coll_plan *p, int method)
 {
     if (p->P < 2)
@@ -1263,16 +1274,11 @@ int coll_write_ordered(coll_plan *p, int method)
         return 1;
     if (method == PASSION_METHOD_DIRECT || !p->ext_overlap)
         return 0;
-    for (int r = 0; r < p->P; r++) {
-        if (!p->elems[r] ||
-            ocad_method_choose(p->ctx, &p->x[r], 1, method, &p->env) !=
+    for (int r = 0; r < p->P; r++)
+        if (coll_extent_meets(p, r) &&
+            ocad_method_choose(p->ctx, &p->x[r], 1, method, &p->env) ==
                 PASSION_METHOD_SIEVE)
-            continue;
-        for (int q = 0; q < p->P; q++)
-            if (q != r && p->elems[q] && p->x[q].foff0 < p->x[r].fend &&
-                p->x[r].foff0 < p->x[q].fend)
-                return 1;
-    }
+            return 1;
     return 0;
 }
 

@@ -20,18 +20,6 @@
 
 #include <string.h>
 
-/* does this rank's file extent interleave another rank's (both with
-   elements)? */
-static int extent_meets_other(const coll_plan *p)
-{
-    const ocad_xfer *me = &p->x[p->me];
-    for (int q = 0; q < p->P; q++)
-        if (q != p->me && p->elems[q] && p->x[q].foff0 < me->fend &&
-            me->foff0 < p->x[q].fend)
-            return 1;
-    return 0;
-}
-
 /* Independent access; writes ordered by rank when they could collide,
    unless each shared element has one writer (coll_shared_writers: direct
    writes whose sections nest, as identical ones do), which then writes
@@ -64,7 +52,7 @@ static int independent(coll_plan *p, char *buf, int method, int skip,
        lost, 3 in about 55 runs; test_regress 7). A rank whose extent
        interleaves another's was priced direct there: it writes direct. */
     if (p->op_write && !ordered && method == PASSION_METHOD_AUTO &&
-        p->elems[p->me] > 0 && extent_meets_other(p))
+        coll_extent_meets(p, p->me))
         method = PASSION_METHOD_DIRECT;
     int rc = PASSION_OK, token = 0;
     MPI_Request req;
