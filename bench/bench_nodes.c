@@ -32,8 +32,8 @@
  *   a1/all, a1/node         flat exchange (A1), all ranks / one per node
  *   twolevel/all, twolevel/node   the two-level exchange, the same
  *   romio-nodes     ROMIO collective, cb_nodes = nodes (see above)
- * Repetitions are interleaved over the modes (their order turns by one
- * every repetition); seconds is the median of the slowest rank's time,
+ * Repetitions are interleaved over the modes (their order a fresh seeded
+ * permutation every repetition: mode_order); seconds is the median of the slowest rank's time,
  * min_seconds the fastest repetition, mean_seconds the mean (up to 64
  * repetitions). Oversubscribed (P above the 2 cores), a call's time comes
  * in steps of the scheduler's 4 ms tick (a rank that waits for a
@@ -175,6 +175,35 @@ static const char *method_name(passion_method m)
     }
 }
 
+/*
+ * The modes' order in repetition r of case ci: a permutation drawn from a
+ * fixed seed (xorshift64, Fisher-Yates), the same on every rank. The order
+ * matters on an oversubscribed machine: the call before a mode's decides
+ * which ranks the scheduler has just run, and so how far apart the ranks
+ * leave the barrier. With the order only turning by one each repetition,
+ * every mode always followed the same other mode (auto after ROMIO's
+ * 50 ms call, a1/all after direct's 20 ms one): P = 4 on 2 virtual nodes,
+ * 6.5-II, 64 repetitions, the ranks' start times after the barrier lay
+ * 3.0 (auto) and 3.6 ms (a1/all) apart on average against 2.3 ms for
+ * twolevel/all, which followed a1/node's 7 ms call.
+ */
+static void mode_order(int *ord, int ci, int r)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)ci << 32) ^
+                 (uint64_t)(r + 1) * 0xbf58476d1ce4e5b9ull;
+    for (int m = 0; m < NMODE; m++)
+        ord[m] = m;
+    for (int m = NMODE - 1; m > 0; m--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int k = (int)(x % (uint64_t)(m + 1));
+        int t = ord[m];
+        ord[m] = ord[k];
+        ord[k] = t;
+    }
+}
+
 /* One split (k ranks per virtual node) and network: every case, every
    mode, interleaved repetitions; rows to csv (rank 0). */
 static void run_split(const bench_args *a, FILE *csv, const char *path,
@@ -258,11 +287,15 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         for (int m = 0; m < NMODE; m++)
             strcpy(chosen[m], "");
         bench_progress(a, "nodes P=%d %s %s", P, regime, c->name);
-        /* the modes' order turns by one every repetition: no mode always
-           runs first after the barrier (or after a write's read-back) */
+        /* the modes' order: a fresh permutation every repetition, from a
+           fixed seed (the same on every rank), so that no mode always
+           follows the same other mode (see mode_order) */
+        int ord[NMODE];
         for (int r = 0; r < reps; r++)
             for (int j = 0; j < NMODE; j++) {
-                const int m = (j + r) % NMODE;
+                if (j == 0)
+                    mode_order(ord, ci, r);
+                const int m = ord[j];
                 if (m == M_DIRECT && skip_direct)
                     continue;
                 mode_ctx *x = &mc[m == M_DIRECT ? M_AUTO : m];
