@@ -185,7 +185,7 @@ static void violation(int print, const char *fmt, ...)
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
 static double wd_since;
 static int wd_busy;
-static char wd_desc[768];
+static char wd_desc[sizeof cur_desc];
 static uint64_t wd_call;
 
 static void wd_enter(const char *what)

@@ -15,8 +15,9 @@
  * key, identical everywhere.
  *
  * The waits poll MPI for the process's spin time, then yield the CPU
- * between polls (core.h: core_wait_policy); the exchange layer waits
- * through the same functions. If an MPI call of the
+ * between polls, or, on an oversubscribed node, sleep (core.h:
+ * core_wait_policy); the exchange layer waits through the same
+ * functions. If an MPI call of the
  * agreement itself fails (the context's communicator returns errors, see
  * passion_init), the rank returns PASSION_EMPI at once instead of waiting:
  * no rank hangs on passion's account; whether the peers' MPI calls return
@@ -30,6 +31,7 @@
 
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define AGREE_SHIFT 65536ULL
@@ -42,12 +44,31 @@ static unsigned long long agree_key(const passion_ctx *ctx, int rc)
                   : (unsigned long long)ctx->size * AGREE_SHIFT;
 }
 
-/* the spin time in nanoseconds (process-wide: see core.h) */
+/* the spin time and the pause between polls after it in nanoseconds (0:
+   a yield), process-wide: see core.h */
 static _Atomic long long spin_ns = (long long)(CORE_SPIN_SHORT * 1e9);
+static _Atomic long long pause_ns = 0;
 
 double core_wait_spin(void)
 {
     return (double)spin_ns * 1e-9;
+}
+
+double core_wait_pause(void)
+{
+    return (double)pause_ns * 1e-9;
+}
+
+/* Give the CPU away between two polls of a wait past its spin time. */
+static void wait_pause(void)
+{
+    long long ns = pause_ns;
+    if (ns <= 0) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    nanosleep(&ts, NULL); /* a signal cuts it short: the wait polls again */
 }
 
 /* Processors this process may run on (its affinity mask), at least 1. */
@@ -64,9 +85,11 @@ double core_wait_policy(passion_ctx *ctx, int local)
 {
     double s = ctx->opt.wait_spin;
     /* local: the context's ranks on this host (core_host_count) */
+    const int over = local > cpus_usable();
     if (s <= 0)
-        s = local <= cpus_usable() ? CORE_SPIN_LONG : CORE_SPIN_SHORT;
+        s = over ? CORE_SPIN_SHORT : CORE_SPIN_LONG;
     spin_ns = (long long)(s * 1e9);
+    pause_ns = over ? (long long)(CORE_WAIT_PAUSE * 1e9) : 0;
     return s;
 }
 
@@ -91,7 +114,7 @@ void core_wait_counts(long long *polls, long long *reads)
 void core_idle(double t0)
 {
     if (core_now() - t0 > (double)spin_ns * 1e-9)
-        sched_yield();
+        wait_pause();
 }
 
 int core_wait(MPI_Request *req)
@@ -127,7 +150,7 @@ int core_waitall(int n, MPI_Request *req)
             return PASSION_OK;
         }
         if (yielding) {
-            sched_yield();
+            wait_pause();
         } else if (i > 0 && i % CORE_POLLS_PER_CLOCK == 0) {
             reads++;
             double t = core_now();
@@ -135,7 +158,7 @@ int core_waitall(int n, MPI_Request *req)
                 t0 = t;
             else if (t - t0 > (double)spin_ns * 1e-9) {
                 yielding = 1;
-                sched_yield();
+                wait_pause();
             }
         }
     }

@@ -240,10 +240,25 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  * run on, CORE_SPIN_LONG (a yield on a loaded machine gives the core away
  * for a scheduler tick or more: milliseconds, where the peer's answer
  * takes microseconds), else CORE_SPIN_SHORT (an oversubscribed node: the
- * spinning rank would hold the core its peer needs).
+ * spinning rank would hold the core its peer needs). Past the spin time a
+ * wait yields (sched_yield) between polls, except on an oversubscribed
+ * node, where it sleeps CORE_WAIT_PAUSE (core_wait_pause): a rank that
+ * yields stays runnable, and the kernel's scheduler (CFS) lets the rank
+ * running on its core, often one spinning in MPI's own busy-polling
+ * waits, keep it until the next scheduler tick (4 ms here), even after
+ * the data the yielding rank waits for has come; a rank that sleeps is
+ * woken by its timer, and a waking rank preempts one that has run longer.
+ * Measured (P = 4 on the 2 cores, 2 virtual nodes of the slow simulated
+ * network, bench nodes --quick, 32-48 repetitions, means): thesis case
+ * 6.5-II's collective read (one round: the ranks read before the FAD)
+ * took 5.7-6.4 ms yielding (2 runs), 0.8-1.4 ms sleeping 50 us (3
+ * runs), 1.5 ms sleeping 10 us, 1.3 ms 200 us; 6.1-III's direct reads
+ * 6.0-6.5 ms against 1.6-2.6 ms (50 us); a two-phase read of 6.5-II
+ * over A1, all ranks aggregating, 4.4-4.6 ms against 3.4-3.8 ms.
  */
 #define CORE_SPIN_LONG 2e-3
 #define CORE_SPIN_SHORT 20e-6
+#define CORE_WAIT_PAUSE 50e-6
 /* core_waitall reads the clock once every this many polls while it
    spins, never once it yields */
 #define CORE_POLLS_PER_CLOCK 16
@@ -255,6 +270,8 @@ CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 CORE_HIDDEN double core_wait_policy(passion_ctx *ctx, int local);
 /* The process's spin time now (seconds). */
 CORE_HIDDEN double core_wait_spin(void);
+/* the sleep between polls after the spin time (0: a yield) */
+CORE_HIDDEN double core_wait_pause(void);
 /* Wait for one request / all n requests. PASSION_EMPI if MPI reports an
    error. */
 CORE_HIDDEN int core_wait(MPI_Request *req);

@@ -546,10 +546,18 @@ static void test_wait_policy(void)
     TH_CHECK(core_wait_spin() == want,
              "spin %g s with %d ranks on the node and %d processors, want "
              "%g", core_wait_spin(), local, cpus, want);
+    /* past the spin: a sleep between polls where the node is
+       oversubscribed, else a yield (0) */
+    double pause = local <= cpus ? 0 : CORE_WAIT_PAUSE;
+    TH_CHECK(core_wait_pause() == pause,
+             "pause %g s with %d ranks on the node and %d processors, want "
+             "%g", core_wait_pause(), local, cpus, pause);
     passion_finalize(ctx);
     TH_CHECK(th_init(&ctx, "wait_spin=0.5e-3") == 0, "init wait_spin");
     TH_CHECK(core_wait_spin() == 0.5e-3, "option: spin %g s",
              core_wait_spin());
+    TH_CHECK(core_wait_pause() == pause, "option: pause %g s, want %g",
+             core_wait_pause(), pause);
     char v[64];
     TH_CHECK(passion_ctx_option_get(ctx, "wait_spin", v, sizeof v) == 0 &&
                  atof(v) == 0.5e-3, "wait_spin reads back as %s", v);
