@@ -134,8 +134,11 @@ typedef struct coll_early {
  */
 /* The access a section call makes (file, operation, section, whether a
    memory layout is given), hashed; never 0. coll_early_remember keeps it
-   when the ranks of an auto call chose an independent method (indep), or
-   forgets it: the same read again is done early (coll_io_early). */
+   and the method chosen when the ranks of an auto call chose an
+   independent method (method: PASSION_METHOD_AUTO, each rank sieve.c's
+   own choice, or PASSION_METHOD_DIRECT on every rank), or forgets it
+   (method < 0): the same read again is done early with that method
+   (coll_io_early). */
 /* calls of a remembered read done early before auto chooses again (the
    ranks may since do better with the two-phase method) */
 #define COLL_EARLY_AGAIN 15
@@ -143,7 +146,7 @@ CORE_HIDDEN uint64_t coll_early_sig(const passion_file *f,
                                     const passion_section *s,
                                     const passion_memspec *m, int op_write);
 CORE_HIDDEN void coll_early_remember(passion_ctx *ctx, uint64_t sig,
-                                     int indep);
+                                     int method);
 /* After the FAD of an auto write: whether its sections overlap others'
    without nesting (their early direct writes were then written again);
    the same write (sig) is then not done before the FAD next time. Every

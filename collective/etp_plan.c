@@ -87,6 +87,7 @@ typedef struct coll_ext {
        early whatever its cost (coll_io_early) */
     uint64_t indep_sig;
     int indep_left; /* early reads left on it before auto chooses again */
+    int indep_method; /* the method chosen: auto (sieve.c's) or direct */
     /* the last auto write whose sections overlapped others' without
        nesting (coll_early_overlap; 0 = none): the same write again is
        not done before the FAD (coll_io_early) */
@@ -764,11 +765,12 @@ uint64_t coll_early_sig(const passion_file *f, const passion_section *s,
     return h ? h : 1;
 }
 
-void coll_early_remember(passion_ctx *ctx, uint64_t sig, int indep)
+void coll_early_remember(passion_ctx *ctx, uint64_t sig, int method)
 {
     coll_ext *e = ext_get(ctx);
     if (e) {
-        e->indep_sig = indep ? sig : 0;
+        e->indep_sig = method >= 0 ? sig : 0;
+        e->indep_method = method >= 0 ? method : PASSION_METHOD_AUTO;
         e->indep_left = COLL_EARLY_AGAIN;
     }
 }
@@ -824,6 +826,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
         env.warm = 0;
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
     env.budget = left > 0 ? left : 1;
+    int rmethod = method; /* a read's: auto's remembered choice below */
     if (method == PASSION_METHOD_AUTO) {
         /* not while the file's costs may still be measured on this
            uncached extent (file_calibrate, after the FAD) */
@@ -838,6 +841,21 @@ int coll_io_early(passion_file *f, const passion_section *s,
         double S = coll_sync_cost(ctx);
         double t;
         int one = 0; /* a read of one small request (below) */
+        /* the same read whose ranks chose an independent method last
+           call (a memory layout aside): reading early saves the round
+           the agreement after it costs (issue 14: auto paid two rounds
+           where the fixed method it chose paid one); read with the
+           method chosen then (direct on every rank where the model
+           found that cheaper than each rank's own sieve choice: before,
+           the early read took each rank's own choice, and sieved where
+           auto had chosen direct reads) */
+        int again = !op_write && !m && e && e->indep_sig &&
+                    e->indep_left > 0 &&
+                    e->indep_sig == coll_early_sig(f, s, m, op_write);
+        if (again) { /* on every rank alike (the choice was agreed) */
+            e->indep_left--;
+            rmethod = e->indep_method;
+        }
         if (op_write) {
             /* ranks that outnumber the host's processors take turns on
                them: this rank's writes into the page cache (system
@@ -877,7 +895,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
                              COLL_PAGE_DIRTY);
         } else {
             passion_plan_info pi;
-            ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 0, &pi, &env);
+            ocad_plan_count(ctx, &x, rmethod, 0, &pi, &env);
             t = pi.seconds;
             if (pi.method == PASSION_METHOD_SIEVE)
                 t += (double)(elems * f->a->esize) / COLL_COPY_BW;
@@ -898,15 +916,6 @@ int coll_io_early(passion_file *f, const passion_section *s,
             one = pi.requests <= 1 &&
                   (double)pi.bytes_file <= env.lat * env.bw;
         }
-        /* the same read whose ranks chose an independent method last
-           call (a memory layout aside): reading early saves the round
-           the agreement after it costs (issue 14: auto paid two rounds
-           where the fixed method it chose paid one) */
-        int again = !op_write && !m && e && e->indep_sig &&
-                    e->indep_left > 0 &&
-                    e->indep_sig == coll_early_sig(f, s, m, op_write);
-        if (again) /* on every rank alike (the choice was agreed) */
-            e->indep_left--;
         if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX) && !one)
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
@@ -915,7 +924,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
     if (op_write)
         return ocad_xfer_write(ctx, f->fh, &x, buf, PASSION_METHOD_DIRECT,
                                &env);
-    return ocad_xfer_read(ctx, f->fh, &x, buf, method, &env);
+    return ocad_xfer_read(ctx, f->fh, &x, buf, rmethod, &env);
 }
 
 /* the COLL_FAD_CACHED word: probe + 1 in bits 0-15, done in bit 16, the

@@ -240,7 +240,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (method == PASSION_METHOD_AUTO && !all_done)
         coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
                             !rc && chosen != PASSION_METHOD_ETP_STATIC &&
-                                chosen != PASSION_METHOD_ETP_DYNAMIC);
+                                    chosen != PASSION_METHOD_ETP_DYNAMIC
+                                ? chosen
+                                : -1);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
     else if (method == PASSION_METHOD_AUTO && !all_done && warm &&

@@ -1478,6 +1478,16 @@ static void test_read_direct(void)
              "(requests 100 us, 7 GB/s): rc %d %s, values %s, method %d "
              "(want %d)", RUNS, GAP * 8, rc, passion_ctx_errdetail(ctx),
              th_ramp_ok(b, &s) ? "right" : "wrong", (int)m, (int)want);
+    /* the same read again is read before the FAD (coll_io_early), with
+       the method auto chose: before, each rank's own choice (sieve) */
+    memset(b, 0, sizeof b);
+    if (!rc)
+        rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+    passion_ctx_last_method(ctx, &m, &pred);
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && m == want,
+             "the same auto read again: rc %d %s, values %s, method %d "
+             "(want %d, the first call's)", rc, passion_ctx_errdetail(ctx),
+             th_ramp_ok(b, &s) ? "right" : "wrong", (int)m, (int)want);
     th_ramp_close(f, a, ctx);
 }
 
