@@ -447,12 +447,10 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
     return rc;
 }
 
-/* receive a message of a peer without a place for it (errors returned
-   by our communicator) */
+/* receive a message of a peer without a place for it (coll_drain) */
 static void drain(coll_xchg_plan *pl, int src, int tag)
 {
-    char c;
-    MPI_Recv(&c, 0, MPI_BYTE, src, tag, pl->comm, MPI_STATUS_IGNORE);
+    coll_drain(pl->comm, src, tag);
 }
 
 /*

@@ -450,6 +450,11 @@ CORE_HIDDEN int coll_net_isend(const coll_xchg_plan *pl, const void *buf,
                                int tag, int flags, MPI_Request *req);
 /* MPI messages of a logical message of `bytes` (0 for 0 bytes). */
 CORE_HIDDEN int64_t coll_nparts(int64_t bytes);
+/* Receive and discard the next message from rank src of comm with tag,
+   whatever its length (a message without a place: a failed peer's or
+   an inconsistent one's). Errors are not reported: the caller's outcome
+   is a failure already. */
+CORE_HIDDEN void coll_drain(MPI_Comm comm, int src, int tag);
 
 /* Post a known-size transfer split at the chunk limit; uses
    coll_nparts(bytes) requests from req. Returns 0 or PASSION_EMPI. */

@@ -447,9 +447,9 @@ static int fs_recv_bytes(fs_run *run, void *buf, int64_t n, int src, int tag)
     return coll_waitall(1, &q);
 }
 
-/* Drain the probed message (and its other parts) without memory: a
-   failed node. The receives are truncated on purpose, with errors
-   returned instead of raised for the time of it. */
+/* Drain the probed message (and its other parts) without a place for
+   them: a failed node. Received whole (coll_drain), errors returned
+   instead of raised for the time of it. */
 static void fs_drain(fs_run *run, int64_t c0, int src, int tag)
 {
     coll_xchg_plan *pl = run->pl;
@@ -466,11 +466,10 @@ static void fs_drain(fs_run *run, int64_t c0, int src, int tag)
         if (c0 == 16 && h.total > 16)
             more = coll_nparts(h.total - 16);
     } else {
-        MPI_Recv(scratch, 0, MPI_BYTE, src, tag, pl->comm, MPI_STATUS_IGNORE);
+        coll_drain(pl->comm, src, tag);
     }
     for (int64_t i = 0; i < more; i++)
-        MPI_Recv(scratch, 0, MPI_BYTE, src, tag, pl->comm,
-                 MPI_STATUS_IGNORE);
+        coll_drain(pl->comm, src, tag);
     MPI_Comm_set_errhandler(pl->comm, eh);
     MPI_Errhandler_free(&eh);
 }
@@ -512,12 +511,10 @@ static void fs_take(fs_run *run, MPI_Status *st, int src, int tag,
             if (!buf) {
                 fs_failed(run, PASSION_ENOMEM, "receive buffer");
                 MPI_Errhandler eh;
-                char s[1];
                 MPI_Comm_get_errhandler(pl->comm, &eh);
                 MPI_Comm_set_errhandler(pl->comm, MPI_ERRORS_RETURN);
                 for (int64_t i = 0; i < parts; i++)
-                    MPI_Recv(s, 0, MPI_BYTE, src, tag, pl->comm,
-                             MPI_STATUS_IGNORE);
+                    coll_drain(pl->comm, src, tag);
                 MPI_Comm_set_errhandler(pl->comm, eh);
                 MPI_Errhandler_free(&eh);
                 return;

@@ -288,13 +288,12 @@ static int tl_stream(const coll_xchg_plan *pl, tl_tabs *tb, int send,
 }
 
 /* receive the parts of a message of total bytes without a place for them
-   (errors returned by our communicator: truncation is expected) */
+   (coll_drain) */
 static void tl_drain(const coll_xchg_plan *pl, int64_t total, int peer,
                      int tag)
 {
-    char c;
     for (int64_t q = 0; q < coll_nparts(total); q++)
-        MPI_Recv(&c, 0, MPI_BYTE, peer, tag, pl->comm, MPI_STATUS_IGNORE);
+        coll_drain(pl->comm, peer, tag);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -967,8 +966,7 @@ static int ag_member(tl_run_t *r, int64_t *v, int n, int spec, int *moved)
 /* drain what member k (rank src) sent with its header: counts and data */
 static void ag_drain_member(tl_run_t *r, int src, int64_t up)
 {
-    char c;
-    MPI_Recv(&c, 0, MPI_BYTE, src, TAG_HDR, r->pl->comm, MPI_STATUS_IGNORE);
+    coll_drain(r->pl->comm, src, TAG_HDR);
     tl_drain(r->pl, up, src, TAG_UP);
 }
 
