@@ -71,21 +71,15 @@ static void wait_pause(void)
     nanosleep(&ts, NULL); /* a signal cuts it short: the wait polls again */
 }
 
-/* Processors this process may run on (its affinity mask), at least 1. */
-static int cpus_usable(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-double core_wait_policy(passion_ctx *ctx, int local)
+double core_wait_policy(passion_ctx *ctx)
 {
     double s = ctx->opt.wait_spin;
-    /* local: the context's ranks on this host (core_host_count) */
-    const int over = local > cpus_usable();
+    /* ctx->cpu_share (core_host_count): above 1 where they outnumber the processors
+       their affinity masks cover together. Not this rank's own mask:
+       Open MPI binds each rank to one core by default, and P = 2 bound
+       ranks on the 2 cores counted as oversubscribed (a 20 us spin, then
+       50 us sleeps), where each rank has a core of its own */
+    const int over = ctx->cpu_share > 1;
     if (s <= 0)
         s = over ? CORE_SPIN_SHORT : CORE_SPIN_LONG;
     spin_ns = (long long)(s * 1e9);

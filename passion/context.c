@@ -136,7 +136,8 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     }
     /* the host's ranks and processors, then the waits' spin time
        (collective; the options are valid now) */
-    core_wait_policy(ctx, core_host_count(ctx, kept ? &host : NULL));
+    core_host_count(ctx, kept ? &host : NULL); /* ctx->cpu_share */
+    core_wait_policy(ctx);
     if (!kept)
         core_host_keep(comm, &ctx->host);
     *out = ctx;

@@ -236,8 +236,8 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  * for the spin time, then yield the CPU between polls. The spin time is
  * process-wide (MPI's waits know no context), set by every passion_init
  * (core_wait_policy): the option wait_spin, else, when the context's
- * ranks on this node do not outnumber the processors this process may
- * run on, CORE_SPIN_LONG (a yield on a loaded machine gives the core away
+ * ranks on this node do not outnumber the processors their affinity masks
+ * cover together (ctx->cpu_share, core_host_count), CORE_SPIN_LONG (a yield on a loaded machine gives the core away
  * for a scheduler tick or more: milliseconds, where the peer's answer
  * takes microseconds), else CORE_SPIN_SHORT (an oversubscribed node: the
  * spinning rank would hold the core its peer needs). Past the spin time a
@@ -265,9 +265,9 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
 /* Polls (MPI_Testall calls) and clock reads of core_waitall so far in
    this process (tests). */
 CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
-/* Local (passion_init): choose and set the spin time from the context's
-   ranks on this host (core_host_count); the seconds chosen. */
-CORE_HIDDEN double core_wait_policy(passion_ctx *ctx, int local);
+/* Local (passion_init): choose and set the spin time and the pause from
+   ctx->cpu_share (core_host_count, called before); the spin's seconds. */
+CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
 /* The process's spin time now (seconds). */
 CORE_HIDDEN double core_wait_spin(void);
 /* the sleep between polls after the spin time (0: a yield) */
