@@ -22,13 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 /* the same matrix on every rank */
 static int64_t *pattern(int which, int P, int64_t mmax)
@@ -40,7 +33,7 @@ static int64_t *pattern(int which, int P, int64_t mmax)
     for (int i = 0; i < P; i++) {
         int spike = i;
         if (which == 0 && P > 1) {
-            spike = (int)(next(&seed) % (uint64_t)(P - 1));
+            spike = (int)(bench_rand(&seed) % (uint64_t)(P - 1));
             if (spike >= i)
                 spike++;
         } else if (which == 1) {

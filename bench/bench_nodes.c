@@ -33,8 +33,8 @@
  *   twolevel/all, twolevel/node   the two-level exchange, the same
  *   romio-nodes     ROMIO collective, cb_nodes = nodes (see above)
  * Repetitions are interleaved over the modes (their order a fresh seeded
- * permutation every repetition: mode_order); seconds is the median of the slowest rank's time,
- * min_seconds the fastest repetition, mean_seconds the mean (up to 64
+ * permutation every repetition: mode_order); seconds is the median of
+ * the slowest rank's time, min_seconds the fastest repetition, mean_seconds the mean (up to 64
  * repetitions). Oversubscribed (P above the 2 cores), a call's time comes
  * in steps of the scheduler's 4 ms tick (a rank that waits for a
  * descheduled one waits for the tick: P = 4, --quick, times of 4.0, 8.0,
@@ -177,7 +177,7 @@ static const char *method_name(passion_method m)
 
 /*
  * The modes' order in repetition r of case ci: a permutation drawn from a
- * fixed seed (xorshift64, Fisher-Yates), the same on every rank. The order
+ * fixed seed (bench_rand, Fisher-Yates), the same on every rank. The order
  * matters on an oversubscribed machine: the call before a mode's decides
  * which ranks the scheduler has just run, and so how far apart the ranks
  * leave the barrier. With the order only turning by one each repetition,
@@ -189,15 +189,11 @@ static const char *method_name(passion_method m)
  */
 static void mode_order(int *ord, int ci, int r)
 {
-    uint64_t x = 0x9e3779b97f4a7c15ull ^ ((uint64_t)ci << 32) ^
-                 (uint64_t)(r + 1) * 0xbf58476d1ce4e5b9ull;
+    uint64_t x = ((uint64_t)ci << 32) + (uint64_t)r;
     for (int m = 0; m < NMODE; m++)
         ord[m] = m;
     for (int m = NMODE - 1; m > 0; m--) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        int k = (int)(x % (uint64_t)(m + 1));
+        int k = (int)(bench_rand(&x) % (uint64_t)(m + 1));
         int t = ord[m];
         ord[m] = ord[k];
         ord[k] = t;

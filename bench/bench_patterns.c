@@ -99,22 +99,17 @@ static const int mids[NMODES] = {
 
 /* ---------------------------------------------------------------- random */
 
-static uint64_t rnd(uint64_t *s)
+static double runit(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return (double)(bench_rand(s) >> 11) / 9007199254740992.0;
 }
-
-static double runit(uint64_t *s) { return (double)(rnd(s) >> 11) / 9007199254740992.0; }
 
 /* uniform in [lo, hi] */
 static int64_t rrange(uint64_t *s, int64_t lo, int64_t hi)
 {
     if (hi <= lo)
         return lo;
-    return lo + (int64_t)(rnd(s) % (uint64_t)(hi - lo + 1));
+    return lo + (int64_t)(bench_rand(s) % (uint64_t)(hi - lo + 1));
 }
 
 /* log-uniform in [lo, hi] */
@@ -189,10 +184,10 @@ static void arr_finish(parr *a)
 static void arr_gen(parr *a, uint64_t seed, int j, int64_t minb, int64_t maxb)
 {
     uint64_t s = seed ^ (0xA77A0000ULL + (uint64_t)j * 7919);
-    rnd(&s);
+    bench_rand(&s);
     memset(a, 0, sizeof *a);
     a->nd = (int)rrange(&s, 1, 4);
-    a->col = (int)(rnd(&s) & 1);
+    a->col = (int)(bench_rand(&s) & 1);
     static const int64_t pow2[5] = {1, 2, 4, 8, 16};
     a->esize = runit(&s) < 0.5 ? pow2[rrange(&s, 0, 4)] : rrange(&s, 1, 16);
     int64_t target = rlog(&s, minb, maxb);
@@ -315,7 +310,7 @@ static void case_gen(pcase *c, const parr *a, uint64_t seed, int ci, int P,
                      int64_t cap_region)
 {
     uint64_t s = seed ^ (0xCA5E0000ULL + (uint64_t)ci * 104729);
-    rnd(&s);
+    bench_rand(&s);
     double u = runit(&s);
     int kind = u < 0.25 ? 0 : u < 0.45 ? 1 : u < 0.55 ? 2 : u < 0.70 ? 3
                : u < 0.90 ? 4 : 5;
@@ -334,7 +329,7 @@ static void case_gen(pcase *c, const parr *a, uint64_t seed, int ci, int P,
     int tdim[2] = {-1, -1}, ntd = 0;
     int64_t tsz[2] = {1, 1}, tn[2] = {1, 1};
     if (kind == 4) {
-        ntd = nd >= 2 && (rnd(&s) & 1) ? 2 : 1;
+        ntd = nd >= 2 && (bench_rand(&s) & 1) ? 2 : 1;
         tdim[0] = (int)rrange(&s, 0, nd - 1);
         if (ntd == 2)
             tdim[1] = (tdim[0] + 1 + (int)rrange(&s, 0, nd - 2)) % nd;
@@ -374,7 +369,7 @@ static void case_gen(pcase *c, const parr *a, uint64_t seed, int ci, int P,
         }
         case 2: /* shared: the same section, maybe shifted */
             *t = base;
-            if (rnd(&s) & 1)
+            if (bench_rand(&s) & 1)
                 for (int d = 0; d < nd; d++) {
                     int64_t room = a->shape[d] - 1 - t->start[d] -
                                    (t->count[d] - 1) * t->stride[d];
@@ -1099,7 +1094,7 @@ int main(int argc, char **argv)
     pcase *cases = calloc((size_t)ncases, sizeof *cases);
     for (int j = 0; j < narr; j++) {
         uint64_t s = seed ^ (0xB16B16ULL + (uint64_t)j * 31337);
-        int big = !memlim && rnd(&s) % 10 == 9;
+        int big = !memlim && bench_rand(&s) % 10 == 9;
         arr_gen(&arrs[j], seed, j, big ? bigmin : minb, big ? bigmax : maxb);
     }
     for (int i = 0; i < ncases; i++) {

@@ -188,6 +188,14 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+uint64_t bench_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
 double bench_median(double *v, int n)
 {
     if (n <= 0)

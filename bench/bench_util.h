@@ -11,6 +11,7 @@
 #define PASSION_BENCH_UTIL_H
 
 #include "passion.h"
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct bench_args {
@@ -68,6 +69,11 @@ int bench_drop_cache_path(const char *path);
 
 /* Median of n doubles (sorts in place). */
 double bench_median(double *v, int n);
+
+/* The benchmarks' seeded random stream (splitmix64): the next value of
+   the stream whose state is *s; the same seed gives the same stream on
+   every rank. */
+uint64_t bench_rand(uint64_t *s);
 
 /*
  * A context on MPI_COMM_WORLD with the options of a printf-formatted

@@ -32,7 +32,6 @@
 #include <sched.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define AGREE_SHIFT 65536ULL
 
@@ -74,11 +73,12 @@ static void wait_pause(void)
 double core_wait_policy(passion_ctx *ctx)
 {
     double s = ctx->opt.wait_spin;
-    /* ctx->cpu_share (core_host_count): above 1 where they outnumber the processors
-       their affinity masks cover together. Not this rank's own mask:
-       Open MPI binds each rank to one core by default, and P = 2 bound
-       ranks on the 2 cores counted as oversubscribed (a 20 us spin, then
-       50 us sleeps), where each rank has a core of its own */
+    /* ctx->cpu_share (core_host_count): above 1 where the node's ranks
+       outnumber the processors their affinity masks cover together. Not
+       this rank's own mask: Open MPI binds each rank to one core by
+       default, and P = 2 bound ranks on the 2 cores counted as
+       oversubscribed (a 20 us spin, then 50 us sleeps), where each rank
+       has a core of its own */
     const int over = ctx->cpu_share > 1;
     if (s <= 0)
         s = over ? CORE_SPIN_SHORT : CORE_SPIN_LONG;

@@ -447,12 +447,6 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
     return rc;
 }
 
-/* receive a message of a peer without a place for it (coll_drain) */
-static void drain(coll_xchg_plan *pl, int src, int tag)
-{
-    coll_drain(pl->comm, src, tag);
-}
-
 /*
  * End the round's data traffic. complete (not NULL): the algorithm whose
  * step rides on the headers is what runs, so finish it (data not yet
@@ -490,7 +484,7 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x,
         if (i == me || sb <= 0 || x->rn[i] > 0 || fused_in(x, i))
             continue;
         for (int64_t q = 0; q < coll_nparts(sb); q++)
-            drain(pl, i, TAG_HDR_DATA);
+            coll_drain(pl->comm, i, TAG_HDR_DATA);
     }
     return coll_waitall(k, pl->req);
 }
@@ -594,7 +588,7 @@ __attribute__((noinline)) static int round_without_memory(coll_xchg_plan *pl,
         fold(out, h, V_N, nsum);
         if (h[H_SENT] > 0 && h[H_FUSED] != 1)
             for (int64_t p = 0; p < coll_nparts(h[H_SENT]); p++)
-                drain(pl, i, TAG_HDR_DATA);
+                coll_drain(pl->comm, i, TAG_HDR_DATA);
     }
     int wrc = coll_waitall(n, q);
     return rc ? rc : wrc;
