@@ -34,12 +34,14 @@
  *   romio-nodes     ROMIO collective, cb_nodes = nodes (see above)
  * Repetitions are interleaved over the modes (their order a fresh seeded
  * permutation every repetition: mode_order); seconds is the median of
- * the slowest rank's time, min_seconds the fastest repetition, mean_seconds the mean (up to 64
- * repetitions). Oversubscribed (P above the 2 cores), a call's time comes
- * in steps of the scheduler's 4 ms tick (a rank that waits for a
- * descheduled one waits for the tick: P = 4, --quick, times of 4.0, 8.0,
- * 12.0 ms), so the median of a few repetitions takes one of those
- * values; the mean over many repetitions is what the ratios use.
+ * the slowest rank's time, min_seconds the fastest repetition,
+ * mean_seconds the mean (up to REPS_MAX repetitions), rep_seconds every
+ * repetition's time in order (';' between them: bench/table.py pairs the
+ * modes of one repetition). Oversubscribed (P above the 2 cores), a
+ * call's time comes in steps of the scheduler's 4 ms tick (a rank that
+ * waits for a descheduled one waits for the tick: P = 4, --quick, times
+ * of 4.0, 8.0, 12.0 ms), so the median of a few repetitions takes one of
+ * those values; the mean over many repetitions is what the ratios use.
  * Counters are summed over ranks for one call: inter_msgs/inter_bytes
  * (between virtual nodes), intra_msgs, io_clients
  * (ranks that made file requests), io_calls. chosen: what auto ran
@@ -77,6 +79,7 @@
 #include <unistd.h>
 
 static int64_t N; /* rows = columns, 4-byte elements, column-major */
+#define REPS_MAX 128 /* --reps at most */
 
 /* the default cases: one or two per table (--all: every case) */
 static const char *only_cases; /* --case C,C,... */
@@ -270,9 +273,9 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         const int skip_direct = runs > (1 << 16);
         uint32_t *buf = malloc((size_t)(ne > 0 ? ne : 1) * 4);
         int reps = a->reps ? a->reps : a->quick ? 2 : 3;
-        if (reps > 64)
-            reps = 64;
-        double t[NMODE][64];
+        if (reps > REPS_MAX)
+            reps = REPS_MAX;
+        double t[NMODE][REPS_MAX];
         uint64_t sum[NMODE][6];
         char chosen[NMODE][48];
         double pred[NMODE];
@@ -384,19 +387,20 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         for (int m = 0; m < NMODE && csv; m++) {
             if (m == M_DIRECT && skip_direct) {
                 fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,,,,,,,,,,0,"
-                        "skipped (%lld runs),\n", c->name, c->op, P,
+                        "skipped (%lld runs),,\n", c->name, c->op, P,
                         a->ranks_note, nodes, k, nt->name, regime,
                         mnames[m], (long long)runs);
                 continue;
             }
-            double tmin = t[m][0], tsum = 0;
+            double tmin = t[m][0], tsum = 0, ts[REPS_MAX];
             for (int r = 0; r < reps; r++) {
                 tmin = t[m][r] < tmin ? t[m][r] : tmin;
                 tsum += t[m][r];
+                ts[r] = t[m][r];
             }
             fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,%.6g,%.6g,", c->name,
                     c->op, P, a->ranks_note, nodes, k, nt->name, regime,
-                    mnames[m], bench_median(t[m], reps), tmin);
+                    mnames[m], bench_median(ts, reps), tmin);
             if (m == M_ROMIO)
                 fprintf(csv, ",,,,,%s,,", "not charged");
             else
@@ -406,8 +410,13 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                         (unsigned long long)sum[m][2],
                         (unsigned long long)sum[m][3],
                         (unsigned long long)sum[m][4], chosen[m], pred[m]);
-            fprintf(csv, "%d,%s,%.6g\n", reps, allbad[m] ? "FAIL" : "ok",
+            fprintf(csv, "%d,%s,%.6g,", reps, allbad[m] ? "FAIL" : "ok",
                     tsum / reps);
+            /* every repetition's time in repetition order: the modes of
+               one repetition ran back to back, so the table pairs them */
+            for (int r = 0; r < reps; r++)
+                fprintf(csv, "%s%.4g", r ? ";" : "", t[m][r]);
+            fputc('\n', csv);
         }
         if (csv)
             fflush(csv);
@@ -527,7 +536,7 @@ int main(int argc, char **argv)
     FILE *csv = bench_csv_open(&a,
         "kind,case,op,procs,ranks,nodes,ranks_per_node,net,regime,method,"
         "seconds,min_seconds,inter_msgs,inter_bytes,intra_msgs,io_clients,"
-        "io_calls,chosen,predicted,reps,check,mean_seconds");
+        "io_calls,chosen,predicted,reps,check,mean_seconds,rep_seconds");
     passion_ctx *ctx = NULL;
     if (bench_init(&ctx, "%s", "")) {
         MPI_Finalize();

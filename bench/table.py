@@ -8,6 +8,7 @@ method's time relative to a reference method measured in the same run.
 """
 import csv
 import os
+import random
 import sys
 from collections import OrderedDict
 
@@ -539,6 +540,34 @@ def sec(r):
     return None
 
 
+def rep_times(r):
+    """A nodes row's time of every repetition in order (rep_seconds), or
+    None where the CSV has none."""
+    v = (r.get("rep_seconds") or "").split(";")
+    try:
+        return [float(x) for x in v] if v != [""] else None
+    except ValueError:
+        return None
+
+
+def paired_ci(a, b, seed, n=2000, lo=0.05, hi=0.95):
+    """90% bootstrap interval of mean(a) / mean(b), resampling whole
+    repetitions (a[i] and b[i] ran in the same repetition, back to back:
+    a slow spell of the shared machine hits both); None without pairs."""
+    if not a or not b or len(a) != len(b) or len(a) < 4:
+        return None
+    g = random.Random(seed)
+    k = len(a)
+    v = []
+    for _ in range(n):
+        ix = [g.randrange(k) for _ in range(k)]
+        sb = sum(b[i] for i in ix)
+        if sb > 0:
+            v.append(sum(a[i] for i in ix) / sb)
+    v.sort()
+    return v[int(lo * (len(v) - 1))], v[int(hi * (len(v) - 1))]
+
+
 def fsec(r, missing=""):
     """sec(r) for a table cell (4 digits), else `missing`."""
     t = sec(r)
@@ -579,7 +608,8 @@ def nodes_tables(rows, path):
     groups = by_key(runs, ("procs", "nodes", "net", "case"))
     # per-case table
     head = ["P", "nodes", "net", "case", "op", "auto s", "auto chose",
-            "best fixed", "auto/best", "same work as", "auto/same"] + \
+            "best fixed", "auto/best", "auto/best 90% CI", "same work as",
+            "auto/same"] + \
         [m + " s" for m in NODES_FIXED] + \
         ["romio-nodes s (not charged)", "inter msgs a1/all : twolevel/all",
          "io clients all : node"]
@@ -597,6 +627,12 @@ def nodes_tables(rows, path):
         r = {"P": P, "nodes": nn, "net": net, "case": case, "op": a["op"],
              "auto s": fsec(a), "auto chose": a["chosen"],
              "best fixed": bm, "auto/best": f3(sec(a) / bt)}
+        # the ratio's spread: repetitions resampled in pairs (a seed per
+        # case, so the table is the same for the same CSV)
+        ci = paired_ci(rep_times(a), rep_times(g[bm]),
+                       seed=f"{P}/{nn}/{net}/{case}")
+        if ci:
+            r["auto/best 90% CI"] = f"{ci[0]:.2f}-{ci[1]:.2f}"
         # the fixed settings whose exact counts (messages and bytes between
         # nodes, messages within, file clients and requests) equal auto's:
         # the same work, so auto's time against theirs is its decision's
@@ -624,8 +660,11 @@ def nodes_tables(rows, path):
                                             "tl/flat t": [],
                                             "tl/flat msgs": [],
                                             "node/all t": [],
-                                            "romio/auto": []})
+                                            "romio/auto": [],
+                                            "ci": []})
         sm["auto/best"].append(sec(a) / bt)
+        if ci:
+            sm["ci"].append(ci)
         sm["same"] += bool(same)
         for ag in ("all", "node"):
             f, t = g.get("a1/" + ag), g.get("twolevel/" + ag)
@@ -643,6 +682,7 @@ def nodes_tables(rows, path):
             sm["romio/auto"].append(sec(ro) / sec(a))
     sh = ["P", "nodes", "net", "cases", "auto/best fixed (geomean)",
           "auto/best (worst)", "cases auto within 1.1x",
+          "90% CI below 1.1x : reaching it : above it",
           "cases auto's counts = a fixed setting's",
           "twolevel/flat time (geomean)",
           "twolevel/flat inter-node msgs (geomean)",
@@ -656,6 +696,10 @@ def nodes_tables(rows, path):
                    "auto/best (worst)": f3(max(ab)),
                    "cases auto within 1.1x":
                        f"{sum(1 for x in ab if x <= 1.1)}/{len(ab)}",
+                   "90% CI below 1.1x : reaching it : above it":
+                       f"{sum(1 for c in sm['ci'] if c[1] <= 1.1)} : "
+                       f"{sum(1 for c in sm['ci'] if c[0] <= 1.1 < c[1])} : "
+                       f"{sum(1 for c in sm['ci'] if c[0] > 1.1)}",
                    "cases auto's counts = a fixed setting's":
                        f"{sm['same']}/{len(ab)}",
                    "twolevel/flat time (geomean)": f3(gmean(sm["tl/flat t"])),
@@ -675,7 +719,13 @@ def nodes_tables(rows, path):
             "file clients and requests) equal auto's; auto/same: auto "
             "against the fastest of them (its decision's overhead, and the "
             "noise: on nodes of one rank x/all and x/node are the same "
-            "setting).\n", table(sh, st), "",
+            "setting). auto/best 90% CI: a bootstrap interval of the ratio "
+            "of means, resampling whole repetitions (auto and the best "
+            "fixed setting ran back to back in each); below 1.1x: the "
+            "whole interval is at most 1.1, reaching it: the interval "
+            "holds 1.1 (auto neither shown slower than 1.1x nor shown "
+            "within it), above it: auto shown slower than 1.1x the best "
+            "fixed setting.\n", table(sh, st), "",
             "## Thesis patterns: every case\n", table(head, tab), ""]
     # model error (auto's prediction)
     errs = [(sec(g["auto"]), float(g["auto"]["predicted"]))
