@@ -42,10 +42,11 @@
  * waits for a descheduled one waits for the tick: P = 4, --quick, times
  * of 4.0, 8.0, 12.0 ms), so the median of a few repetitions takes one of
  * those values; the mean over many repetitions is what the ratios use.
- * Counters are summed over ranks for one call: inter_msgs/inter_bytes
- * (between virtual nodes), intra_msgs, io_clients
- * (ranks that made file requests), io_calls. chosen: what auto ran
- * (method and exchange); predicted: auto's model seconds for its choice.
+ * Counters are summed over ranks for one call (the first repetition's):
+ * inter_msgs/inter_bytes (between virtual nodes), intra_msgs, io_clients
+ * (ranks that made file requests), io_calls, rounds (communication
+ * rounds: passion_counters.rounds). chosen: what auto ran (method and
+ * exchange); predicted: auto's model seconds for its choice.
  *
  * Model rows (--model): the two-phase read of an interleaved pattern
  * (every rank B bytes spread over the whole file, like 6.5-I: every rank
@@ -329,7 +330,8 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                     uint64_t v[6] = {cn.messages_inter_node,
                                      cn.bytes_inter_node,
                                      cn.messages_intra_node,
-                                     cn.io_calls > 0, cn.io_calls, 0};
+                                     cn.io_calls > 0, cn.io_calls,
+                                     cn.rounds};
                     MPI_Allreduce(v, sum[m], 6, MPI_UINT64_T, MPI_SUM,
                                   MPI_COMM_WORLD);
                     if (m == M_AUTO) {
@@ -387,7 +389,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         for (int m = 0; m < NMODE && csv; m++) {
             if (m == M_DIRECT && skip_direct) {
                 fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,,,,,,,,,,0,"
-                        "skipped (%lld runs),,\n", c->name, c->op, P,
+                        "skipped (%lld runs),,,\n", c->name, c->op, P,
                         a->ranks_note, nodes, k, nt->name, regime,
                         mnames[m], (long long)runs);
                 continue;
@@ -412,6 +414,9 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                         (unsigned long long)sum[m][4], chosen[m], pred[m]);
             fprintf(csv, "%d,%s,%.6g,", reps, allbad[m] ? "FAIL" : "ok",
                     tsum / reps);
+            if (m != M_ROMIO)
+                fprintf(csv, "%llu", (unsigned long long)sum[m][5]);
+            fputc(',', csv);
             /* every repetition's time in repetition order: the modes of
                one repetition ran back to back, so the table pairs them */
             for (int r = 0; r < reps; r++)
@@ -536,7 +541,8 @@ int main(int argc, char **argv)
     FILE *csv = bench_csv_open(&a,
         "kind,case,op,procs,ranks,nodes,ranks_per_node,net,regime,method,"
         "seconds,min_seconds,inter_msgs,inter_bytes,intra_msgs,io_clients,"
-        "io_calls,chosen,predicted,reps,check,mean_seconds,rep_seconds");
+        "io_calls,chosen,predicted,reps,check,mean_seconds,rounds,"
+        "rep_seconds");
     passion_ctx *ctx = NULL;
     if (bench_init(&ctx, "%s", "")) {
         MPI_Finalize();
