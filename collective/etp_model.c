@@ -44,7 +44,8 @@
  *    share them) spread over the aggregators; writes with holes read
  *    before writing (twice the requests and bytes), and so does the kernel
  *    for partly written pages of an uncached file (twice the requests);
- *    R is the learned round (coll_sync_cost) once it holds
+ *    R is the least learned round (coll_round_inner: a round inside a
+ *    call, where the ranks enter together) once there are
  *    CORE_LEARN_TRUST samples, before that at least round + (P-1) msg;
  *    on several nodes with no aggregator option (cb_ranks, cb_per_node,
  *    cb_nodes), each with one aggregator per node and with every rank
@@ -130,7 +131,8 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  *  - twolevel: a node's leader sends one message to each node its node
  *    has data for, in the agreement's rounds (coll_nodes_agree: the data
  *    rides on them), then the outcome's agreement over all ranks.
- * A learned round S is the least any of these rounds costs. Zero on one
+ * S (coll_round_inner, a round inside the call) is the least any of
+ * these rounds costs. Zero on one
  * node; with one rank per node the flat header round carries the data
  * and each of its P - 1 headers pays the network.
  */
@@ -209,7 +211,7 @@ static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
     /* twolevel: its data rides on the agreement's rounds
        (coll_nodes_agree): the leaders' messages, and the outcome's
        agreement over all ranks (an allreduce: a collective round of its
-       own, at least a learned round S like the others here; priced at
+       own, at least S like the others here; priced at
        the calibration's figures alone, a few microseconds, it made the
        two-level exchange cheaper than A1 by the 2 messages it saves
        between nodes, 2 ms on the 1 ms network, where each of its calls
@@ -253,7 +255,8 @@ double coll_token_cost(const coll_plan *p, double S)
            (double)cross * core_net_cost(p->ctx, (int64_t)sizeof(int));
 }
 
-/* Predicted seconds of the extended two-phase method on p's domains. */
+/* Predicted seconds of the extended two-phase method on p's domains; S:
+   a round inside the call (coll_round_inner). */
 static double etp_time(coll_plan *p, const int64_t *ind_bytes,
                        int64_t ind_req_sum, int64_t ind_req_max,
                        const coll_xchg_costs *mc, double S, int alg)
@@ -537,7 +540,7 @@ void coll_xchg_pick(coll_plan *p)
     int alg = PASSION_XCHG_DEFAULT;
     int64_t cx = 0, cs = 0;
     if (xchg_pick(p, ind_bytes, ic.req_sum, ic.req_max, &mc,
-                  coll_sync_cost(p->ctx), &alg, &cx, &cs) < HUGE_VAL) {
+                  coll_round_inner(p->ctx), &alg, &cx, &cs) < HUGE_VAL) {
         p->xalg = alg;
         p->cap_xchg = cx;
         p->cap_stage = cs;
@@ -557,6 +560,9 @@ int coll_method_choose(coll_plan *p, double *seconds)
     int64_t *ind_bytes = p->scratch;
     /* a collective round: learned from the FAD's rounds */
     const double S = coll_sync_cost(ctx);
+    /* the two-phase method's rounds inside the call (its exchange
+       rounds, the two-level exchange's outcome agreement) */
+    const double Si = coll_round_inner(ctx);
     ind_counts ic;
     double t_ind = ind_time(p, PASSION_METHOD_AUTO, S, ind_bytes, &ic);
     const int64_t req_max = ic.req_max, req_sum = ic.req_sum,
@@ -595,12 +601,12 @@ int coll_method_choose(coll_plan *p, double *seconds)
         fprintf(stderr, "passion: auto: independent %.3g s (requests max "
                 "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
                 "%.3g, streams from %lld to %lld B a rank %.3g; round "
-                "%.3g msg %.3g, learned round %.3g; fixed: "
-                "independent %.3g two-phase %.3g, -1 none)\n", t_ind,
+                "%.3g msg %.3g, learned round %.3g (inside a call %.3g); "
+                "fixed: independent %.3g two-phase %.3g, -1 none)\n", t_ind,
                 (long long)req_max, (long long)req_sum, (long long)bytes_sum,
                 p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
                 p->warm, L, B, (long long)p->ramp_short,
-                (long long)p->ramp_long, p->bw_long, mc.round, mc.msg, S,
+                (long long)p->ramp_long, p->bw_long, mc.round, mc.msg, S, Si,
                 p->fixed[COLL_FIX_IND],
                 p->fixed[COLL_FIX_ETP]);
     /* each method's fixed cost: learned from the calls that ran it, else
@@ -642,13 +648,13 @@ int coll_method_choose(coll_plan *p, double *seconds)
             int alg = PASSION_XCHG_DEFAULT;
             int64_t cx = p->cap_xchg, cs = p->cap_stage;
             double t = pick ? xchg_pick(p, ind_bytes, req_sum, req_max, &mc,
-                                        S, &alg, &cx, &cs)
+                                        Si, &alg, &cx, &cs)
                             : HUGE_VAL;
             if (t == HUGE_VAL) {
                 alg = PASSION_XCHG_DEFAULT;
                 cx = p->cap_xchg;
                 cs = p->cap_stage;
-                t = etp_time(p, ind_bytes, req_sum, req_max, &mc, S,
+                t = etp_time(p, ind_bytes, req_sum, req_max, &mc, Si,
                              ctx->opt.exchange);
             }
             t_set[k][g] = t;

@@ -512,6 +512,14 @@ double coll_sync_cost(passion_ctx *ctx)
     return coll_xchg_alpha(&mc);
 }
 
+double coll_round_inner(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    if (e && e->sync_n > 0)
+        return e->sync_sorted[0];
+    return coll_sync_cost(ctx);
+}
+
 int coll_sync_samples(passion_ctx *ctx, double *v)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];

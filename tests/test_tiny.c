@@ -18,7 +18,8 @@
  *     call at P > 1) is what core_learned gives for its samples (the
  *     smallest, then the median), after each of 3 x COLL_SYNC_KEEP calls
  *     (the samples are kept sorted as they come and go, instead of sorted
- *     at every call).
+ *     at every call); the round inside a call (coll_round_inner) is the
+ *     least of them.
  *
  *  3. the page-cache probe (core_posix_cached, the probe of every auto
  *     read of more than COLL_PROBE_MIN bytes): an extent of 40 pages
@@ -50,7 +51,8 @@
 
 #include "passion.h"
 
-#include "../collective/coll.h" /* coll_sync_cost, coll_sync_samples */
+#include "../collective/coll.h" /* coll_sync_cost, coll_sync_samples,
+                                     coll_round_inner */
 #include "../passion/core.h"    /* ctx->fault_allocs, core_learned */
 
 #include <dlfcn.h>
@@ -189,6 +191,15 @@ static void test_sync_median(void)
             TH_CHECK(0, "call %d: learned round cost %g, core_learned of its "
                      "%d samples %g", i, coll_sync_cost(ctx), n,
                      core_learned(v, n));
+        }
+        /* a round inside a call: the least of the same samples */
+        double least = n > 0 ? v[0] : 0;
+        for (int k = 1; k < n; k++)
+            least = v[k] < least ? v[k] : least;
+        if (n > 0 && coll_round_inner(ctx) != least) {
+            bad = 1;
+            TH_CHECK(0, "call %d: round inside a call %g, the least of its "
+                     "%d samples %g", i, coll_round_inner(ctx), n, least);
         }
         TH_CHECK(rc == 0 && th_ramp_ok(b, &s), "read %d: %d", i, rc);
         TH_CHECK(th_size == 1 ||
