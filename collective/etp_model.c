@@ -132,9 +132,9 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  *    has data for, in the agreement's rounds (coll_nodes_agree: the data
  *    rides on them), then the outcome's agreement over all ranks.
  * S (coll_round_inner, a round inside the call) is the least any of
- * these rounds costs. Zero on one
- * node; with one rank per node the flat header round carries the data
- * and each of its P - 1 headers pays the network.
+ * these rounds costs. Zero on one node; with one rank per node the flat
+ * header round carries the data and each of its P - 1 headers pays the
+ * network.
  */
 static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
                       int64_t rounds, double S, int alg)

@@ -239,8 +239,9 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  * ranks on this node do not outnumber the processors their affinity masks
  * cover together (ctx->cpu_share, core_host_count), CORE_SPIN_LONG (a
  * yield on a loaded machine gives the core away for a scheduler tick or
- * more: milliseconds, where the peer's answer takes microseconds), else CORE_SPIN_SHORT (an oversubscribed node: the
- * spinning rank would hold the core its peer needs). Past the spin time a
+ * more: milliseconds, where the peer's answer takes microseconds), else
+ * CORE_SPIN_SHORT (an oversubscribed node: the spinning rank would hold
+ * the core its peer needs). Past the spin time a
  * wait yields (sched_yield) between polls, except on an oversubscribed
  * node, where it sleeps CORE_WAIT_PAUSE (core_wait_pause): a rank that
  * yields stays runnable, and the kernel's scheduler (CFS) lets the rank
