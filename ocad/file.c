@@ -848,6 +848,7 @@ static int section_plan_body(passion_file *f, const passion_section *s,
         return rc;
     memset(info, 0, sizeof *info); /* reserved fields too */
     ocad_plan_count(f->ctx, &x, method, op_write, info, NULL);
+    info->runs = ocad_count_runs(&x);
     return PASSION_OK;
 }
 

@@ -185,11 +185,15 @@ CORE_HIDDEN double ocad_req_cost(const passion_ctx *ctx);
 CORE_HIDDEN void ocad_req_calibrate(passion_ctx *ctx, core_fh *fh,
                                     int64_t lo, int64_t hi, int64_t blen);
 
-/* Count the requests and bytes a method would use (no I/O). */
+/* Count the requests and bytes a method would use (no I/O); info->runs
+   is left 0 (ocad_count_runs: one more scan, which auto's model does not
+   need). */
 CORE_HIDDEN void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x,
                                  int method, int op_write,
                                  passion_plan_info *info,
                                  const ocad_env *env);
+/* The runs of x: blocks not adjacent to the previous one in the file. */
+CORE_HIDDEN int64_t ocad_count_runs(const ocad_xfer *x);
 /* Resolve AUTO to DIRECT or SIEVE for this plan. */
 CORE_HIDDEN int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x,
                                    int op_write, int method,

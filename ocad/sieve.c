@@ -212,34 +212,44 @@ static int64_t count_runs(const ocad_xfer *x)
 
 /*
  * auto: the cheapest by the model among direct, sieve and the hole-limited
- * sieve; returns the hole limit to use (-1 = direct).
+ * sieve; returns the hole limit to use (-1 = direct). info (or NULL): the
+ * chosen plan's requests and bytes (count_windows), from the scan that
+ * priced it, not a scan again: auto's model prices every rank's plan
+ * (collective/etp_model.c), P plans per rank per call.
  */
 static int64_t choose(passion_ctx *ctx, const ocad_env *e,
                       const ocad_xfer *x, int op_write, int method,
-                      int *chosen)
+                      int *chosen, passion_plan_info *info)
 {
-    if (method == PASSION_METHOD_DIRECT || method == PASSION_METHOD_SIEVE) {
-        *chosen = method;
-        return hole_limit(ctx, e, method, op_write);
-    }
-    /* one block: every candidate makes the one request of its bytes, and
-       direct wins ties (as the loop below would find, without its three
-       scans: a tiny call's cost) */
-    if (x->nblocks <= 1) {
-        *chosen = PASSION_METHOD_DIRECT;
-        return hole_limit(ctx, e, PASSION_METHOD_DIRECT, op_write);
+    passion_plan_info tmp;
+    if (!info)
+        info = &tmp;
+    if (method == PASSION_METHOD_DIRECT || method == PASSION_METHOD_SIEVE ||
+        x->nblocks <= 1) {
+        /* one block: every candidate makes the one request of its bytes,
+           and direct wins ties (as the loop below would find, without its
+           three scans: a tiny call's cost) */
+        *chosen = x->nblocks <= 1 && method != PASSION_METHOD_SIEVE
+                      ? PASSION_METHOD_DIRECT
+                      : method;
+        int64_t h = hole_limit(ctx, e, *chosen, op_write);
+        if (info != &tmp)
+            count_windows(ctx, e, x, h, op_write, info);
+        return h;
     }
     static const int cand[3] = {PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
                                 PASSION_METHOD_AUTO};
-    double best = 0;
     int64_t bh = -1;
     *chosen = PASSION_METHOD_DIRECT;
     for (int i = 0; i < 3; i++) {
         passion_plan_info pi;
         int64_t h = hole_limit(ctx, e, cand[i], op_write);
         count_windows(ctx, e, x, h, op_write, &pi);
-        if (i == 0 || pi.seconds < best) {
-            best = pi.seconds;
+        if (i == 0 || pi.seconds < info->seconds) {
+            /* the fields count_windows sets (the caller's others stay) */
+            info->requests = pi.requests;
+            info->bytes_file = pi.bytes_file;
+            info->seconds = pi.seconds;
             bh = h;
             *chosen = cand[i] == PASSION_METHOD_DIRECT ? PASSION_METHOD_DIRECT
                                                        : PASSION_METHOD_SIEVE;
@@ -252,7 +262,7 @@ int64_t ocad_hole_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
                          int method, int *chosen)
 {
     ocad_env e = ocad_env_ctx(ctx);
-    return choose(ctx, &e, x, op_write, method, chosen);
+    return choose(ctx, &e, x, op_write, method, chosen, NULL);
 }
 
 ocad_window ocad_window_next(ocad_iter *it, int64_t budget, int64_t hmax)
@@ -265,7 +275,7 @@ int ocad_method_choose(passion_ctx *ctx, const ocad_xfer *x, int op_write,
 {
     ocad_env e = env ? *env : ocad_env_ctx(ctx);
     int chosen;
-    choose(ctx, &e, x, op_write, method, &chosen);
+    choose(ctx, &e, x, op_write, method, &chosen, NULL);
     return chosen;
 }
 
@@ -275,10 +285,14 @@ void ocad_plan_count(passion_ctx *ctx, const ocad_xfer *x, int method,
 {
     ocad_env e = env ? *env : ocad_env_ctx(ctx);
     int chosen;
-    int64_t h = choose(ctx, &e, x, op_write, method, &chosen);
-    count_windows(ctx, &e, x, h, op_write, info);
+    choose(ctx, &e, x, op_write, method, &chosen, info);
     info->method = chosen;
-    info->runs = count_runs(x);
+    info->runs = 0;
+}
+
+int64_t ocad_count_runs(const ocad_xfer *x)
+{
+    return count_runs(x);
 }
 
 /* Copy the window's blocks between stage and memory, from iterator `it`. */
@@ -467,7 +481,7 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
     ocad_env ev = env ? *env : ocad_env_ctx(ctx);
     const ocad_env *e = &ev;
     int chosen;
-    int64_t h = choose(ctx, e, x, op_write, method, &chosen);
+    int64_t h = choose(ctx, e, x, op_write, method, &chosen, NULL);
     ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
     ctx->last_method = chosen; /* passion_ctx_last_method */
     if (!op_write) {
