@@ -652,7 +652,7 @@ def nodes_tables(rows, path):
         if "a1/all" in g and "twolevel/all" in g:
             r["inter msgs a1/all : twolevel/all"] = \
                 f"{g['a1/all']['inter_msgs']} : {g['twolevel/all']['inter_msgs']}"
-        if "a1/all" in g and "a1/node" in g:
+        if "a1/all" in g and "a1/node" in g and sec(g["a1/node"]):
             r["io clients all : node"] = \
                 f"{g['a1/all']['io_clients']} : {g['a1/node']['io_clients']}"
         tab.append(r)
