@@ -221,9 +221,6 @@ static int64_t choose(passion_ctx *ctx, const ocad_env *e,
                       const ocad_xfer *x, int op_write, int method,
                       int *chosen, passion_plan_info *info)
 {
-    passion_plan_info tmp;
-    if (!info)
-        info = &tmp;
     if (method == PASSION_METHOD_DIRECT || method == PASSION_METHOD_SIEVE ||
         x->nblocks <= 1) {
         /* one block: every candidate makes the one request of its bytes,
@@ -233,27 +230,30 @@ static int64_t choose(passion_ctx *ctx, const ocad_env *e,
                       ? PASSION_METHOD_DIRECT
                       : method;
         int64_t h = hole_limit(ctx, e, *chosen, op_write);
-        if (info != &tmp)
+        if (info)
             count_windows(ctx, e, x, h, op_write, info);
         return h;
     }
     static const int cand[3] = {PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
                                 PASSION_METHOD_AUTO};
+    passion_plan_info best = {0};
     int64_t bh = -1;
     *chosen = PASSION_METHOD_DIRECT;
     for (int i = 0; i < 3; i++) {
         passion_plan_info pi;
         int64_t h = hole_limit(ctx, e, cand[i], op_write);
         count_windows(ctx, e, x, h, op_write, &pi);
-        if (i == 0 || pi.seconds < info->seconds) {
-            /* the fields count_windows sets (the caller's others stay) */
-            info->requests = pi.requests;
-            info->bytes_file = pi.bytes_file;
-            info->seconds = pi.seconds;
+        if (i == 0 || pi.seconds < best.seconds) {
+            best = pi;
             bh = h;
             *chosen = cand[i] == PASSION_METHOD_DIRECT ? PASSION_METHOD_DIRECT
                                                        : PASSION_METHOD_SIEVE;
         }
+    }
+    if (info) { /* the fields count_windows sets (the caller's others stay) */
+        info->requests = best.requests;
+        info->bytes_file = best.bytes_file;
+        info->seconds = best.seconds;
     }
     return bh;
 }

@@ -241,9 +241,9 @@ CORE_HIDDEN int core_agree_max(passion_ctx *ctx, int rc, double *v, int n);
  * yield on a loaded machine gives the core away for a scheduler tick or
  * more: milliseconds, where the peer's answer takes microseconds), else
  * CORE_SPIN_SHORT (an oversubscribed node: the spinning rank would hold
- * the core its peer needs). Past the spin time a
- * wait yields (sched_yield) between polls, except on an oversubscribed
- * node, where it sleeps CORE_WAIT_PAUSE (core_wait_pause): a rank that
+ * the core its peer needs). Past the spin time a wait yields
+ * (sched_yield) between polls, except on an oversubscribed node, where
+ * it sleeps CORE_WAIT_PAUSE (core_wait_pause): a rank that
  * yields stays runnable, and the kernel's scheduler (CFS) lets the rank
  * running on its core, often one spinning in MPI's own busy-polling
  * waits, keep it until the next scheduler tick (4 ms here), even after
