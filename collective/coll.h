@@ -301,6 +301,9 @@ typedef struct coll_plan {
                            in the FAD: option stripe_size, else the file
                            system's) */
     int64_t *scratch;   /* P words for the schedule */
+    int64_t *byext;     /* the ranks with elements, by their extents'
+                           starts (nbyext of them: coll_ranks_in) */
+    int nbyext;
     int overlap;        /* some two sections share an element */
     int ext_overlap;    /* some two sections' file extents interleave */
     /* per-round limits (bytes) */
@@ -436,6 +439,30 @@ CORE_HIDDEN int64_t coll_etp_min_budget(const coll_plan *p);
 /* Fails with PASSION_ENOMEM, stating that minimum, when the budget is
    below it and some rank has data. */
 CORE_HIDDEN int coll_etp_budget_check(coll_plan *p);
+
+/*
+ * The ranks whose elements may start in file bytes [a, b), as a range of
+ * p->byext: [*k0, *k1). Every rank with elements whose extent meets
+ * [a, b) is in it; where no two extents interleave (no p->ext_overlap)
+ * only those, else also ranks whose extent ends before a (coll_cnt_in
+ * counts none of theirs). Two bisections: the loops over ranks and
+ * domains of the model and the rounds (every rank computes every
+ * aggregator's chunks) then cost O(P log P) where the sections lie apart
+ * (block distributions), not O(P^2).
+ */
+CORE_HIDDEN void coll_ranks_in(const coll_plan *p, int64_t a, int64_t b,
+                               int *k0, int *k1);
+
+/* Rank r's elements that start in file bytes [a, b) (none at once where
+   its extent does not meet them). */
+static inline int64_t coll_cnt_in(const coll_plan *p, int r, int64_t a,
+                                  int64_t b)
+{
+    const ocad_xfer *x = &p->x[r];
+    if (!p->elems[r] || a >= b || b <= x->foff0 || a >= x->fend)
+        return 0;
+    return coll_count_lt(x, p->esize, b) - coll_count_lt(x, p->esize, a);
+}
 
 /* Chunk of aggregator i starting at or after *pos: [*a, *b), advancing
    *pos; 0 if the domain is exhausted; negative code if the budget cannot

@@ -96,14 +96,6 @@ typedef struct etp_run {
     int small_io; /* the first chunk: many windows, batched on this thread */
 } etp_run;
 
-static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
-{
-    if (!p->elems[r])
-        return 0;
-    return coll_count_lt(&p->x[r], p->esize, b) -
-           coll_count_lt(&p->x[r], p->esize, a);
-}
-
 /*
  * The round's exchange shape as the exchange's agreement folds it
  * (coll_xchg_shape: the busiest rank's bytes in or out, the largest
@@ -145,7 +137,8 @@ static void round_shape(const coll_plan *p, etp_round *R)
             continue;
         int64_t l = 0;
         for (int r = 0; r < P; r++) {
-            int64_t b = r == i ? 0 : cnt_in(p, r, R->ca[i], R->cb[i]) * es;
+            int64_t b =
+                r == i ? 0 : coll_cnt_in(p, r, R->ca[i], R->cb[i]) * es;
             l += b;
             s->mmax = b > s->mmax ? b : s->mmax;
         }
@@ -156,7 +149,7 @@ static void round_shape(const coll_plan *p, etp_round *R)
         int64_t l = 0;
         for (int i = 0; i < P; i++)
             if (R->ca[i] >= 0 && i != r)
-                l += cnt_in(p, r, R->ca[i], R->cb[i]) * es;
+                l += coll_cnt_in(p, r, R->ca[i], R->cb[i]) * es;
         s->lmax = l > s->lmax ? l : s->lmax;
     }
     s->lmax_x = s->lmax; /* no rank sends itself anything */
@@ -188,8 +181,10 @@ static int schedule(etp_run *u, etp_round *R)
             continue;
         /* reads: I send my chunk's elements of rank j and receive mine of
            j's chunk; writes the other way round */
-        int64_t mine = R->ca[me] >= 0 ? cnt_in(p, j, R->ca[me], R->cb[me]) : 0;
-        int64_t theirs = R->ca[j] >= 0 ? cnt_in(p, me, R->ca[j], R->cb[j]) : 0;
+        int64_t mine =
+            R->ca[me] >= 0 ? coll_cnt_in(p, j, R->ca[me], R->cb[me]) : 0;
+        int64_t theirs =
+            R->ca[j] >= 0 ? coll_cnt_in(p, me, R->ca[j], R->cb[j]) : 0;
         R->sc[j] = (p->op_write ? theirs : mine) * es;
         R->rc[j] = (p->op_write ? mine : theirs) * es;
     }
@@ -200,9 +195,16 @@ static int schedule(etp_run *u, etp_round *R)
         R->send += R->sc[j];
         R->recv += R->rc[j];
     }
-    for (int i = 0; i < P && !R->xchg; i++)
-        for (int r = 0; r < P && R->ca[i] >= 0 && !R->xchg; r++)
-            R->xchg = r != i && cnt_in(p, r, R->ca[i], R->cb[i]) > 0;
+    /* does any rank have elements in another's chunk? */
+    for (int i = 0; i < P && !R->xchg; i++) {
+        int k0 = 0, k1 = 0;
+        if (R->ca[i] >= 0)
+            coll_ranks_in(p, R->ca[i], R->cb[i], &k0, &k1);
+        for (int k = k0; k < k1 && !R->xchg; k++) {
+            int r = (int)p->byext[k];
+            R->xchg = r != i && coll_cnt_in(p, r, R->ca[i], R->cb[i]) > 0;
+        }
+    }
     if (!u->sizing)
         round_shape(p, R);
     return PASSION_OK;

@@ -180,23 +180,6 @@ int coll_etp_budget_check(coll_plan *p)
     return PASSION_OK;
 }
 
-/* Does [a, b) of aggregator i stay within the exchange limits? */
-static int chunk_fits(coll_plan *p, int i, int64_t b, const int64_t *base)
-{
-    const int P = p->P;
-    int64_t share = P > 1 ? p->cap_xchg / (P - 1) : p->cap_xchg, sum = 0;
-    for (int r = 0; r < P; r++) {
-        if (r == i || !p->elems[r])
-            continue;
-        int64_t n = (coll_count_lt(&p->x[r], p->esize, b) - base[r]) *
-                    p->esize;
-        if (n > share)
-            return 0;
-        sum += n;
-    }
-    return sum <= p->cap_xchg;
-}
-
 int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
 {
     const int P = p->P;
@@ -205,20 +188,23 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
         *pos = p->dlo[i];
     if (*pos >= end)
         return 0;
+    /* only the ranks whose extents meet the rest of the domain
+       (coll_ranks_in), then the chunk's stretch of it */
     int64_t A = INT64_MAX;
-    for (int r = 0; r < P; r++)
-        if (p->elems[r]) {
-            int64_t o = coll_first_at(&p->x[r], es, *pos);
-            if (o < A)
-                A = o;
-        }
+    int k0, k1;
+    coll_ranks_in(p, *pos, end, &k0, &k1);
+    for (int k = k0; k < k1; k++) {
+        const ocad_xfer *x = &p->x[p->byext[k]];
+        if (x->fend <= *pos)
+            continue;
+        int64_t o = coll_first_at(x, es, *pos);
+        if (o < A)
+            A = o;
+    }
     if (A >= end) {
         *pos = end;
         return 0;
     }
-    int64_t *base = p->scratch;
-    for (int r = 0; r < P; r++)
-        base[r] = p->elems[r] ? coll_count_lt(&p->x[r], es, A) : 0;
     /* the stage holds [A, B) plus the tail of an element cut at B */
     if (p->cap_stage - es <= 0)
         return core_err(p->ctx, PASSION_ENOMEM,
@@ -230,27 +216,37 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
     int64_t B = A + p->cap_stage - es;
     if (B > end)
         B = end;
-    if (!chunk_fits(p, i, B, base)) {
-        if (!chunk_fits(p, i, A + 1, base))
-            return budget_error(p); /* not reached after the check */
-        int64_t lo = A + 1, hi = B; /* fits(lo), !fits(hi) */
-        while (hi - lo > 1) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (chunk_fits(p, i, mid, base))
-                lo = mid;
-            else
-                hi = mid;
+    /* the exchange limits: no rank sends or receives more than its share
+       of the exchange buffer (limit / (P-1)), so all together stay within
+       the limit too; a rank's share ends before the start of its
+       (q+1)-th element from A. One look per rank, where a bisection
+       over [A, B) counted every rank's elements at each of its ~20
+       steps whenever this limit bound (no change measurable in the
+       thesis's cases at P = 32: the chunks' CPU, 6.4-V, 148 -> 143 us
+       a call per rank) */
+    const int64_t q = (P > 1 ? p->cap_xchg / (P - 1) : p->cap_xchg) / es;
+    int64_t lim = INT64_MAX;
+    coll_ranks_in(p, A, B, &k0, &k1);
+    int64_t *base = p->scratch;
+    for (int k = k0; k < k1; k++) {
+        int r = (int)p->byext[k];
+        base[r] = coll_count_lt(&p->x[r], es, A);
+        if (r != i && base[r] + q < p->elems[r]) {
+            int64_t o = coll_elem_off(&p->x[r], es, base[r] + q);
+            lim = o < lim ? o : lim;
         }
-        B = lo;
     }
+    if (lim <= A)
+        return budget_error(p); /* not reached after the check */
+    if (B > lim)
+        B = lim;
     if (B < end && B / p->align * p->align > A)
         B = B / p->align * p->align;
     /* end just after the last element that starts before B: the stage
        then holds no tail of nothing */
     int64_t last = A;
-    for (int r = 0; r < P; r++) {
-        if (!p->elems[r])
-            continue;
+    for (int j = k0; j < k1; j++) {
+        int r = (int)p->byext[j];
         int64_t k = coll_count_lt(&p->x[r], es, B);
         if (k > base[r]) {
             int64_t o = coll_elem_off(&p->x[r], es, k - 1);

@@ -78,6 +78,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * Writes on uncached data: of two near-equal two-phase plans, the one
@@ -107,12 +108,89 @@ static double write_latency(const coll_plan *p)
     return p->io_lat > WRITE_LATENCY_MIN ? p->io_lat : WRITE_LATENCY_MIN;
 }
 
-static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
+/*
+ * What the two-phase method's prediction needs of the sections on one
+ * set of domains, whatever the exchange (its caps cut the rounds only):
+ * counted in one pass over the pairs of a domain and a rank with elements
+ * in it (coll_ranks_in: O(P log P) where the sections lie apart, P^2
+ * where each spans the file), shared by the exchange candidates. Before,
+ * each of the 8 candidates (2 methods x 2 aggregator sets x 2 exchanges)
+ * counted every pair of ranks and domains 4 times: the model's CPU grew
+ * as P^2, 550 us a call per rank at P = 32 (issue 13's probe).
+ */
+typedef struct etp_shape {
+    int64_t span_sum, max_span, naggs, useful_all; /* the domains' spans */
+    int64_t max_x, max_useful; /* the busiest rank's exchanged, own bytes */
+    int nodes;    /* the pairs below were counted (2..COLL_A2A_MAX nodes) */
+    int node_max; /* ranks on the fullest node */
+    /* between nodes, the busiest node's: flat, its ranks' messages and
+       bytes together; twolevel, its leader's (a message per node) */
+    int64_t msgs_max, bytes_max, nmsgs_max;
+} etp_shape;
+
+static void etp_shape_of(const coll_plan *p, etp_shape *sh)
 {
-    if (!p->elems[r] || a >= b)
-        return 0;
-    return coll_count_lt(&p->x[r], p->esize, b) -
-           coll_count_lt(&p->x[r], p->esize, a);
+    passion_ctx *ctx = p->ctx;
+    const int P = p->P, N = ctx->nnodes;
+    const int64_t es = p->esize;
+    memset(sh, 0, sizeof *sh);
+    sh->nodes = coll_agree_by_nodes(P, N); /* N <= COLL_A2A_MAX then */
+    /* per sending node: messages, bytes, the nodes it sends to */
+    int64_t fm[COLL_A2A_MAX] = {0}, fb[COLL_A2A_MAX] = {0};
+    uint64_t to[COLL_A2A_MAX] = {0};
+    for (int i = 0; i < P; i++) {
+        int64_t first = INT64_MAX, last = -1;
+        int k0, k1;
+        coll_ranks_in(p, p->dlo[i], p->dhi[i], &k0, &k1);
+        for (int k = k0; k < k1; k++) {
+            int r = (int)p->byext[k];
+            int64_t n = coll_cnt_in(p, r, p->dlo[i], p->dhi[i]);
+            if (!n)
+                continue;
+            int64_t f = coll_first_at(&p->x[r], es, p->dlo[i]);
+            int64_t c = coll_count_lt(&p->x[r], es, p->dhi[i]) - 1;
+            int64_t l = coll_elem_off(&p->x[r], es, c) + es;
+            first = f < first ? f : first;
+            last = l > last ? l : last;
+            sh->useful_all += n * es;
+            int a = core_node_of(ctx, i), b = core_node_of(ctx, r);
+            if (!sh->nodes || a == b)
+                continue;
+            /* reads: the aggregator i sends to the owner r; writes:
+               the other way */
+            int from = p->op_write ? b : a, dest = p->op_write ? a : b;
+            fm[from]++;
+            fb[from] += n * es;
+            to[from] |= (uint64_t)1 << dest;
+        }
+        int64_t span = last > first ? last - first : 0;
+        sh->span_sum += span;
+        sh->naggs += span > 0;
+        sh->max_span = span > sh->max_span ? span : sh->max_span;
+    }
+    /* a rank exchanges all its elements but those in its own domain (the
+       domains tile the elements: coll_domains) */
+    for (int r = 0; r < P; r++) {
+        int64_t x = (p->elems[r] -
+                     coll_cnt_in(p, r, p->dlo[r], p->dhi[r])) * es;
+        int64_t u = p->elems[r] * es;
+        sh->max_x = x > sh->max_x ? x : sh->max_x;
+        sh->max_useful = u > sh->max_useful ? u : sh->max_useful;
+    }
+    if (!sh->nodes)
+        return;
+    int per[COLL_A2A_MAX] = {0};
+    for (int r = 0; r < P; r++)
+        per[core_node_of(ctx, r)]++;
+    for (int a = 0; a < N; a++) {
+        int64_t m = 0;
+        for (uint64_t t = to[a]; t; t &= t - 1)
+            m++;
+        sh->node_max = per[a] > sh->node_max ? per[a] : sh->node_max;
+        sh->msgs_max = fm[a] > sh->msgs_max ? fm[a] : sh->msgs_max;
+        sh->bytes_max = fb[a] > sh->bytes_max ? fb[a] : sh->bytes_max;
+        sh->nmsgs_max = m > sh->nmsgs_max ? m : sh->nmsgs_max;
+    }
 }
 
 /*
@@ -136,76 +214,29 @@ static int64_t cnt_in(const coll_plan *p, int r, int64_t a, int64_t b)
  * header round carries the data and each of its P - 1 headers pays the
  * network.
  */
-static double etp_net(const coll_plan *p, const coll_xchg_costs *mc,
-                      int64_t rounds, double S, int alg)
+static double etp_net(const coll_plan *p, const etp_shape *sh,
+                      const coll_xchg_costs *mc, int64_t rounds, double S,
+                      int alg)
 {
     passion_ctx *ctx = p->ctx;
     const int P = p->P, N = ctx->nnodes;
     if (N <= 1 || P <= 1 || rounds <= 0)
         return 0;
     const double hdr = mc->net_msg + 208.0 * mc->net_byte;
-    if (!coll_agree_by_nodes(P, N)) /* a rank per node: flat headers */
+    if (!sh->nodes) /* a rank per node: flat headers */
         return (double)rounds * (double)(P - 1) * hdr;
-    int node_max = 0;
-    for (int a = 0, n = 0; a < N; a++, n = 0) {
-        for (int r = 0; r < P; r++)
-            n += core_node_of(ctx, r) == a;
-        node_max = n > node_max ? n : node_max;
-    }
-    coll_xchg_shape sh = {0};
-    sh.procs = P;
-    sh.nodes = N;
-    sh.node_max = node_max;
-    double agree = coll_agree_cost_shape(mc, &sh);
+    coll_xchg_shape xs = {0};
+    xs.procs = P;
+    xs.nodes = N;
+    xs.node_max = sh->node_max;
+    double agree = coll_agree_cost_shape(mc, &xs);
     agree = agree > S ? agree : S;
     /* flat: messages and bytes between nodes of the busiest node's
        ranks together (they share its interface: passion/net.c);
-       twolevel: of the busiest node (its leader sends them) */
-    int64_t msgs_max = 0, bytes_max = 0, nmsgs_max = 0, nbytes_max = 0;
-    int64_t fm[COLL_A2A_MAX] = {0}, fb[COLL_A2A_MAX] = {0};
-    for (int s = 0; s < P; s++) {
-        int64_t m = 0, b = 0;
-        for (int d = 0; d < P; d++) {
-            if (d == s || core_node_of(ctx, d) == core_node_of(ctx, s))
-                continue;
-            /* reads: s is the aggregator, d the owner; writes: reverse */
-            int64_t n = p->op_write ? cnt_in(p, s, p->dlo[d], p->dhi[d])
-                                    : cnt_in(p, d, p->dlo[s], p->dhi[s]);
-            if (n > 0) {
-                m++;
-                b += n * p->esize;
-            }
-        }
-        int a = core_node_of(ctx, s);
-        fm[a] += m;
-        fb[a] += b;
-        msgs_max = fm[a] > msgs_max ? fm[a] : msgs_max;
-        bytes_max = fb[a] > bytes_max ? fb[a] : bytes_max;
-    }
-    /* N <= COLL_A2A_MAX here (coll_agree_by_nodes) */
-    int64_t to[COLL_A2A_MAX];
-    for (int a = 0; a < N; a++) {
-        for (int c = 0; c < N; c++)
-            to[c] = 0;
-        for (int s = 0; s < P; s++) {
-            if (core_node_of(ctx, s) != a)
-                continue;
-            for (int d = 0; d < P; d++) {
-                int c = core_node_of(ctx, d);
-                if (c != a)
-                    to[c] += p->op_write
-                                 ? cnt_in(p, s, p->dlo[d], p->dhi[d])
-                                 : cnt_in(p, d, p->dlo[s], p->dhi[s]);
-            }
-        }
-        int64_t m = 0, b = 0;
-        for (int c = 0; c < N; c++) {
-            m += to[c] > 0;
-            b += to[c] * p->esize;
-        }
-        nmsgs_max = m > nmsgs_max ? m : nmsgs_max;
-        nbytes_max = b > nbytes_max ? b : nbytes_max;
-    }
+       twolevel: of the busiest node (its leader sends them; the same
+       bytes) */
+    const int64_t msgs_max = sh->msgs_max, bytes_max = sh->bytes_max,
+                  nmsgs_max = sh->nmsgs_max, nbytes_max = sh->bytes_max;
     double flat = (double)rounds * (agree + (double)msgs_max * mc->net_msg) +
                   (double)bytes_max * mc->net_byte;
     /* twolevel: its data rides on the agreement's rounds
@@ -257,9 +288,10 @@ double coll_token_cost(const coll_plan *p, double S)
 
 /* Predicted seconds of the extended two-phase method on p's domains; S:
    a round inside the call (coll_round_inner). */
-static double etp_time(coll_plan *p, const int64_t *ind_bytes,
-                       int64_t ind_req_sum, int64_t ind_req_max,
-                       const coll_xchg_costs *mc, double S, int alg)
+static double etp_time(coll_plan *p, const etp_shape *sh,
+                       const int64_t *ind_bytes, int64_t ind_req_sum,
+                       int64_t ind_req_max, const coll_xchg_costs *mc,
+                       double S, int alg)
 {
     const int P = p->P;
     const int64_t es = p->esize;
@@ -269,30 +301,12 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
        budgets below coll_etp_min_budget never get here) */
     const int64_t cs = p->cap_stage > es ? p->cap_stage : es;
     const int64_t cx = p->cap_xchg > es ? p->cap_xchg : es;
-    int64_t span_sum = 0, ind_sum = 0, max_req = 0, max_span = 0;
-    int64_t useful_all = 0, naggs = 0;
+    const int64_t span_sum = sh->span_sum, max_span = sh->max_span;
+    const int64_t useful_all = sh->useful_all, naggs = sh->naggs;
+    /* the busiest aggregator's requests: its span in stage-sized pieces */
+    int64_t max_req = (max_span + cs - 1) / cs, ind_sum = 0;
     for (int r = 0; r < P; r++)
         ind_sum += ind_bytes[r];
-    for (int i = 0; i < P; i++) {
-        int64_t first = INT64_MAX, last = -1;
-        for (int r = 0; r < P; r++) {
-            int64_t n = cnt_in(p, r, p->dlo[i], p->dhi[i]);
-            if (!n)
-                continue;
-            int64_t f = coll_first_at(&p->x[r], es, p->dlo[i]);
-            int64_t k = coll_count_lt(&p->x[r], es, p->dhi[i]) - 1;
-            int64_t l = coll_elem_off(&p->x[r], es, k) + es;
-            first = f < first ? f : first;
-            last = l > last ? l : last;
-            useful_all += n * es;
-        }
-        int64_t span = last > first ? last - first : 0;
-        span_sum += span;
-        naggs += span > 0;
-        max_span = span > max_span ? span : max_span;
-        int64_t req = span ? (span + cs - 1) / cs : 0;
-        max_req = req > max_req ? req : max_req;
-    }
     /* reading the spans: each aggregator one stream of its span, at the
        rate of streams that long (the readahead's ramp: coll_stream_rate;
        etp 6.1-V cold, P = 2: the aggregators' 33.5 MB each at 3.1-3.4
@@ -325,16 +339,7 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         max_req *= 2; /* read before write: ours, or the kernel's for a
                          partly written page that is not cached */
     /* exchanged bytes of the busiest rank, and the rounds */
-    int64_t max_x = 0, max_useful = 0;
-    for (int r = 0; r < P; r++) {
-        int64_t x = 0;
-        for (int i = 0; i < P; i++)
-            if (i != r)
-                x += cnt_in(p, r, p->dlo[i], p->dhi[i]) * es;
-        max_x = x > max_x ? x : max_x;
-        int64_t u = p->elems[r] * es;
-        max_useful = u > max_useful ? u : max_useful;
-    }
+    const int64_t max_x = sh->max_x, max_useful = sh->max_useful;
     int64_t rounds = (max_span + cs - 1) / cs;
     int64_t xr = (max_x + cx - 1) / cx;
     rounds = xr > rounds ? xr : rounds;
@@ -351,23 +356,9 @@ static double etp_time(coll_plan *p, const int64_t *ind_bytes,
         if (coll_sync_learned(p->ctx) < CORE_LEARN_TRUST && r > R)
             R = r;
         t += (double)rounds * R + mc->byte * (double)max_x;
-        t += etp_net(p, mc, rounds, S, alg);
+        t += etp_net(p, sh, mc, rounds, S, alg);
     }
     return t;
-}
-
-/* the aggregators with file I/O on p's domains: a domain that holds some
-   rank's element */
-static int etp_clients(const coll_plan *p)
-{
-    int n = 0;
-    for (int i = 0; i < p->P; i++)
-        for (int r = 0; r < p->P; r++)
-            if (cnt_in(p, r, p->dlo[i], p->dhi[i]) > 0) {
-                n++;
-                break;
-            }
-    return n;
 }
 
 /* a class's fixed cost: the outcome's agreement (a learned round S, the
@@ -493,7 +484,8 @@ static double ind_time(coll_plan *p, int method, double S,
  * from the FAD. Returns the prediction (HUGE_VAL: none), the caps and
  * algorithm in *cx, *cs, *alg; p's caps are left as they were.
  */
-static double xchg_pick(coll_plan *p, const int64_t *ind_bytes,
+static double xchg_pick(coll_plan *p, const etp_shape *sh,
+                        const int64_t *ind_bytes,
                         int64_t req_sum, int64_t req_max,
                         const coll_xchg_costs *mc, double S, int *alg,
                         int64_t *cx, int64_t *cs)
@@ -506,7 +498,8 @@ static double xchg_pick(coll_plan *p, const int64_t *ind_bytes,
         if (p->cap_xchg < p->esize * p->P &&
             coll_xchg_need(cand[i], p->P, p->cap_xchg) > 0)
             continue;
-        double t = etp_time(p, ind_bytes, req_sum, req_max, mc, S, cand[i]);
+        double t =
+            etp_time(p, sh, ind_bytes, req_sum, req_max, mc, S, cand[i]);
         if (p->ctx->opt.verbosity >= 3 && p->ctx->rank == 0)
             fprintf(stderr, "passion: auto: exchange %s on its rounds "
                     "(exchange buffers %lld bytes): %.3g s\n",
@@ -539,7 +532,9 @@ void coll_xchg_pick(coll_plan *p)
     ind_time(p, PASSION_METHOD_AUTO, coll_sync_cost(p->ctx), ind_bytes, &ic);
     int alg = PASSION_XCHG_DEFAULT;
     int64_t cx = 0, cs = 0;
-    if (xchg_pick(p, ind_bytes, ic.req_sum, ic.req_max, &mc,
+    etp_shape sh;
+    etp_shape_of(p, &sh);
+    if (xchg_pick(p, &sh, ind_bytes, ic.req_sum, ic.req_max, &mc,
                   coll_round_inner(p->ctx), &alg, &cx, &cs) < HUGE_VAL) {
         p->xalg = alg;
         p->cap_xchg = cx;
@@ -647,24 +642,23 @@ int coll_method_choose(coll_plan *p, double *seconds)
             coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
             int alg = PASSION_XCHG_DEFAULT;
             int64_t cx = p->cap_xchg, cs = p->cap_stage;
-            double t = pick ? xchg_pick(p, ind_bytes, req_sum, req_max, &mc,
-                                        Si, &alg, &cx, &cs)
+            etp_shape sh;
+            etp_shape_of(p, &sh);
+            double t = pick ? xchg_pick(p, &sh, ind_bytes, req_sum, req_max,
+                                        &mc, Si, &alg, &cx, &cs)
                             : HUGE_VAL;
             if (t == HUGE_VAL) {
                 alg = PASSION_XCHG_DEFAULT;
                 cx = p->cap_xchg;
                 cs = p->cap_stage;
-                t = etp_time(p, ind_bytes, req_sum, req_max, &mc, Si,
+                t = etp_time(p, &sh, ind_bytes, req_sum, req_max, &mc, Si,
                              ctx->opt.exchange);
             }
             t_set[k][g] = t;
-            /* the aggregators with file I/O (P x P counts): only where
-               the rule below or the report needs them */
+            /* the aggregators with file I/O: a domain that holds some
+               rank's element */
             const int cold_write = !p->warm && p->op_write;
-            const int clients =
-                cold_write || (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-                    ? etp_clients(p)
-                    : 0;
+            const int clients = (int)sh.naggs;
             if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
                 fprintf(stderr, "passion: auto: %s%s%s%s%s %.3g s + fixed "
                         "%.3g s (%d aggregator(s) with file I/O)\n",

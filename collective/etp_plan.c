@@ -431,7 +431,7 @@ int64_t coll_plan_desc_bytes(int P, int nd)
        (see coll_plan_init) */
     (void)nd;
     int64_t W = COLL_FAD_HEAD + 3 * (int64_t)PASSION_MAX_DIMS;
-    return ((int64_t)P * W + 4 * (int64_t)P) * 8 +
+    return ((int64_t)P * W + 5 * (int64_t)P) * 8 +
            (int64_t)P * (int64_t)sizeof(ocad_xfer) + coll_etp_desc_bytes(P);
 }
 
@@ -1004,6 +1004,73 @@ static int extents_meet(coll_plan *p)
     return 0;
 }
 
+/* p->byext: the ranks with elements by their extents' starts (a
+   heapsort: qsort has no argument for the plans) */
+static int before(const coll_plan *p, int64_t r, int64_t q)
+{
+    int64_t a = p->x[r].foff0, b = p->x[q].foff0;
+    return a < b || (a == b && r < q);
+}
+
+static void sift(coll_plan *p, int64_t *h, int64_t k, int64_t n)
+{
+    for (int64_t c; (c = 2 * k + 1) < n; k = c) {
+        if (c + 1 < n && before(p, h[c], h[c + 1]))
+            c++;
+        if (!before(p, h[k], h[c]))
+            return;
+        int64_t t = h[k];
+        h[k] = h[c];
+        h[c] = t;
+    }
+}
+
+static void sort_by_extent(coll_plan *p)
+{
+    int64_t n = 0, *h = p->byext;
+    for (int r = 0; r < p->P; r++)
+        if (p->elems[r])
+            h[n++] = r;
+    for (int64_t k = n / 2 - 1; k >= 0; k--)
+        sift(p, h, k, n);
+    for (int64_t e = n - 1; e > 0; e--) {
+        int64_t t = h[0];
+        h[0] = h[e];
+        h[e] = t;
+        sift(p, h, 0, e);
+    }
+    p->nbyext = (int)n;
+}
+
+void coll_ranks_in(const coll_plan *p, int64_t a, int64_t b, int *k0,
+                   int *k1)
+{
+    /* the first whose extent starts at or after b */
+    int lo = 0, hi = p->nbyext;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p->x[p->byext[mid]].foff0 < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *k1 = lo;
+    /* disjoint extents: their ends are in the same order; the first
+       that ends after a */
+    lo = 0;
+    if (!p->ext_overlap) {
+        hi = *k1;
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (p->x[p->byext[mid]].fend <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    *k0 = lo;
+}
+
 int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                    const passion_memspec *m, int method, int op_write, int rc,
                    const coll_early *early)
@@ -1023,7 +1090,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
        dimensions (a rank may pass another array: found in the FAD) */
     const int P = p->P, nd = p->nd, W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
 
-    int64_t words = (int64_t)P * W + 4 * (int64_t)P;
+    int64_t words = (int64_t)P * W + 5 * (int64_t)P;
     p->bytes_desc = words * 8 + (int64_t)P * (int64_t)sizeof(ocad_xfer);
     /* (coll_plan_desc_bytes adds the rounds' descriptors to these) */
     /* a budget that cannot hold the descriptors: this rank still takes
@@ -1102,7 +1169,8 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         p->dlo = p->elems + P;
         p->dhi = p->dlo + P;
         p->scratch = p->dhi + P;
-        p->x = (ocad_xfer *)(p->scratch + P);
+        p->byext = p->scratch + P;
+        p->x = (ocad_xfer *)(p->byext + P);
     }
     if ((int64_t)P * W * 8 > FAD_STACK) {
         int arc = core_agree(ctx, rc);
@@ -1223,6 +1291,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
        writes, overlapping elements (direct writes must then be ordered;
        elements meet only where extents do) */
     p->ext_overlap = extents_meet(p);
+    sort_by_extent(p);
     p->overlap = 0;
     for (int r = 0; r < P && op_write && p->ext_overlap && !p->overlap;
          r++) {

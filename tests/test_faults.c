@@ -29,6 +29,7 @@
  */
 #include "harness.h"
 
+#include "../collective/coll.h" /* the two-phase minimum */
 #include "../passion/core.h"
 #include "passion.h"
 
@@ -832,11 +833,16 @@ static void test_sections(void)
                            PASSION_PLACE_GLOBAL, .method = methods[m],
                            .xchg = x, .write = w, .io = 1,
                            .budget = 4096};
-                /* the two-phase method's minimum grows with P (4120
-                   bytes at P = 5 with 8-byte elements): just above it,
-                   so that calls still take many rounds */
-                if (th_size >= 5)
-                    c.budget = 4160;
+                /* the two-phase method's minimum grows with P (4360
+                   bytes at P = 5 with 8-byte elements and the exchange
+                   mpi): just above it, so that calls still take many
+                   rounds (a fixed 4160 fell below it as the plan's
+                   descriptors grew) */
+                if (th_size >= 5) {
+                    int64_t e = (int64_t)(th_size - 1) * ESZ;
+                    c.budget = coll_plan_desc_bytes(th_size, 2) + 5 * e +
+                               coll_xchg_need(x, th_size, e) + 64;
+                }
                 /* four-stage stages whole rows of pieces: it needs more
                    than the other algorithms */
                 if (x == PASSION_XCHG_FOURSTAGE ||
