@@ -236,7 +236,7 @@ static double etp_net(const coll_plan *p, const etp_shape *sh,
        twolevel: of the busiest node (its leader sends them; the same
        bytes) */
     const int64_t msgs_max = sh->msgs_max, bytes_max = sh->bytes_max,
-                  nmsgs_max = sh->nmsgs_max, nbytes_max = sh->bytes_max;
+                  nmsgs_max = sh->nmsgs_max;
     double flat = (double)rounds * (agree + (double)msgs_max * mc->net_msg) +
                   (double)bytes_max * mc->net_byte;
     /* twolevel: its data rides on the agreement's rounds
@@ -253,7 +253,7 @@ static double etp_net(const coll_plan *p, const etp_shape *sh,
     out = out > S ? out : S;
     double two = (double)rounds * (agree + out +
                                    (double)nmsgs_max * mc->net_msg) +
-                 (double)nbytes_max * mc->net_byte;
+                 (double)bytes_max * mc->net_byte;
     if (alg == PASSION_XCHG_TWOLEVEL)
         return two;
     if (alg == PASSION_XCHG_AUTO)
