@@ -267,7 +267,12 @@ PASSION_API int passion_options_parse(passion_options *o, const char *list);
  */
 PASSION_API int passion_options_get(const passion_options *o, const char *key,
                                     char *buf /* out */, size_t len);
-/* Why the last setter on o failed ("" if none); valid until the next. */
+/*
+ * Why the last failed call on o failed: the setters and
+ * passion_options_parse clear it at entry and set it on failure ("" after
+ * a success); passion_options_get, a query, leaves it as it was unless it
+ * fails itself. Valid until the next such call on o.
+ */
 PASSION_API const char *passion_options_errdetail(const passion_options *o);
 
 /* ---------------------------------------------------------------- context */

@@ -378,11 +378,15 @@ int passion_options_get(const passion_options *o, const char *key, char *buf,
 {
     if (!o)
         return PASSION_EINVAL;
-    /* handles are only ever made by passion_options_create (heap, never
-       const): the reason may be recorded */
-    passion_options *w = (passion_options *)o;
-    w->detail[0] = '\0';
-    return core_options_get(&o->o, key, buf, len, DET(w));
+    /* a query: the detail of the last failed call on o stays, unless
+       this call fails itself (handles are only ever made by
+       passion_options_create, heap and never const, so its reason may
+       be recorded) */
+    char why[sizeof o->detail] = "";
+    int rc = core_options_get(&o->o, key, buf, len, why, sizeof why);
+    if (rc)
+        memcpy(((passion_options *)o)->detail, why, sizeof why);
+    return rc;
 }
 
 const char *passion_options_errdetail(const passion_options *o)

@@ -119,6 +119,26 @@ static void test_options_handle(void)
     char v[32];
     TH_CHECK(passion_options_get(o, "nope", v, sizeof v) == PASSION_EINVAL,
              "get unknown key");
+    TH_CHECK(strstr(passion_options_errdetail(o), "nope") != NULL,
+             "a failed get says why: '%s'", passion_options_errdetail(o));
+
+    /* a query has no side effects: after a failed setter, a get (of any
+       key the handle knows, a random one) leaves the reason alone */
+    static const char *const keys[] = {"memory_budget", "driver", "radix",
+                                       "engine", "io_latency", "cb_ranks"};
+    uint64_t rng = th_seed + 77;
+    th_case_seed = rng;
+    const char *key = keys[th_range(&rng, 0, 5)];
+    TH_CHECK(passion_options_set(o, "memory_budget", "-3") ==
+                     PASSION_EINVAL,
+             "a bad budget");
+    char before[256];
+    snprintf(before, sizeof before, "%s", passion_options_errdetail(o));
+    TH_CHECK(passion_options_get(o, key, v, sizeof v) == 0 &&
+                 before[0] != '\0' &&
+                 !strcmp(passion_options_errdetail(o), before),
+             "get %s after a failed set: detail '%s', want '%s'", key,
+             passion_options_errdetail(o), before);
 
     /* the context keeps its own copy */
     passion_ctx *ctx = NULL;
