@@ -283,7 +283,12 @@ typedef struct passion_ctx passion_ctx;
  * Create a context on comm (duplicated inside) with a copy of opt (NULL:
  * the defaults); the environment variable PASSION_OPTIONS, a "key=value,..."
  * list, is applied on top in both cases (an error in it fails the call
- * with PASSION_EINVAL). Collective. *ctx is NULL on error.
+ * with PASSION_EINVAL). A process started by the launcher of another MPI
+ * (MPI_COMM_WORLD of one rank where the launcher's environment,
+ * OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMI_RANK, PMIX_RANK..., says the job
+ * has more; not in a child of MPI_Comm_spawn) fails with PASSION_EINVAL,
+ * whatever comm, and a detail naming the launcher to use. Collective.
+ * *ctx is NULL on error; passion_ctx_errdetail(NULL) then says why.
  */
 PASSION_API int passion_init(MPI_Comm comm, const passion_options *opt,
                              passion_ctx **ctx /* out */);
@@ -341,7 +346,9 @@ PASSION_API int passion_ctx_last_method(const passion_ctx *ctx,
  * passion_counters_get, passion_array_get_spec, passion_file_path,
  * passion_section_elems), which leave it alone, and an iterator call that
  * returns the iterator's earlier failure again, which keeps that failure's
- * detail. Valid until the next call on ctx.
+ * detail. Valid until the next call on ctx. With ctx NULL: the detail of
+ * this thread's last passion_init ("" if it succeeded), which leaves no
+ * context when it fails; valid until the thread's next passion_init.
  */
 PASSION_API const char *passion_ctx_errdetail(const passion_ctx *ctx);
 

@@ -7,24 +7,105 @@
  */
 #include "core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- context */
 
+/* the detail of this thread's last passion_init, "" when it succeeded
+   (passion_ctx_errdetail(NULL): a failed init leaves no context) */
+static _Thread_local char init_detail[CORE_DETAIL_MAX];
+
+static int init_fail(int rc, const char *detail)
+{
+    snprintf(init_detail, sizeof init_detail, "%s", detail);
+    return rc;
+}
+
+/* the value of an environment variable that holds a whole integer, else
+   -1 */
+static long env_int(const char *name)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return -1;
+    long n = strtol(v, &end, 10);
+    return *end || n < 0 ? -1 : n;
+}
+
+/*
+ * A launcher of another MPI: it started several processes (its
+ * environment says how many, or that this one is not the first), and the
+ * MPI this passion was built with, unable to talk to it, made each of them
+ * a job of one rank: every process would run the whole job alone, and
+ * every call would succeed. Judged on MPI_COMM_WORLD, not on comm (a
+ * context on MPI_COMM_SELF or on part of a rightly launched job is fine),
+ * never in a spawned child (its world is the spawn's), and not where the
+ * variable of this MPI's own launcher says the job has one process (a
+ * launch nested in another launcher's job inherits that job's
+ * variables). Local: the caller agrees the outcome.
+ */
+static int launcher_check(passion_ctx *ctx)
+{
+    int world = 1;
+    MPI_Comm parent = MPI_COMM_NULL;
+    if (MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS || world != 1)
+        return PASSION_OK;
+    MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL)
+        return PASSION_OK;
+    const char *build = passion_mpi_build();
+    const int mpich = !strncmp(build, "MPICH", 5),
+              ompi = !strncmp(build, "Open MPI", 8);
+    const char *own = mpich ? "PMI_SIZE" : ompi ? "OMPI_COMM_WORLD_SIZE" : NULL;
+    if (own && env_int(own) == 1)
+        return PASSION_OK;
+    /* sizes first (above 1), then ranks (above 0: PMIx exports no size) */
+#define CTX_PMI "a PMI launcher such as MPICH's mpiexec or Slurm's srun"
+    static const struct {
+        const char *var, *launcher;
+        int size;
+    } ev[] = {
+        {"OMPI_COMM_WORLD_SIZE", "Open MPI's launcher", 1},
+        {"PMI_SIZE", CTX_PMI, 1},
+        {"OMPI_COMM_WORLD_RANK", "Open MPI's launcher", 0},
+        {"PMI_RANK", CTX_PMI, 0},
+        {"PMIX_RANK", "a PMIx launcher", 0},
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        long n = env_int(ev[i].var);
+        if (n > (ev[i].size ? 1 : 0))
+            return core_err(
+                ctx, PASSION_EINVAL,
+                "this passion was built with %s but started by %s "
+                "(%s=%ld) as jobs of 1 rank each (MPI_COMM_WORLD has 1 "
+                "rank): start it with %s",
+                build, ev[i].launcher, ev[i].var, n,
+                mpich  ? "mpiexec.mpich"
+                : ompi ? "mpiexec.openmpi"
+                       : "the launcher of the MPI it was built with");
+    }
+    return PASSION_OK;
+}
+
 int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
 {
+    init_detail[0] = '\0';
     if (!out)
-        return PASSION_EINVAL;
+        return init_fail(PASSION_EINVAL, "passion_init: NULL ctx pointer");
     *out = NULL;
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited || comm == MPI_COMM_NULL)
-        return PASSION_ESTATE;
+        return init_fail(PASSION_ESTATE,
+                         !inited ? "passion_init: MPI is not initialised"
+                                 : "passion_init: comm is MPI_COMM_NULL");
     /* dup first: it is collective, and every rank must reach it */
     MPI_Comm dup;
     if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
-        return PASSION_EMPI;
+        return init_fail(PASSION_EMPI, "passion_init: MPI_Comm_dup failed");
     /* MPI errors on passion's communicator come back as codes
        (PASSION_EMPI) instead of aborting the job */
     int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) == MPI_SUCCESS
@@ -56,7 +137,7 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
                                           "allocating the context"),
                            &none, 1, "options", &kept);
         MPI_Comm_free(&dup);
-        return rc;
+        return init_fail(rc, tmp.detail);
     }
     ctx->comm = dup;
     ctx->rank = rank;
@@ -68,6 +149,8 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     ctx->fault_allocs = 1; /* the context */
     if (rc)
         core_err(ctx, rc, "MPI_Comm_set_errhandler");
+    if (!rc)
+        rc = launcher_check(ctx);
     const char *env = getenv("PASSION_OPTIONS");
     if (!rc && env && *env) {
         char why[256] = "";
@@ -129,6 +212,7 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     if (!rc)
         rc = core_agree(ctx, core_nodes_init(ctx, kept ? &host : NULL));
     if (rc) {
+        init_fail(rc, ctx->detail);
         core_nodes_free(ctx);
         MPI_Comm_free(&ctx->comm);
         free(ctx);
@@ -253,7 +337,7 @@ int passion_ctx_last_method(const passion_ctx *ctx, passion_method *method,
 
 const char *passion_ctx_errdetail(const passion_ctx *ctx)
 {
-    return ctx ? ctx->detail : "";
+    return ctx ? ctx->detail : init_detail;
 }
 
 int passion_counters_get(const passion_ctx *ctx, passion_counters *c)

@@ -427,12 +427,156 @@ static void test_mpi_build(void)
 #endif
 }
 
+/* ------------------------------------------------------ the launcher */
+
+/* what launchers export: sizes (a job of several processes above 1),
+   then ranks (not the first process above 0) */
+static const char *const launch_vars[] = {
+    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+    "PMIX_RANK"};
+#define NLAUNCH 5
+#define NSIZEVARS 2
+
+static char *launch_saved[NLAUNCH];
+
+static void launch_save(void)
+{
+    for (int i = 0; i < NLAUNCH; i++) {
+        const char *v = getenv(launch_vars[i]);
+        launch_saved[i] = v ? strdup(v) : NULL;
+        unsetenv(launch_vars[i]);
+    }
+}
+
+static void launch_restore(void)
+{
+    for (int i = 0; i < NLAUNCH; i++) {
+        if (launch_saved[i])
+            setenv(launch_vars[i], launch_saved[i], 1);
+        else
+            unsetenv(launch_vars[i]);
+        free(launch_saved[i]);
+        launch_saved[i] = NULL;
+    }
+}
+
+static void launch_clear(void)
+{
+    for (int i = 0; i < NLAUNCH; i++)
+        unsetenv(launch_vars[i]);
+}
+
+/* passion_init on comm with the environment as it is now: 0 or the code,
+   and the detail into why (the context, if any, finalized) */
+static int init_on(MPI_Comm comm, char *why, size_t n)
+{
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(comm, NULL, &ctx);
+    snprintf(why, n, "%s", passion_ctx_errdetail(ctx));
+    if (rc)
+        TH_CHECK(ctx == NULL, "no context after a failed init");
+    passion_finalize(ctx);
+    return rc;
+}
+
+/*
+ * A launcher of another MPI, its variables set by hand (this MPI's own
+ * launcher's removed): with MPI_COMM_WORLD of one rank, each of them
+ * (a random value) makes passion_init fail with PASSION_EINVAL, no
+ * context, and a detail (passion_ctx_errdetail(NULL)) naming the
+ * variable and the launcher of the MPI passion was built with; on
+ * MPI_COMM_SELF too. Accepted: a size of 1 or a rank of 0, and any
+ * other launcher's variables when this MPI's own says the job has one
+ * process (a launch nested in another's job). A successful init clears
+ * the detail. With more ranks, no variable matters: MPI_COMM_WORLD, a
+ * split of it and MPI_COMM_SELF are accepted.
+ */
+static void test_foreign_launcher(void)
+{
+    uint64_t rng = th_seed + 101;
+    th_case_seed = rng;
+    const int mpich = !strncmp(passion_mpi_build(), "MPICH", 5);
+    const char *own = mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE";
+    const char *use = mpich ? "start it with mpiexec.mpich"
+                            : "start it with mpiexec.openmpi";
+    char why[512], want[64], val[32];
+    launch_save();
+    if (th_size == 1) {
+        int order[NLAUNCH];
+        for (int i = 0; i < NLAUNCH; i++)
+            order[i] = i;
+        for (int i = NLAUNCH - 1; i > 0; i--) {
+            int j = (int)th_range(&rng, 0, i), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int k = 0; k < NLAUNCH; k++) {
+            int i = order[k], size = i < NSIZEVARS;
+            long n = size ? th_range(&rng, 2, 4096) : th_range(&rng, 1, 4095);
+            launch_clear();
+            snprintf(val, sizeof val, "%ld", n);
+            setenv(launch_vars[i], val, 1);
+            snprintf(want, sizeof want, "%s=%ld", launch_vars[i], n);
+            int rc = init_on(MPI_COMM_WORLD, why, sizeof why);
+            TH_CHECK(rc == PASSION_EINVAL && strstr(why, want) &&
+                         strstr(why, use) && strstr(why, "started by") &&
+                         strstr(why, passion_mpi_build()),
+                     "%s: rc %d, detail '%s'", want, rc, why);
+            rc = init_on(MPI_COMM_SELF, why, sizeof why);
+            TH_CHECK(rc == PASSION_EINVAL && strstr(why, want),
+                     "%s, MPI_COMM_SELF: rc %d, detail '%s'", want, rc, why);
+            /* one process, or the first */
+            setenv(launch_vars[i], size ? "1" : "0", 1);
+            rc = init_on(MPI_COMM_WORLD, why, sizeof why);
+            TH_CHECK(rc == 0 && why[0] == '\0',
+                     "%s=%s: rc %d, detail '%s' (want accepted, none)",
+                     launch_vars[i], size ? "1" : "0", rc, why);
+            /* nested in another launcher's job: this MPI's own variable
+               says one process */
+            if (strcmp(launch_vars[i], own)) {
+                setenv(launch_vars[i], val, 1);
+                setenv(own, "1", 1);
+                rc = init_on(MPI_COMM_WORLD, why, sizeof why);
+                TH_CHECK(rc == 0, "%s with %s=1: rc %d, detail '%s'", want,
+                         own, rc, why);
+            }
+        }
+        launch_clear();
+        int rc = init_on(MPI_COMM_WORLD, why, sizeof why);
+        TH_CHECK(rc == 0 && why[0] == '\0', "no launcher: rc %d, '%s'", rc,
+                 why);
+    } else {
+        /* a correct launch: passion_init on parts of the world */
+        launch_clear();
+        snprintf(val, sizeof val, "%d", th_size + (int)th_range(&rng, 1, 9));
+        setenv(mpich ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE", val, 1);
+        setenv("PMIX_RANK", "1", 1);
+        MPI_Comm half;
+        MPI_Comm_split(MPI_COMM_WORLD, th_rank % 2, th_rank, &half);
+        int rc = init_on(MPI_COMM_SELF, why, sizeof why);
+        TH_CHECK(rc == 0, "MPI_COMM_SELF of %d ranks: rc %d, '%s'", th_size,
+                 rc, why);
+        rc = init_on(half, why, sizeof why);
+        TH_CHECK(rc == 0, "a split: rc %d, '%s'", rc, why);
+        rc = init_on(MPI_COMM_WORLD, why, sizeof why);
+        TH_CHECK(rc == 0, "MPI_COMM_WORLD: rc %d, '%s'", rc, why);
+        MPI_Comm_free(&half);
+    }
+    launch_restore();
+    /* a NULL output pointer: the detail says so */
+    int rc = passion_init(MPI_COMM_WORLD, NULL, NULL);
+    TH_CHECK(rc == PASSION_EINVAL && passion_ctx_errdetail(NULL)[0] != '\0',
+             "NULL ctx pointer: rc %d, detail '%s'", rc,
+             passion_ctx_errdetail(NULL));
+}
+
 static CU_TestInfo tests[] = {
     {"options handle: setters, getter, lists, errors", test_options_handle},
     {"lifetimes: PASSION_ESTATE, NULL no-ops", test_lifetimes},
     {"PASSION_MODE_CREATE_EXCL", test_create_excl},
     {"passion_version", test_version},
     {"passion_mpi_build", test_mpi_build},
+    {"a launcher of another MPI is refused", test_foreign_launcher},
     CU_TEST_INFO_NULL,
 };
 static CU_SuiteInfo suites[] = {

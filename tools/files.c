@@ -149,8 +149,10 @@ static int make_ctx(MPI_Comm comm, const cli_common *c, passion_ctx **ctx)
     }
     rc = passion_init(comm, o, ctx);
     passion_options_free(o);
-    if (rc && comm == MPI_COMM_WORLD)
-        cli_fail("init", "%s", passion_strerror(rc));
+    if (rc && comm == MPI_COMM_WORLD) {
+        const char *d = passion_ctx_errdetail(NULL); /* init's, no ctx */
+        cli_fail("init", "%s%s%s", passion_strerror(rc), *d ? ": " : "", d);
+    }
     return rc;
 }
 

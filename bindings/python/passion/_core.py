@@ -242,7 +242,11 @@ class Context:
         try:
             _set_options(h, o, options)
             ctxp = ctypes.c_void_p()
-            _check(h.passion_init(c, o, ctypes.byref(ctxp)))
+            rc = h.passion_init(c, o, ctypes.byref(ctxp))
+            # no context after a failure: the detail is init's own
+            # (passion_ctx_errdetail(NULL))
+            _check(rc, extra=h.passion_ctx_errdetail(None).decode(
+                errors="replace") if rc < 0 else "")
         finally:
             h.passion_options_free(o)
         self._h = ctxp

@@ -62,6 +62,35 @@ def test_options(ctx):
     assert e.value.code == passion.PASSION_EINVAL
 
 
+def test_init_detail(ctx):
+    """A failed passion_init leaves no context: the error carries init's
+    own detail. At one rank, a launcher of another MPI simulated by its
+    variable (and this MPI's own launcher's removed) is refused."""
+    if ctx.size != 1:
+        pytest.skip("MPI_COMM_WORLD must have one rank")
+    own = ("PMI_SIZE" if passion.mpi_library_version().startswith("MPICH")
+           else "OMPI_COMM_WORLD_SIZE")
+    saved = {k: os.environ.get(k) for k in (own, "PMI_SIZE",
+                                            "OMPI_COMM_WORLD_SIZE")}
+    try:
+        os.environ.pop(own, None)
+        foreign = "OMPI_COMM_WORLD_SIZE" if own == "PMI_SIZE" else "PMI_SIZE"
+        os.environ[foreign] = "3"
+        with pytest.raises(passion.Error) as e:
+            passion.init()
+        assert e.value.code == passion.PASSION_EINVAL
+        assert foreign + "=3" in e.value.detail
+        assert "start it with mpiexec." in e.value.detail
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    with passion.init() as c2:
+        assert c2.size == 1
+
+
 def test_counters(ctx, shared):
     ctx.reset_counters()
     c = ctx.counters()
