@@ -114,6 +114,10 @@ static double seconds = 60, fault_rate = 0.35, wd_limit = 300;
 static double rss_limit = 64; /* KiB per 1000 calls */
 static int rss_every = 20, epoch_len = 150, verbose, trim;
 static int64_t max_calls;       /* --calls: stop after so many (0: time) */
+/* --chaos SEED: the schedule fuzzer (passion/chaos.h) on, with delays up
+   to --chaos-max-us at --chaos-pct percent of the library's hooks */
+static int chaos_on, chaos_max_us = 2000, chaos_pct = 30;
+static uint64_t chaos_seed;
 static unsigned op_mask = ~0u;  /* --ops: the kinds of call to draw */
 static char scratch[512];
 
@@ -1843,7 +1847,8 @@ static void usage(void)
                 "[--fault-rate F] [--watchdog S] [--epoch CALLS]\n"
                 "           [--rss-every CALLS] [--rss-limit KIB] [--trim] "
                 "[--calls N] [--ops a,b,...]\n"
-                "           [--verbose [--verbose]]\n"
+                "           [--chaos SEED [--chaos-max-us US] "
+                "[--chaos-pct PCT]] [--verbose [--verbose]]\n"
                 "ops: coll-read coll-write ind-read ind-write async slab "
                 "shift exchange\n");
 }
@@ -1912,6 +1917,13 @@ int main(int argc, char **argv)
             rss_limit = atof(v);
         else if (!strcmp(a, "--calls"))
             max_calls = atoll(v);
+        else if (!strcmp(a, "--chaos")) {
+            chaos_on = 1;
+            chaos_seed = strtoull(v, NULL, 10);
+        } else if (!strcmp(a, "--chaos-max-us"))
+            chaos_max_us = atoi(v);
+        else if (!strcmp(a, "--chaos-pct"))
+            chaos_pct = atoi(v);
         else if (!strcmp(a, "--ops")) {
             /* comma-separated names of op_names[] */
             op_mask = 0;
@@ -1944,6 +1956,15 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    if (chaos_on &&
+        core_chaos_config(chaos_seed, chaos_max_us, chaos_pct) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "bench-soak: --chaos needs a build with the "
+                    "schedule fuzzer (meson -Dchaos=true; scripts/build "
+                    "turns it on)\n");
+        MPI_Finalize();
+        return 2;
+    }
     int pid = (int)getpid();
     MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!sdir || !*sdir)
@@ -1959,6 +1980,10 @@ int main(int argc, char **argv)
                "faults %s, scratch %s\n", (unsigned long long)seed, nprocs,
                seconds, fault_rate, HAVE_ALLOC ? "on" : "off (not built)",
                scratch);
+        if (chaos_on)
+            printf("soak: schedule fuzzer on: seed %llu, delays up to %d us "
+                   "at %d%% of the hooks\n", (unsigned long long)chaos_seed,
+                   chaos_max_us, chaos_pct);
         fflush(stdout);
     }
     pthread_t wd;
@@ -2043,6 +2068,17 @@ int main(int argc, char **argv)
                   MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &viol, 1, MPI_UINT64_T, MPI_SUM,
                   MPI_COMM_WORLD);
+    /* the schedule fuzzer's hooks and delays, summed over ranks */
+    core_chaos_stats cs;
+    core_chaos_stats_get(&cs);
+    uint64_t ch[2 * CORE_CHAOS_NSITES + 1];
+    for (int i = 0; i < CORE_CHAOS_NSITES; i++) {
+        ch[i] = cs.hits[i];
+        ch[CORE_CHAOS_NSITES + i] = cs.delays[i];
+    }
+    ch[2 * CORE_CHAOS_NSITES] = cs.delay_us;
+    MPI_Allreduce(MPI_IN_PLACE, ch, 2 * CORE_CHAOS_NSITES + 1, MPI_UINT64_T,
+                  MPI_SUM, MPI_COMM_WORLD);
     long rss_first = ns ? (long)sy[0] : -1, rss_last = ns ? (long)sy[ns - 1]
                                                           : -1;
     long rl[2] = {rss_first, rss_last};
@@ -2068,6 +2104,22 @@ int main(int argc, char **argv)
                    st.by_op[o] ? 1e3 * st.t_op[o] / (double)st.by_op[o] : 0.0,
                    o + 1 < NOPS ? "," : "\n");
         printf("  checks %llu (all ranks)\n", (unsigned long long)checks);
+        if (chaos_on) {
+            uint64_t th = 0, td = 0;
+            for (int i = 0; i < CORE_CHAOS_NSITES; i++) {
+                th += ch[i];
+                td += ch[CORE_CHAOS_NSITES + i];
+            }
+            printf("  schedule fuzzer: %llu hooks passed, %llu delays "
+                   "injected (%.1f s slept, all ranks); delays by site:",
+                   (unsigned long long)th, (unsigned long long)td,
+                   (double)ch[2 * CORE_CHAOS_NSITES] * 1e-6);
+            for (int i = 0; i < CORE_CHAOS_NSITES; i++)
+                if (ch[i])
+                    printf(" %s %llu", core_chaos_site_name(i),
+                           (unsigned long long)ch[CORE_CHAOS_NSITES + i]);
+            printf("\n");
+        }
         printf("  faults armed: io %llu, short %llu, alloc %llu; fired: io "
                "%llu, alloc %llu (calls); fired but the call succeeded: "
                "%llu\n", (unsigned long long)st.armed_io,

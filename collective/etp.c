@@ -272,6 +272,7 @@ static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
     if (A < 0 || u->io_rc)
         return;
     u->cur_a = A;
+    CORE_CHAOS(ETP_ROUND);
     if (!p->op_write) {
         u->io_rc = stage_io(u, A, B, io_window, 0, !on_thread);
         if (u->io_rc)
@@ -291,6 +292,7 @@ static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
     u->io_rc = stage_io(u, A, B, rmw_window, 0, !on_thread);
     if (u->io_rc)
         return;
+    CORE_CHAOS(ETP_RMW);
     for (int r = 0; r < P; r++) { /* increasing rank: the highest wins */
         if (r == me) {
             if (p->elems[me])

@@ -929,6 +929,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
         out->pred = t > 0 ? t : 1e-9;
     }
     out->done = 1;
+    CORE_CHAOS(EARLY_IO);
     if (op_write)
         return ocad_xfer_write(ctx, f->fh, &x, buf, PASSION_METHOD_DIRECT,
                                &env);
@@ -1163,6 +1164,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     } else if (!mem) {
         fad = fad_stack;
     }
+    CORE_CHAOS(FAD_BEFORE);
     double t0 = core_now();
     MPI_Request req;
     int mrc = MPI_Iallgather(mine, W, MPI_INT64_T, fad, W, MPI_INT64_T,
@@ -1174,6 +1176,7 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
     if (mrc)
         return core_agree(ctx, core_err(ctx, PASSION_EMPI,
                                         "MPI_Iallgather of the FAD"));
+    CORE_CHAOS(FAD_AFTER);
     sync_learn(ctx, fad, W, t0, t1);
     stream_learn(ctx, fad, W);
     if (!mem)

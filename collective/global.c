@@ -70,6 +70,7 @@ static int independent(coll_plan *p, char *buf, int method, int skip,
                  ? ocad_xfer_write(ctx, p->f->fh, &p->xme, buf, method, &env)
                  : ocad_xfer_read(ctx, p->f->fh, &p->xme, buf, method, &env);
     if (ordered && p->me + 1 < p->P) {
+        CORE_CHAOS(ORDER_TOKEN);
         /* a message between nodes like any other of passion's: the
            simulated network charges it (passion/net.c; not counted with
            the exchange's messages) */

@@ -51,6 +51,7 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
     const passion_array_spec *sp = &a->spec;
     int to = neighbour(a, ctx->rank, dim, step, periodic);
     int from = neighbour(a, ctx->rank, dim, -step, periodic);
+    CORE_CHAOS(SHIFT);
     int64_t n = nl[dim];
     passion_section snd, rcv;
     memset(&snd, 0, sizeof snd);

@@ -550,6 +550,7 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
             rc = core_io_read(fh, stage, len, w.w0);
         if (rc)
             break;
+        CORE_CHAOS(RMW_GAP);
         window_copy(&start, &w, stage, mem, 0);
         rc = core_io_write(fh, stage, len, w.w0);
     }

@@ -124,6 +124,7 @@ int core_waitall(int n, MPI_Request *req)
 {
     if (n <= 0)
         return PASSION_OK;
+    CORE_CHAOS(WAIT);
     /* the clock is read once every CORE_POLLS_PER_CLOCK polls while
        spinning (a read costs about as much as a poll: 70 ns on this VM's
        kvm-clock), and no more once the spin time is over: every poll
@@ -191,6 +192,7 @@ int core_agree(passion_ctx *ctx, int rc)
 {
     if (rc > 0) /* not a code: count it as success */
         rc = PASSION_OK;
+    CORE_CHAOS(AGREE);
     double t0 = core_now();
     unsigned long long key = agree_key(ctx, rc), min = key;
     int mrc = reduce_min(ctx, &key, &min, 1);

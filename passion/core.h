@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "chaos.h"
+
 #define CORE_HIDDEN __attribute__((visibility("hidden")))
 #define CORE_CB_RANKS_MAX 256 /* bytes of the option cb_ranks, NUL included */
 #define CORE_DETAIL_MAX 512

@@ -24,6 +24,7 @@ typedef struct thread_impl {
 
 void core_op_run(core_op *op)
 {
+    CORE_CHAOS(ENG_RUN);
     if (op->shifted) {
         /* the span into buf and the edge pages, then into place */
         int64_t got = core_io_shift_read(op->fh, &op->sh, 0, &op->calls);

@@ -278,6 +278,7 @@ static void worker_prep(core_op *op)
 int core_aio_submit(core_fh *fh, core_op *op)
 {
     passion_ctx *ctx = fh->ctx;
+    CORE_CHAOS(ENG_SUBMIT);
     engine_state *st;
     int rc = state_get(ctx, &st);
     if (rc)
@@ -389,6 +390,7 @@ int64_t core_aio_inflight(passion_ctx *ctx)
 
 static void finish(core_op *op)
 {
+    CORE_CHAOS(ENG_COMPLETE);
     if (op->bounce) { /* a worker op's (the ring's went at completion) */
         core_stage_free(op->fh->ctx, op->bounce, op->blen);
         op->bounce = NULL;

@@ -72,6 +72,10 @@ int core_io_close(core_fh *fh)
 static int io_rw(core_fh *fh, int write, char *p, int64_t len, int64_t off)
 {
     passion_ctx *ctx = fh->ctx;
+    if (write)
+        CORE_CHAOS(IO_WRITE);
+    else
+        CORE_CHAOS(IO_READ);
     double t0 = core_now();
     int rc = PASSION_OK;
     const int64_t len0 = len;
@@ -233,6 +237,7 @@ static int is_stream(core_fh *fh, const core_iov *v, int write)
 static int io_batch(core_fh *fh, core_iov *v, int n, int write)
 {
     passion_ctx *ctx = fh->ctx;
+    CORE_CHAOS(IO_BATCH);
     int kind = PASSION_ENGINE_THREAD;
     if (n > 1 && fh->ops->ring_fd && core_io_concurrency(ctx) > 1 &&
         core_engine_kind(ctx, &kind))

@@ -223,6 +223,7 @@ static int begin(passion_file *f, const passion_section *s, void *buf,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx);
+    CORE_CHAOS(PF_ISSUE);
     passion_request *r = core_calloc(ctx, 1, sizeof *r);
     if (!r)
         return core_err(ctx, PASSION_ENOMEM, "request");

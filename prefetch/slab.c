@@ -574,6 +574,7 @@ static int finish_current(passion_slab_iter *it)
     }
     if (!rc && it->o.writeback && it->dirty) {
         char *b = it->inb[it->cur];
+        CORE_CHAOS(SLAB_WRITEBACK);
         rc = async_write(it, it->f)
                  ? passion_file_write_begin(it->f, &s, b, &m, it->o.method,
                                                &it->wbreq[it->cur])

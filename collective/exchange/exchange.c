@@ -331,6 +331,7 @@ static int round_start(coll_xchg_plan *pl, xchg_round *x, const int64_t *v,
                        int nsum, const coll_xchg_ops *spec, int64_t *out)
 {
     int P = pl->P, me = pl->me, n = 0, rc = PASSION_OK;
+    CORE_CHAOS(XCHG_ROUND);
     MPI_Request hq[2 * COLL_A2A_MAX];
     for (int i = 0; i < P && !rc; i++)
         if (i != me &&
@@ -1117,6 +1118,7 @@ static int run_steps(xchg_call *c, const coll_xchg_ops *ops)
     pl->rd = rd;
     pl->shape = coll_shape_step(&c->shape, c->steps);
     for (int64_t t = 0; t < c->steps; t++) {
+        CORE_CHAOS(XCHG_ROUND);
         for (int j = 0; j < P; j++) {
             int64_t lo, len;
             slice(coll_sc(&base, j), t, c->steps, &lo, &len);
