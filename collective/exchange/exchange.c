@@ -459,6 +459,7 @@ static int round_finish(coll_xchg_plan *pl, xchg_round *x,
                         const coll_xchg_ops *complete)
 {
     int P = pl->P, me = pl->me, rc = PASSION_OK, k = x->nreq;
+    CORE_CHAOS(XCHG_ROUND);
     if (complete) {
         for (int i = 0; i < P && !rc; i++) {
             if (i == me || hin(x, i)[H_SENT] >= 0)
