@@ -120,17 +120,16 @@ typedef struct coll_early {
 #define COLL_PROBE_MIN 4096
 
 /*
- * Before the FAD: probe the cache (extents over COLL_PROBE_MIN bytes) and, for an independent method (reads:
- * direct or sieve; writes: direct) or for auto when this rank's predicted
- * time of that access is at most the cost of the collective round it
- * saves (coll_sync_cost; reads twice that, as they are what independent
- * access would do anyway; writes only where this rank's independent
- * access would be direct), move this rank's section now. A direct write
- * changes only the section's own bytes, so it is right whatever the ranks
- * then choose, except where sections share elements: the caller then
- * writes them again in rank order (the highest rank's value stays). rc
- * is the rank's outcome so far (a failing rank moves nothing); returns
- * it, or the access's code.
+ * Before the FAD: probe the cache (extents over COLL_PROBE_MIN bytes) and,
+ * for a read with an independent method (direct or sieve) or with auto
+ * when this rank's predicted time of it is at most twice the cost of the
+ * collective round it saves (coll_sync_cost: it is what independent
+ * access would do anyway), read this rank's section now. A write is never
+ * done here: no rank may write before the FAD tells every rank that the
+ * call can proceed (another rank's arguments, the budget and the
+ * descriptors are checked there), so that a refused write writes
+ * nothing. rc is the rank's outcome so far (a failing rank moves
+ * nothing); returns it, or the read's code.
  */
 /* The access a section call makes (file, operation, section, whether a
    memory layout is given), hashed; never 0. coll_early_remember keeps it
@@ -147,12 +146,6 @@ CORE_HIDDEN uint64_t coll_early_sig(const passion_file *f,
                                     const passion_memspec *m, int op_write);
 CORE_HIDDEN void coll_early_remember(passion_ctx *ctx, uint64_t sig,
                                      int method);
-/* After the FAD of an auto write: whether its sections overlap others'
-   without nesting (their early direct writes were then written again);
-   the same write (sig) is then not done before the FAD next time. Every
-   other write forgets it. */
-CORE_HIDDEN void coll_early_overlap(passion_ctx *ctx, uint64_t sig,
-                                    int overlap);
 CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
                               const passion_memspec *m, void *buf,
                               int method, int op_write, int64_t elems,
@@ -390,13 +383,10 @@ CORE_HIDDEN double coll_token_cost(const coll_plan *p, double S);
  * rank's section either lies inside a higher rank's section or shares no
  * element with any higher rank's, each element has one writer, its
  * highest rank (a rank of the second kind), and the writers may go at
- * once. Returns 1 then, with *writes (this rank is such a writer) and
- * *meets_lower (a lower rank's section shares an element with this
- * rank's: after early writes, only these ranks write again); 0 when the
- * token is needed. Same answer on every rank (from the FAD).
+ * once. Returns 1 then, with *writes (this rank is such a writer); 0 when
+ * the token is needed. Same answer on every rank (from the FAD).
  */
-CORE_HIDDEN int coll_shared_writers(const coll_plan *p, int *writes,
-                                    int *meets_lower);
+CORE_HIDDEN int coll_shared_writers(const coll_plan *p, int *writes);
 
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 

@@ -88,10 +88,6 @@ typedef struct coll_ext {
     uint64_t indep_sig;
     int indep_left; /* early reads left on it before auto chooses again */
     int indep_method; /* the method chosen: auto (sieve.c's) or direct */
-    /* the last auto write whose sections overlapped others' without
-       nesting (coll_early_overlap; 0 = none): the same write again is
-       not done before the FAD (coll_io_early) */
-    uint64_t overlap_sig;
 } coll_ext;
 
 static void coll_ext_free(passion_ctx *ctx, void *ext)
@@ -218,11 +214,10 @@ static int section_in(int nd, const int64_t *s1, const int64_t *s2)
     return 1;
 }
 
-int coll_shared_writers(const coll_plan *p, int *writes, int *meets_lower)
+int coll_shared_writers(const coll_plan *p, int *writes)
 {
     const int P = p->P, nd = p->nd, W = COLL_FAD_HEAD + 3 * PASSION_MAX_DIMS;
     *writes = 1;
-    *meets_lower = 0;
     for (int r = 0; r < P; r++) {
         if (!p->elems[r])
             continue;
@@ -239,10 +234,6 @@ int coll_shared_writers(const coll_plan *p, int *writes, int *meets_lower)
             return 0;
         if (r == p->me)
             *writes = !inside;
-        if (r < p->me && p->elems[p->me] &&
-            sections_meet(nd, sr, p->fad + (int64_t)p->me * W +
-                                      COLL_FAD_HEAD))
-            *meets_lower = 1;
     }
     return 1;
 }
@@ -783,13 +774,6 @@ void coll_early_remember(passion_ctx *ctx, uint64_t sig, int method)
     }
 }
 
-void coll_early_overlap(passion_ctx *ctx, uint64_t sig, int overlap)
-{
-    coll_ext *e = ext_get(ctx);
-    if (e)
-        e->overlap_sig = overlap ? sig : 0;
-}
-
 int coll_io_early(passion_file *f, const passion_section *s,
                   const passion_memspec *m, void *buf, int method,
                   int op_write, int64_t elems, int rc, coll_early *out)
@@ -816,10 +800,12 @@ int coll_io_early(passion_file *f, const passion_section *s,
         else if (x.nblocks > 0)
             out->cached = core_io_cached(f->fh, x.foff0, x.fend);
     }
-    if (method == PASSION_METHOD_ETP_STATIC ||
-        method == PASSION_METHOD_ETP_DYNAMIC ||
-        (op_write && method == PASSION_METHOD_SIEVE))
-        return PASSION_OK; /* sieved writes rewrite others' bytes */
+    /* a write waits for the FAD, where every rank learns whether the
+       call may proceed (a refused write writes nothing): only its probe
+       is taken here */
+    if (op_write || method == PASSION_METHOD_ETP_STATIC ||
+        method == PASSION_METHOD_ETP_DYNAMIC)
+        return PASSION_OK;
     if (elems == 0) { /* nothing to read: done */
         out->done = 1;
         return PASSION_OK;
@@ -828,13 +814,12 @@ int coll_io_early(passion_file *f, const passion_section *s,
         ocad_xfer_build(&f->fv, s, m, &x);
     if (out->cached >= 950 && !unprobed)
         ocad_req_calibrate(ctx, f->fh, x.foff0, x.fend, x.blen);
-    ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx),
-                            op_write);
+    ocad_env env = call_env(ctx, out->cached >= 950, ocad_req_cost(ctx), 0);
     if (unprobed)
         env.warm = 0;
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;
     env.budget = left > 0 ? left : 1;
-    int rmethod = method; /* a read's: auto's remembered choice below */
+    int rmethod = method; /* auto's remembered choice below */
     if (method == PASSION_METHOD_AUTO) {
         /* not while the file's costs may still be measured on this
            uncached extent (file_calibrate, after the FAD) */
@@ -842,13 +827,10 @@ int coll_io_early(passion_file *f, const passion_section *s,
         if (out->cached >= 0 && out->cached < 950 &&
             file_pending(e))
             return PASSION_OK;
-        /* worth it when this rank's access costs at most the round it
+        /* worth it when this rank's read costs at most the round it
            saves: if the ranks then choose the two-phase method, at most
-           that is lost. Writes: direct only, requests plus the first
-           dirtying of each page */
+           that is lost */
         double S = coll_sync_cost(ctx);
-        double t;
-        int one = 0; /* a read of one small request (below) */
         /* the same read whose ranks chose an independent method last
            call (a memory layout aside): reading early saves the round
            the agreement after it costs (issue 14: auto paid two rounds
@@ -857,82 +839,39 @@ int coll_io_early(passion_file *f, const passion_section *s,
            found that cheaper than each rank's own sieve choice: before,
            the early read took each rank's own choice, and sieved where
            auto had chosen direct reads) */
-        int again = !op_write && !m && e && e->indep_sig &&
-                    e->indep_left > 0 &&
+        int again = !m && e && e->indep_sig && e->indep_left > 0 &&
                     e->indep_sig == coll_early_sig(f, s, m, op_write);
         if (again) { /* on every rank alike (the choice was agreed) */
             e->indep_left--;
             rmethod = e->indep_method;
         }
-        if (op_write) {
-            /* ranks that outnumber the host's processors take turns on
-               them: this rank's writes into the page cache (system
-               calls, copies) take cpu_share times their time. Measured
-               (6.6-II, P = 8 on 2 cores, load 10-14): with the learned
-               round at tens of ms, 15,625 one-element writes per rank
-               passed the test unscaled and took 0.21-0.40 s, against
-               0.03-0.05 s sieved after the FAD */
-            const double share = ctx->cpu_share > 1 ? ctx->cpu_share : 1;
-            if ((double)x.nblocks * env.lat * share > S)
-                return PASSION_OK;
-            /* the same write's sections overlapped last call: written
-               early, it was written again after the FAD (in rank order,
-               or by the two-phase method) */
-            if (e && e->overlap_sig &&
-                e->overlap_sig == coll_early_sig(f, s, m, op_write))
-                return PASSION_OK;
-            /* only what this rank's own independent access would do:
-               direct, unless sieving costs less even with what a sieved
-               write needs beyond its requests: it rewrites others'
-               bytes, so it waits for the ordering chain, a round (S)
-               more than the one-round direct write. Tiny interleaved
-               writes (3 runs: 2 requests sieved, 3 direct) so go
-               direct in one round */
-            passion_plan_info pd, pa;
-            ocad_plan_count(ctx, &x, PASSION_METHOD_AUTO, 1, &pa, &env);
-            if (pa.method != PASSION_METHOD_DIRECT) {
-                ocad_plan_count(ctx, &x, PASSION_METHOD_DIRECT, 1, &pd, &env);
-                if (pa.seconds + S < pd.seconds)
-                    return PASSION_OK;
-            }
-            int64_t bytes = x.nblocks * x.blen;
-            t = share * ((double)x.nblocks * env.lat +
-                         (double)bytes / env.bw +
-                         (double)coll_write_pages(x.nblocks, bytes,
-                                                  x.fend - x.foff0) *
-                             COLL_PAGE_DIRTY);
-        } else {
-            passion_plan_info pi;
-            ocad_plan_count(ctx, &x, rmethod, 0, &pi, &env);
-            t = pi.seconds;
-            if (pi.method == PASSION_METHOD_SIEVE)
-                t += (double)(elems * f->a->esize) / COLL_COPY_BW;
-            /* a read early is what independent access would do anyway:
-               lost only if the ranks choose the two-phase method */
-            S *= 2;
-            /* one request whose transfer costs no more than its latency
-               (at most L B bytes, the hole size of the model): the
-               two-phase method cannot bring these bytes sooner (its
-               aggregator makes a request for them too, then a message),
-               and once read they leave the plan (coll_plan_init): read
-               early whatever a round costs. Before, a single uncached
-               request (latency 0.1-0.3 ms here) was dearer than two
-               learned rounds (tens of us) and waited for the FAD: two
-               collective rounds where the fixed method took one, on the
-               first call of every small cold read (patterns, P = 2
-               cold: 8 of 24 reads) */
-            one = pi.requests <= 1 &&
+        passion_plan_info pi;
+        ocad_plan_count(ctx, &x, rmethod, 0, &pi, &env);
+        double t = pi.seconds;
+        if (pi.method == PASSION_METHOD_SIEVE)
+            t += (double)(elems * f->a->esize) / COLL_COPY_BW;
+        /* a read early is what independent access would do anyway:
+           lost only if the ranks choose the two-phase method */
+        S *= 2;
+        /* one request whose transfer costs no more than its latency
+           (at most L B bytes, the hole size of the model): the
+           two-phase method cannot bring these bytes sooner (its
+           aggregator makes a request for them too, then a message),
+           and once read they leave the plan (coll_plan_init): read
+           early whatever a round costs. Before, a single uncached
+           request (latency 0.1-0.3 ms here) was dearer than two
+           learned rounds (tens of us) and waited for the FAD: two
+           collective rounds where the fixed method took one, on the
+           first call of every small cold read (patterns, P = 2
+           cold: 8 of 24 reads) */
+        int one = pi.requests <= 1 &&
                   (double)pi.bytes_file <= env.lat * env.bw;
-        }
         if (t > S && !(again && t <= COLL_FIXED_LEARN_MAX) && !one)
             return PASSION_OK;
         out->pred = t > 0 ? t : 1e-9;
     }
     out->done = 1;
     CORE_CHAOS(EARLY_IO);
-    if (op_write)
-        return ocad_xfer_write(ctx, f->fh, &x, buf, PASSION_METHOD_DIRECT,
-                               &env);
     return ocad_xfer_read(ctx, f->fh, &x, buf, rmethod, &env);
 }
 
@@ -1200,9 +1139,13 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
                                              "arrays (shape, element size, "
                                              "storage order or data "
                                              "offset)"};
-                return core_err(ctx, PASSION_EMISMATCH,
-                                "ranks 0 and %d passed different %s to a "
-                                "collective section access", r, what[w]);
+                /* every rank finds it (the FAD is the same everywhere):
+                   agreed, so that every rank has rank 0's detail */
+                return core_agree(
+                    ctx, core_err(ctx, PASSION_EMISMATCH,
+                                  "ranks 0 and %d passed different %s to "
+                                  "a collective section access",
+                                  r, what[w]));
             }
 
     /* rank 0's stripe size, so that every rank aligns alike */
@@ -1224,21 +1167,13 @@ int coll_plan_init(coll_plan *p, passion_file *f, const passion_section *s,
         p->elems[r] = empty ? 0 : n;
         all_early = all_early && coll_early_done(p, r);
     }
-    /* every rank's part was done before the FAD (coll_io_early), and a
-       write's elements are not shared (else written again in rank
-       order): the call ends here (section_all), with nothing more to
-       plan. The calibration below is not needed either: a rank reads
-       early only on cached data or once the file's costs are measured */
-    if (all_early) {
-        for (int r = 0; r < P && op_write && !p->overlap; r++)
-            for (int q = r + 1; q < P && p->elems[r] && !p->overlap; q++)
-                p->overlap =
-                    p->elems[q] &&
-                    sections_meet(nd, p->fad + (int64_t)r * W + COLL_FAD_HEAD,
-                                  p->fad + (int64_t)q * W + COLL_FAD_HEAD);
-        if (!p->overlap)
-            return PASSION_OK;
-    }
+    /* every rank's read was done before the FAD (coll_io_early; a
+       write's only where no rank has elements): the call ends here
+       (section_all), with nothing more to plan. The calibration below is
+       not needed either: a rank reads early only on cached data or once
+       the file's costs are measured */
+    if (all_early)
+        return PASSION_OK;
     /* a rank whose read was done before the FAD has its data: it takes
        part in the rest of the call with nothing, so that the model
        prices only the other ranks' access and the two-phase method

@@ -11,6 +11,13 @@
  * extended two-phase method with static or dynamic domains; `auto` asks
  * the cost model (etp_model.c). Finally the ranks agree on the outcome.
  *
+ * No rank writes a byte before the FAD: whatever refuses a write (a
+ * rank's arguments, the budget, the descriptors, ranks that disagree) is
+ * known to every rank there, so a refused write leaves the file as it
+ * was. What fails after it (a rank's I/O) may leave a file partly
+ * written: the outcome's detail then names the ranks that wrote
+ * (core_agree_wrote).
+ *
  * Independent writes stay deterministic where sections share elements
  * (direct) or where extents interleave (sieving reads and rewrites other
  * ranks' bytes): the ranks then write one after another in increasing
@@ -23,24 +30,19 @@
 /* Independent access; writes ordered by rank when they could collide,
    unless each shared element has one writer (coll_shared_writers: direct
    writes whose sections nest, as identical ones do), which then writes
-   without waiting. skip: this rank's part is done (coll_io_early): it
-   only passes the ordering token on. rewrite: every rank's direct write
-   was done early, shared elements are written again by their highest
-   rank. */
-static int independent(coll_plan *p, char *buf, int method, int skip,
-                       int rewrite)
+   without waiting. skip: this rank's read is done (coll_io_early): it
+   only takes part. */
+static int independent(coll_plan *p, char *buf, int method, int skip)
 {
     passion_ctx *ctx = p->ctx;
     int ordered = p->op_write && coll_write_ordered(p, method);
-    int writes = 1, lower = 1;
+    int writes = 1;
     if (ordered && method == PASSION_METHOD_DIRECT &&
-        coll_shared_writers(p, &writes, &lower)) {
+        coll_shared_writers(p, &writes)) {
         ordered = 0;
-        if (!writes || (rewrite && !lower)) {
+        if (!writes) {
             skip = 1; /* a higher rank writes these elements */
-            if (!rewrite)
-                ctx->cnt.bytes_useful +=
-                    (uint64_t)(p->elems[p->me] * p->esize);
+            ctx->cnt.bytes_useful += (uint64_t)(p->elems[p->me] * p->esize);
         }
     }
     /* auto decided the order from every rank's plan with a packed buffer
@@ -121,10 +123,13 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
              !(rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)) &&
              elems > 0 && !buf)
         rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
-    /* a read or a direct write may be done before the FAD
-       (coll_io_early): its outcome travels in the FAD, so that when every
-       rank's part is done the call ends there, one collective round in
-       all */
+    /* a read may be done before the FAD (coll_io_early): its outcome
+       travels in the FAD, so that when every rank's part is done the call
+       ends there, one collective round in all. A write never is: the FAD
+       is where every rank learns that every other's arguments, budget and
+       descriptors let the call proceed, and a refused call writes no
+       byte (this rank's bytes written so far: who wrote, if it fails) */
+    const uint64_t wrote0 = ctx->cnt.bytes_written;
     coll_early early;
     rc = coll_io_early(f, s, m, buf, method, op_write, elems, rc, &early);
     coll_plan p;
@@ -134,14 +139,6 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         ctx->last_method = PASSION_METHOD_AUTO; /* the early read's */
         return rc;
     }
-    /* an auto write of sections that overlap without nesting: the same
-       write next time waits for the FAD (its early writes would be
-       written again) */
-    if (method == PASSION_METHOD_AUTO && op_write) {
-        int w = 0, l = 0;
-        coll_early_overlap(ctx, coll_early_sig(f, s, m, op_write),
-                           p.overlap && !coll_shared_writers(&p, &w, &l));
-    }
     int all_done = method != PASSION_METHOD_ETP_STATIC &&
                    method != PASSION_METHOD_ETP_DYNAMIC;
     double predicted = 0;
@@ -150,9 +147,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         double t = coll_early_pred(&p, r);
         predicted = t > predicted ? t : predicted;
     }
-    /* early writes of shared elements: written again in rank order */
-    int redo = op_write && p.overlap;
-    if (all_done && !redo) { /* every rank's part is done, none failed */
+    if (all_done) { /* every rank's part is done (a write's: empty) */
         coll_plan_free(&p);
         note_streams(ctx, &p, sb0, st0);
         /* the reads, and the FAD's round (the learned round's cost) */
@@ -164,43 +159,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     /* this call's costs travel in the plan (p.env), passed as arguments
        to the independent engine: nothing in the context is rewritten */
     int chosen = method;
-    if (!all_done) {
-        predicted = 0;
-        if (method == PASSION_METHOD_AUTO)
-            chosen = coll_method_choose(&p, &predicted);
-    } else {
-        chosen = PASSION_METHOD_DIRECT; /* the early writes, in order */
-        /* the FAD's round, and the shared elements written again: in
-           rank order unless each has one writer (independent below),
-           the token's chain */
-        int w = 0, l = 0;
-        const double S = coll_sync_cost(ctx);
-        const int chain = coll_write_ordered(&p, PASSION_METHOD_DIRECT) &&
-                          !coll_shared_writers(&p, &w, &l);
-        if (method == PASSION_METHOD_AUTO)
-            predicted += S;
-        if (method == PASSION_METHOD_AUTO && chain)
-            predicted += coll_token_cost(&p, S);
-        /* auto, and the rewrite needs the token's chain (P - 1 hops one
-           after another, each about a collective round where ranks wait
-           descheduled): the model weighs it against the two-phase method,
-           which writes every section again with the highest rank's value
-           in each shared element (the early writes then only cost their
-           time). Measured (6.4-V, P = 8 on 2 and 4 virtual nodes of the
-           1 ms network, 2 cores): the chain took 0.052-0.072 s, the
-           two-phase method 0.034-0.044 s. An independent choice keeps
-           the direct rewrite. Every input is in the FAD: every rank
-           chooses alike. */
-        if (method == PASSION_METHOD_AUTO && chain) {
-            double t = 0;
-            int c = coll_method_choose(&p, &t);
-            if (c == PASSION_METHOD_ETP_STATIC ||
-                c == PASSION_METHOD_ETP_DYNAMIC) {
-                chosen = c;
-                predicted = t;
-            }
-        }
-    }
+    predicted = 0;
+    if (method == PASSION_METHOD_AUTO)
+        chosen = coll_method_choose(&p, &predicted);
     /* the chosen method's fixed cost is learned from here to the
        outcome's agreement (coll_fixed_learn), on cached data only: on an
        uncached file the time minus the prediction is mostly the device's
@@ -222,8 +183,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     } else {
         /* the independent engine counts bytes_useful itself and sets
            last_method where this rank moves data */
-        rc = independent(&p, buf, chosen, early.done && !redo,
-                         early.done && redo);
+        rc = independent(&p, buf, chosen, early.done);
         if (early.done) /* counted once, by the early access */
             ctx->cnt.bytes_useful = useful;
     }
@@ -235,10 +195,13 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        (issue 14: independent 1 ms against two-phase 0 in one of nine
        runs, every small case then two-phase) */
     double t_end = core_now();
-    rc = core_agree(ctx, rc);
+    /* a write that failed after some rank wrote names who wrote */
+    rc = op_write ? core_agree_wrote(ctx, rc,
+                                     ctx->cnt.bytes_written > wrote0)
+                  : core_agree(ctx, rc);
     if (!rc)
         note_streams(ctx, &p, sb0, st0);
-    if (method == PASSION_METHOD_AUTO && !all_done)
+    if (method == PASSION_METHOD_AUTO)
         coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
                             !rc && chosen != PASSION_METHOD_ETP_STATIC &&
                                     chosen != PASSION_METHOD_ETP_DYNAMIC
@@ -246,7 +209,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
                                 : -1);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
-    else if (method == PASSION_METHOD_AUTO && !all_done && warm &&
+    else if (method == PASSION_METHOD_AUTO && warm &&
              raw < COLL_FIXED_LEARN_MAX) {
         int etp = chosen == PASSION_METHOD_ETP_STATIC ||
                   chosen == PASSION_METHOD_ETP_DYNAMIC;

@@ -144,6 +144,7 @@ static int file_multicast_all_body(passion_file *f, int root,
             rc = core_err(ctx, PASSION_ENOMEM, CALL ": buffer");
     }
     /* every member can take part in every broadcast, or nobody starts */
+    const uint64_t wrote0 = ctx->cnt.bytes_written;
     if ((rc = core_agree(ctx, rc))) {
         core_stage_free(ctx, pb, per * k + 1);
         if (sub != MPI_COMM_NULL)
@@ -209,7 +210,9 @@ static int file_multicast_all_body(passion_file *f, int root,
     core_stage_free(ctx, pb, per * k + 1);
     if (sub != MPI_COMM_NULL)
         MPI_Comm_free(&sub);
-    return core_agree(ctx, rc);
+    /* a multicast into files that failed after some member wrote names
+       who wrote */
+    return core_agree_wrote(ctx, rc, ctx->cnt.bytes_written > wrote0);
 }
 
 /* the thread contract's guard (core_call_begin) around the call */

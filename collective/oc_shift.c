@@ -8,11 +8,13 @@
  * Invariants: partners along a grid dimension have the same local extents
  * in every other dimension, so both cut the boundary into the same pieces
  * (along the slowest other dimension in storage, each piece within half
- * the memory budget, send + receive); every rank runs every piece's
- * sendrecv even after a local failure (sending nothing, so that the
- * partner writes nothing of that piece), and the outcome is agreed at the
- * end, so no rank hangs; only ghost cells are written, and only with the
- * partner's data.
+ * the memory budget, send + receive); each rank holds its piece buffers
+ * before the arguments' agreement, so a call refused for its arguments or
+ * its memory writes nothing; every rank runs every piece's sendrecv even
+ * after a local failure (sending nothing, so that the partner writes
+ * nothing of that piece), and the outcome is agreed at the end (naming
+ * the ranks that wrote, where some failed), so no rank hangs; only ghost
+ * cells are written, and only with the partner's data.
  */
 #include "../ocad/ocad.h"
 
@@ -42,51 +44,67 @@ static int neighbour(const passion_array *a, int rank, int dim, int step,
     return r;
 }
 
-/* One direction: boundary -> partner `to`, ghost <- partner `from`. */
+/* The boundary's pieces, the same in both directions: the boundary
+   section (its start along dim set per direction by shift_one), the
+   dimension cut into pieces (cd, -1: none), the bytes of one index of it
+   (per), its extent, the indices of a piece (k) and a piece's bytes */
+typedef struct shift_geom {
+    passion_section snd;
+    int cd;
+    int64_t per, ext, k, total;
+} shift_geom;
+
+static void shift_geom_init(const passion_file *f, int dim, int64_t w,
+                            const int64_t *nl, shift_geom *g)
+{
+    const passion_array *a = f->a;
+    const passion_array_spec *sp = &a->spec;
+    memset(g, 0, sizeof *g);
+    for (int d = 0; d < a->nd; d++) {
+        g->snd.stride[d] = 1;
+        g->snd.start[d] = -sp->ghost[d];
+        g->snd.count[d] = nl[d] + 2 * sp->ghost[d];
+    }
+    g->snd.count[dim] = w;
+    /* pieces along the slowest other dimension */
+    g->cd = -1;
+    for (int k = 0; k < a->nd && g->cd < 0; k++)
+        if (sp->order[k] != dim)
+            g->cd = sp->order[k];
+    g->per = a->esize;
+    for (int d = 0; d < a->nd; d++)
+        if (d != g->cd)
+            g->per *= g->snd.count[d];
+    g->ext = g->cd >= 0 ? g->snd.count[g->cd] : 1;
+    int64_t half = f->ctx->opt.memory_budget / 2;
+    if (half > SHIFT_MAXMSG)
+        half = SHIFT_MAXMSG;
+    g->k = g->per > 0 ? half / g->per : 1;
+    if (g->k < 1)
+        g->k = 1; /* one index of the other dimension at least */
+    if (g->k > g->ext)
+        g->k = g->ext;
+    g->total = g->per * g->k;
+}
+
+/* One direction: boundary -> partner `to`, ghost <- partner `from`, in
+   pieces through sb and rb (g->total bytes each). */
 static int shift_one(passion_file *f, int dim, int step, int periodic,
-                     int64_t w, const int64_t *nl, int rc)
+                     int64_t w, const int64_t *nl, const shift_geom *g,
+                     char *sb, char *rb, int rc)
 {
     passion_ctx *ctx = f->ctx;
     passion_array *a = f->a;
-    const passion_array_spec *sp = &a->spec;
     int to = neighbour(a, ctx->rank, dim, step, periodic);
     int from = neighbour(a, ctx->rank, dim, -step, periodic);
     CORE_CHAOS(SHIFT);
     int64_t n = nl[dim];
-    passion_section snd, rcv;
-    memset(&snd, 0, sizeof snd);
-    for (int d = 0; d < a->nd; d++) {
-        snd.stride[d] = 1;
-        snd.start[d] = -sp->ghost[d];
-        snd.count[d] = nl[d] + 2 * sp->ghost[d];
-    }
+    passion_section snd = g->snd, rcv;
     snd.start[dim] = step > 0 ? n - w : 0;
-    snd.count[dim] = w;
     rcv = snd;
     rcv.start[dim] = step > 0 ? -w : n;
-    /* pieces along the slowest other dimension */
-    int cd = -1;
-    for (int k = 0; k < a->nd && cd < 0; k++)
-        if (sp->order[k] != dim)
-            cd = sp->order[k];
-    int64_t per = a->esize, total;
-    for (int d = 0; d < a->nd; d++)
-        if (d != cd)
-            per *= snd.count[d];
-    int64_t ext = cd >= 0 ? snd.count[cd] : 1;
-    int64_t half = ctx->opt.memory_budget / 2;
-    if (half > SHIFT_MAXMSG)
-        half = SHIFT_MAXMSG;
-    int64_t k = per > 0 ? half / per : 1;
-    if (k < 1)
-        k = 1; /* one index of the other dimension at least */
-    if (k > ext)
-        k = ext;
-    total = per * k;
-    char *sb = core_stage_alloc(ctx, total), *rb = core_stage_alloc(ctx, total);
-    if ((!sb || !rb) && !rc)
-        rc = core_err(ctx, PASSION_ENOMEM, "shift buffers of %lld bytes",
-                      (long long)total);
+    const int cd = g->cd;
+    const int64_t per = g->per, ext = g->ext, k = g->k;
     for (int64_t i = 0; i < ext; i += k) {
         int64_t c = ext - i < k ? ext - i : k;
         passion_section s1 = snd, r1 = rcv;
@@ -123,8 +141,6 @@ static int shift_one(passion_file *f, int dim, int step, int periodic,
         if (!rc && from != MPI_PROC_NULL && got == bytes)
             rc = passion_file_write(f, &r1, rb, NULL, PASSION_METHOD_AUTO);
     }
-    core_stage_free(ctx, rb, total);
-    core_stage_free(ctx, sb, total);
     return rc;
 }
 
@@ -162,14 +178,33 @@ static int file_shift_all_body(passion_file *f, int dim, int dir, int periodic,
                           "%lld along dimension %d", (long long)w,
                           (long long)nl[dim], dim);
     }
+    /* the buffers before the arguments' agreement: a rank that cannot
+       hold them refuses the call before any rank writes */
+    shift_geom g = {.cd = -1};
+    char *sb = NULL, *rb = NULL;
+    if (!rc && w > 0) {
+        shift_geom_init(f, dim, w, nl, &g);
+        sb = core_stage_alloc(ctx, g.total);
+        rb = core_stage_alloc(ctx, g.total);
+        if (!sb || !rb)
+            rc = core_err(ctx, PASSION_ENOMEM, CALL ": buffers of %lld "
+                          "bytes", (long long)g.total);
+    }
+    const uint64_t wrote0 = ctx->cnt.bytes_written;
     rc = core_same(ctx, rc, args, sizeof args, CALL " arguments");
-    if (rc || w == 0)
-        return rc;
-    if (dir >= 0)
-        rc = shift_one(f, dim, +1, periodic, w, nl, rc);
-    if (dir <= 0)
-        rc = shift_one(f, dim, -1, periodic, w, nl, rc);
-    return core_agree(ctx, rc);
+    if (!rc && w > 0) {
+        if (dir >= 0)
+            rc = shift_one(f, dim, +1, periodic, w, nl, &g, sb, rb, rc);
+        if (dir <= 0)
+            rc = shift_one(f, dim, -1, periodic, w, nl, &g, sb, rb, rc);
+        /* a shift that failed after some rank wrote names who wrote */
+        rc = core_agree_wrote(ctx, rc, ctx->cnt.bytes_written > wrote0);
+    }
+    if (sb || rb) {
+        core_stage_free(ctx, rb, g.total);
+        core_stage_free(ctx, sb, g.total);
+    }
+    return rc;
 }
 
 /* the thread contract's guard (core_call_begin) around the call */

@@ -23,6 +23,11 @@
  * no rank hangs on passion's account; whether the peers' MPI calls return
  * is then up to MPI.
  *
+ * A call that writes agrees through core_agree_wrote: when a rank
+ * failed, every rank then also gathers which ranks wrote (one byte per
+ * rank; past AGREE_LIST_MAX ranks only their counts), so that the detail
+ * of a partly written file says who wrote.
+ *
  * Invariant: the key's type is unsigned on every rank and in every call
  * site (a signed reduction on one rank and an unsigned one on another is
  * a hang); nothing else in the library reduces an outcome.
@@ -30,10 +35,14 @@
 #include "core.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #define AGREE_SHIFT 65536ULL
+/* ranks up to which core_agree_wrote lists the ranks that wrote (a byte
+   each on the stack) */
+#define AGREE_LIST_MAX 4096
 
 /* the key of a local outcome */
 static unsigned long long agree_key(const passion_ctx *ctx, int rc)
@@ -201,6 +210,117 @@ int core_agree(passion_ctx *ctx, int rc)
     else
         rc = core_err(ctx, PASSION_EMPI,
                       "MPI_Iallreduce in the error agreement");
+    ctx->cnt.t_comm += core_now() - t0;
+    return rc;
+}
+
+/* The ranks r with f[r] & bit as "0,2,5-9" into b (n bytes, "..." at the
+   end where they do not fit); returns how many. */
+static int rank_list(const unsigned char *f, int P, unsigned bit, char *b,
+                     size_t n)
+{
+    size_t w = 0;
+    int count = 0;
+    b[0] = '\0';
+    for (int r = 0; r < P; r++) {
+        if (!(f[r] & bit))
+            continue;
+        int e = r; /* a run of three or more as a range */
+        while (e + 1 < P && (f[e + 1] & bit))
+            e++;
+        if (e == r + 1)
+            e = r;
+        count += e - r + 1;
+        char item[32];
+        int k = e == r ? snprintf(item, sizeof item, "%s%d", w ? "," : "", r)
+                       : snprintf(item, sizeof item, "%s%d-%d",
+                                  w ? "," : "", r, e);
+        if (w + (size_t)k + 4 < n) {
+            memcpy(b + w, item, (size_t)k + 1);
+            w += (size_t)k;
+        } else if (w + 4 < n && strcmp(b + (w >= 3 ? w - 3 : 0), "...")) {
+            memcpy(b + w, "...", 4);
+            w += 3;
+        }
+        r = e;
+    }
+    return count;
+}
+
+/* After an agreed failure whose key was min: which ranks wrote, and which
+   failed, into the detail (every rank, the same). */
+static void wrote_detail(passion_ctx *ctx, unsigned long long min, int wrote,
+                         int failed)
+{
+    const int P = ctx->size, root = (int)(min / AGREE_SHIFT);
+    char wl[192] = "", fl[96] = "";
+    int nw, nf;
+    MPI_Request req;
+    if (P <= AGREE_LIST_MAX) {
+        unsigned char f[AGREE_LIST_MAX];
+        unsigned char mine = (unsigned char)((wrote ? 1 : 0) |
+                                             (failed ? 2 : 0));
+        if (MPI_Iallgather(&mine, 1, MPI_UNSIGNED_CHAR, f, 1,
+                           MPI_UNSIGNED_CHAR, ctx->comm,
+                           &req) != MPI_SUCCESS ||
+            core_wait(&req))
+            return; /* the failure's own detail stays */
+        nw = rank_list(f, P, 1, wl, sizeof wl);
+        nf = rank_list(f, P, 2, fl, sizeof fl);
+    } else {
+        long long c[2] = {wrote ? 1 : 0, failed ? 1 : 0}, t[2];
+        if (MPI_Iallreduce(c, t, 2, MPI_LONG_LONG, MPI_SUM, ctx->comm,
+                           &req) != MPI_SUCCESS ||
+            core_wait(&req))
+            return;
+        nw = (int)t[0];
+        nf = (int)t[1];
+    }
+    if (nw == 0)
+        return; /* nothing written: the file is as it was */
+    /* the failing rank's detail without its "rank R: " */
+    char pre[32], d[CORE_DETAIL_MAX];
+    int k = snprintf(pre, sizeof pre, "rank %d: ", root);
+    const char *own = ctx->detail;
+    if (k > 0 && !strncmp(own, pre, (size_t)k))
+        own += k;
+    /* cut at the detail's size, as every detail is */
+    int n = P > AGREE_LIST_MAX
+                ? snprintf(d, sizeof d,
+                           "%d of %d ranks wrote their data; %d failed, "
+                           "rank %d: %s", nw, P, nf, root, own)
+            : nf == 1
+                ? snprintf(d, sizeof d,
+                           "%s %s wrote %s data; rank %d failed: %s",
+                           nw > 1 ? "ranks" : "rank", wl,
+                           nw > 1 ? "their" : "its", root, own)
+                : snprintf(d, sizeof d,
+                           "%s %s wrote %s data; %s %s failed, rank %d: %s",
+                           nw > 1 ? "ranks" : "rank", wl,
+                           nw > 1 ? "their" : "its",
+                           nf > 1 ? "ranks" : "rank", fl, root, own);
+    if (n > 0)
+        memcpy(ctx->detail, d, sizeof d);
+}
+
+int core_agree_wrote(passion_ctx *ctx, int rc, int wrote)
+{
+    if (rc > 0)
+        rc = PASSION_OK;
+    const int failed = rc < 0;
+    CORE_CHAOS(AGREE);
+    double t0 = core_now();
+    unsigned long long key = agree_key(ctx, rc), min = key;
+    if (reduce_min(ctx, &key, &min, 1)) {
+        rc = core_err(ctx, PASSION_EMPI,
+                      "MPI_Iallreduce in the error agreement");
+    } else {
+        rc = agree_finish(ctx, min);
+        /* a rank failed: every rank that reduced is here, whatever its
+           broadcast gave */
+        if (min < (unsigned long long)ctx->size * AGREE_SHIFT)
+            wrote_detail(ctx, min, wrote, failed);
+    }
     ctx->cnt.t_comm += core_now() - t0;
     return rc;
 }

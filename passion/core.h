@@ -229,6 +229,15 @@ CORE_HIDDEN int core_same(passion_ctx *ctx, int rc, const void *p, size_t n,
    iff it was 1 on every rank (only on success). Collective. */
 CORE_HIDDEN int core_same_all(passion_ctx *ctx, int rc, const void *p,
                               size_t n, const char *what, int *all);
+/*
+ * The outcome of a call that writes, as core_agree; wrote: this rank
+ * wrote bytes to a file in the call. Where some rank failed after some
+ * rank wrote (a file is then partly written), the detail names them:
+ * "ranks 0,2 wrote their data; rank 1 failed: <rank 1's detail>" (more
+ * failing ranks: "ranks 1,3 failed, rank 1: ..."); else it is the
+ * failing rank's own. Collective.
+ */
+CORE_HIDDEN int core_agree_wrote(passion_ctx *ctx, int rc, int wrote);
 /* Agree on rc as core_agree does and, in the same reduction, replace the n
    (<= 8) values of v by their maxima over the ranks (only on success).
    Collective. */

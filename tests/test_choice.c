@@ -14,9 +14,11 @@
  *     reads nothing) takes one collective call, the FAD, whose words
  *     carry the reads' outcomes; the values are right; a rank's failure
  *     still reaches every rank and the next call works; a direct write
- *     of disjoint sections takes one collective call too; one of shared
- *     elements is written again in rank order (the last rank's values
- *     stay); the two-phase method keeps its agreement after the I/O.
+ *     takes two, the FAD and the outcome's agreement (no rank writes
+ *     before the FAD tells every rank that the call may proceed), whether
+ *     its sections are disjoint, shared (the last rank's values stay),
+ *     nested or overlapping (written in rank order); the two-phase
+ *     method keeps its agreement after the I/O.
  *  3. cached read requests priced by the learned cost (ocad_req_cost):
  *     given a learned cost per request (fed with ocad_req_learn), auto
  *     reads 16 runs 504 bytes apart one by one when requests are cheap
@@ -80,22 +82,22 @@
  *     every MPI_Iallreduce 5 ms late, eight warm auto writes teach the
  *     independent class less than 0.5 ms on every rank (failed before:
  *     the 1 ms cap).
- * 11. an auto write of overlapping sections whose parts every rank wrote
- *     before the FAD (one contiguous run each: requests priced at 0.1 us
- *     by the options, within the learned round), then written again in
- *     rank order: the token's P - 1 hops, about a learned round each,
- *     against the two-phase method's round and its fixed cost (two
- *     rounds before any is learned). After six direct reads (the round
- *     learned, no fixed cost: a fixed method teaches none), rank r
- *     writes 65 elements from 64 r (the next rank's first is shared).
- *     At P >= 4 the model finds the two-phase method cheaper (3 rounds
- *     against P) and auto runs it (failed before: the chain always ran,
- *     method direct); at any P the file holds each element's highest
- *     writer's value and the prediction is the same on every rank.
- *     The same write again (other values) is not written before the FAD:
- *     at P >= 4 the ranks together write the union's (64 P + 1) * 8 bytes
- *     once, by the two-phase method (failed before: each rank's 65
- *     elements were written early too, P * 520 bytes more).
+ * 11. an auto write of overlapping sections (one contiguous run each:
+ *     requests priced at 0.1 us by the options, within the learned
+ *     round), which independent writes make in rank order: the token's
+ *     P - 1 hops, about a learned round each, against the two-phase
+ *     method's round and its fixed cost (two rounds before any is
+ *     learned). After six direct reads (the round learned, no fixed
+ *     cost: a fixed method teaches none), rank r writes 65 elements from
+ *     64 r (the next rank's first is shared). At P >= 4 the model finds
+ *     the two-phase method cheaper (3 rounds against P) and auto runs it
+ *     (failed before: the chain always ran, method direct); at any P the
+ *     file holds each element's highest writer's value and the
+ *     prediction is the same on every rank. The same write again (other
+ *     values): at P >= 4 the ranks together write the union's
+ *     (64 P + 1) * 8 bytes once, by the two-phase method, none before the
+ *     FAD (failed once: each rank's 65 elements were written before the
+ *     FAD too, P * 520 bytes more).
  * 12. ranks that outnumber the processors they share: every rank
  *     confined to one processor (its affinity mask) while the context is
  *     made, so that cpu_share is P, then the mask given back. An auto
@@ -103,9 +105,9 @@
  *     requests priced at 10 us and a round at 1 ms by the options (the
  *     context's first call: the round is msg_alpha): 0.70 ms of this
  *     rank's own writes, within the round alone, but P times that on
- *     the shared processor, so not written before the FAD: at least two
- *     collective calls, the FAD and the agreement (failed before: one,
- *     the writes done early). The file checked.
+ *     the shared processor: at least two collective calls, the FAD and
+ *     the agreement (no write goes before the FAD now; failed once, when
+ *     writes could: one, the writes done early). The file checked.
  * 13. the cost of a cached read request is measured before the first
  *     choice (ocad_req_calibrate): after one auto read of 4 runs 8 KiB
  *     apart per rank on a fresh context (too few requests for an
@@ -522,26 +524,26 @@ static void test_rounds(void)
     rc = counted(f, &s, b, 0, PASSION_METHOD_ETP_STATIC);
     TH_CHECK(rc == 0 && n_coll >= 2, "two-phase read: %d, %ld collective "
              "calls", rc, n_coll);
-    /* direct writes of disjoint sections: done before the FAD, one
-       round */
+    /* direct writes of disjoint sections: after the FAD (a refused
+       write writes nothing), then the outcome's agreement */
     for (int64_t k = 0; k < s.count[0]; k++)
         b[k] = (double)(s.start[0] + k * s.stride[0]);
     rc = counted(f, &s, b, 1, PASSION_METHOD_DIRECT);
-    TH_CHECK(rc == 0 && n_coll == 1 && n_send == 0,
-             "direct write: %d, %ld collective calls (want 1: the FAD), "
-             "%ld sends", rc, n_coll, n_send);
+    TH_CHECK(rc == 0 && n_coll == 2 && n_send == 0,
+             "direct write: %d, %ld collective calls (want 2: the FAD and "
+             "the agreement), %ld sends", rc, n_coll, n_send);
     rc = counted(f, &s, b, 0, PASSION_METHOD_AUTO);
     TH_CHECK(rc == 0, "read after the write: %d", rc);
     /* shared elements: every rank writes elements 0..63 with its own
-       values; written again in rank order after the FAD (the token's P-1
-       sends, then the agreement), so the last rank's values stay */
+       values after the FAD, then the agreement; the last rank's values
+       stay */
     passion_section sh;
     int64_t c64[1] = {64};
     passion_section_set(&sh, 1, NULL, c64, NULL);
     for (int k = 0; k < 64; k++)
         b[k] = 1000.0 * (th_rank + 1) + k;
     rc = counted(f, &sh, b, 1, PASSION_METHOD_DIRECT);
-    long want = th_size > 1 ? 2 : 1;
+    const long want = 2;
     TH_CHECK(rc == 0 && n_coll == want,
              "shared direct write: %d, %ld collective calls (want %ld)", rc,
              n_coll, want);
@@ -907,10 +909,10 @@ static void test_tiny_uncached(void)
 /* a tiny interleaved write (3 runs of one double, stride P) whose costs
    the options fix: requests of 2 us, a round of 100 us. Sieving makes
    fewer requests, but a sieved write rewrites the other ranks' bytes
-   and needs the ordering chain, a round more: auto writes direct, this
-   rank's part done before the FAD, in that one round (the FAD: one
-   collective call, no message), and the file holds every rank's
-   values (failed before: the early test asked only which of direct and
+   and needs the ordering chain, a round more: auto writes direct, after
+   the FAD (no write goes before it), with no message: two collective
+   calls, the FAD and the agreement; the file holds every rank's values
+   (failed before: the early test asked only which of direct and
    sieving makes fewer requests, and the call took the sieved path) */
 static void test_tiny_write(void)
 {
@@ -931,10 +933,10 @@ static void test_tiny_write(void)
     passion_method m = PASSION_METHOD_AUTO;
     double pred = 0;
     passion_ctx_last_method(ctx, &m, &pred);
-    TH_CHECK(rc == 0 && m == PASSION_METHOD_DIRECT && n_coll == 1 &&
+    TH_CHECK(rc == 0 && m == PASSION_METHOD_DIRECT && n_coll == 2 &&
                  n_send == 0,
              "tiny interleaved write: rc %d, method %d (want direct %d), "
-             "%ld collective calls (want 1), %ld sends (want 0)",
+             "%ld collective calls (want 2), %ld sends (want 0)",
              rc, (int)m, (int)PASSION_METHOD_DIRECT, n_coll, n_send);
     MPI_Barrier(MPI_COMM_WORLD);
     static double v[N];
@@ -1228,7 +1230,7 @@ static void test_etp_batch(void)
     th_ramp_close(f, a, ctx);
 }
 
-/* 11: an early write of overlapping sections, its rewrite weighed */
+/* 11: an overlapping write, its ordering chain weighed */
 static void test_overlap_redo(void)
 {
     th_case_seed = th_seed;
@@ -1296,7 +1298,7 @@ static void test_overlap_redo(void)
     th_ramp_close(f, a, ctx);
 }
 
-/* 12: an early write priced by the processors the ranks share */
+/* 12: a write by ranks sharing their processors */
 static void test_cpu_share(void)
 {
     th_case_seed = th_seed;
@@ -1914,15 +1916,14 @@ int main(int argc, char **argv)
         {"4: a small exchange, one message per pair", test_fused},
         {"5: a tiny uncached section in one round", test_tiny_uncached},
         {"6: the methods' fixed costs, learned", test_fixed},
-        {"7: a tiny interleaved write, direct in one round", test_tiny_write},
+        {"7: a tiny interleaved write, direct", test_tiny_write},
         {"8: the same auto read again, before the FAD", test_again},
         {"9: uncached reads: no fixed cost, file costs from several",
          test_cold},
         {"10: a late agreement teaches no fixed cost", test_fixed_late},
-        {"11: an early overlapping write, its rewrite weighed",
+        {"11: an overlapping write, its ordering chain weighed",
          test_overlap_redo},
-        {"12: an early write priced by the processors shared",
-         test_cpu_share},
+        {"12: a write by ranks sharing their processors", test_cpu_share},
         {"13: a cached request's cost measured before the first choice",
          test_calibrate},
         {"14: the two-phase method's small reads batched", test_etp_batch},

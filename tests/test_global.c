@@ -569,6 +569,277 @@ static void test_fault(void)
     world_close(&w);
 }
 
+/* ---- refused and partly failed writes ---- */
+
+/* the whole file's bytes, read by rank 0 with stdio (NULL elsewhere) */
+static unsigned char *file_copy(const char *path, long *n)
+{
+    *n = -1;
+    if (th_rank != 0)
+        return NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    unsigned char *b = NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (*n = ftell(fp)) >= 0 &&
+        fseek(fp, 0, SEEK_SET) == 0 && (b = malloc((size_t)*n + 1)) &&
+        fread(b, 1, (size_t)*n, fp) != (size_t)*n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(fp);
+    return b;
+}
+
+/* 1 on every rank if the file holds exactly copy's n bytes (rank 0's) */
+static int file_unchanged(const char *path, const unsigned char *copy,
+                          long n)
+{
+    int same = 1;
+    if (th_rank == 0) {
+        long m;
+        unsigned char *now = file_copy(path, &m);
+        same = copy && now && m == n && !memcmp(now, copy, (size_t)n);
+        free(now);
+    }
+    MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return same;
+}
+
+/* this rank's buffer for section s: values of salt, none in the file */
+static unsigned char *salted(const world *w, const passion_section *s,
+                             uint64_t salt)
+{
+    int64_t n = sec_elems(w, s);
+    unsigned char *buf = malloc((size_t)(n * w->esize + 1));
+    int64_t i[PASSION_MAX_DIMS] = {0}, k = 0;
+    if (n > 0)
+        do {
+            int64_t fe = file_index(w, s, i);
+            for (int64_t b = 0; b < w->esize; b++)
+                buf[k++] = (unsigned char)~w->model[fe * w->esize + b] ^
+                           (unsigned char)(salt & 0x7f);
+        } while (next_index(w->nd, s, i));
+    return buf;
+}
+
+/* 1 if every rank has the same rc (equal to want) and rank 0's detail */
+static int agreed(const world *w, int rc, int want)
+{
+    char d[512];
+    snprintf(d, sizeof d, "%s", passion_ctx_errdetail(w->ctx));
+    char d0[512];
+    memcpy(d0, d, sizeof d0);
+    MPI_Bcast(d0, sizeof d0, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return th_all(rc == want && !strcmp(d, d0));
+}
+
+/*
+ * Refused before any rank writes: a budget below the access descriptors
+ * (random, from 1 byte up) with every method; a budget that holds them but
+ * not the two-phase method's minimum, with the two-phase methods; a
+ * section out of bounds on the last rank; ranks passing different
+ * methods. Every rank writes a random section of values not in the file:
+ * every rank returns the same code and detail, and the file is byte for
+ * byte what it was (a copy taken before). Before, a direct or auto write
+ * was done before the descriptors' exchange (one round): the ranks had
+ * written their sections when the budget, another rank's section or the
+ * methods were refused.
+ */
+static void test_refused_write(void)
+{
+    uint64_t rng = th_seed + 29;
+    th_case_seed = rng;
+    const int P = th_size;
+    int64_t shape[2] = {th_range(&rng, 8, 40), th_range(&rng, 4, 30)};
+    int storage = (int)th_range(&rng, 0, 1);
+    int64_t header = th_range(&rng, 0, 1) ? th_range(&rng, 1, 300) : 0;
+    world w;
+    int rc = world_open(&w, NULL, 2, shape, 8, storage, header, 0,
+                        "refused");
+    TH_CHECK(rc == 0, "setup: %s", passion_strerror(rc));
+    if (rc) {
+        world_close(&w);
+        return;
+    }
+    const int64_t fad = coll_plan_desc_bytes(P, 2) - coll_etp_desc_bytes(P);
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        for (int kind = 0; kind < 4; kind++) {
+            const int etp = methods[mi] == PASSION_METHOD_ETP_STATIC ||
+                            methods[mi] == PASSION_METHOD_ETP_DYNAMIC;
+            if ((kind == 1 && !etp) || (kind == 3 && P == 1))
+                continue;
+            /* the budget: below the FAD's descriptors, or between them
+               and the two-phase method's minimum */
+            int64_t budget = kind == 0   ? th_range(&rng, 1, fad - 1)
+                             : kind == 1 ? th_range(&rng, fad,
+                                                    coll_plan_desc_bytes(P,
+                                                                         2))
+                                         : 64 << 20;
+            passion_section secs[64];
+            for (int r = 0; r < P && r < 64; r++)
+                random_section(&rng, &w, shape, &secs[r]);
+            passion_section s = secs[th_rank < 64 ? th_rank : 0];
+            unsigned char *buf = salted(&w, &s, rng);
+            int want = kind <= 1 ? PASSION_ENOMEM
+                       : kind == 2 ? PASSION_ERANGE
+                                   : PASSION_EMISMATCH;
+            int method = methods[mi];
+            if (kind == 2 && th_rank == P - 1)
+                s.start[0] = shape[0]; /* out of bounds */
+            if (kind == 3 && th_rank == 0)
+                method = methods[(mi + 1) % NMETHODS];
+            world c = w;
+            passion_array *a2 = NULL;
+            passion_file *f2 = NULL;
+            rc = 0;
+            if (kind <= 1) { /* a context of that budget on the file */
+                rc = th_init(&c.ctx, "memory_budget=%lld", (long long)budget);
+                if (!rc)
+                    rc = passion_array_create(c.ctx, &w.spec, &a2);
+                if (!rc)
+                    rc = passion_file_open(a2, w.path, PASSION_MODE_RDWR,
+                                           &f2);
+                c.f = f2;
+                TH_CHECK(rc == 0, "budget %lld: setup: %s",
+                         (long long)budget, passion_strerror(rc));
+            }
+            if (!rc) {
+                /* each case against the file as it was just before */
+                long n = 0;
+                unsigned char *copy = file_copy(w.path, &n);
+                rc = passion_file_write_all(c.f, &s, buf, NULL, method);
+                TH_CHECK(agreed(&c, rc, want),
+                         "%s write, %s: rc %d (want %d on every rank), "
+                         "detail '%s'", method_names[mi],
+                         kind == 0   ? "budget below the descriptors"
+                         : kind == 1 ? "budget below the two-phase minimum"
+                         : kind == 2 ? "a section out of bounds"
+                                     : "different methods",
+                         rc, want, passion_ctx_errdetail(c.ctx));
+                MPI_Barrier(MPI_COMM_WORLD);
+                TH_CHECK(file_unchanged(w.path, copy, n),
+                         "%s write refused (%s, budget %lld, P = %d): the "
+                         "file changed", method_names[mi],
+                         passion_strerror(want), (long long)budget, P);
+                free(copy);
+            }
+            if (kind <= 1) {
+                passion_file_close(f2);
+                passion_array_free(a2);
+                passion_finalize(c.ctx);
+            }
+            free(buf);
+        }
+    }
+    world_close(&w);
+}
+
+/* the ranks a detail names as writers ("ranks 0,2-4 wrote ..." or "rank
+   3 wrote ..." at its start) as flags; 0 if it names none */
+static int writers_named(const char *d, int *flags, int P)
+{
+    memset(flags, 0, (size_t)P * sizeof *flags);
+    const char *end = strstr(d, " wrote");
+    const char *p = !strncmp(d, "ranks ", 6)  ? d + 6
+                    : !strncmp(d, "rank ", 5) ? d + 5
+                                              : NULL;
+    if (!end || !p || p > end)
+        return 0;
+    while (p < end) {
+        char *e;
+        long a = strtol(p, &e, 10), b = a;
+        if (e == p)
+            return 0;
+        if (*e == '-')
+            b = strtol(e + 1, &e, 10);
+        for (long r = a; r <= b && r < P; r++)
+            if (r >= 0)
+                flags[r] = 1;
+        p = *e == ',' ? e + 1 : e;
+    }
+    return 1;
+}
+
+/*
+ * An I/O failure on one rank (the fault driver: its first request of the
+ * call, a random rank) while the others write, every method: every rank
+ * returns PASSION_EIO with the same detail, which names the ranks that
+ * wrote (exactly those whose bytes_written grew in the call) and the rank
+ * that failed: "ranks 0,2 wrote their data; rank 1 failed: ...". Where
+ * none wrote, it is the failure's own detail. Before, the detail was the
+ * failing rank's alone.
+ */
+static void test_partial_write(void)
+{
+    uint64_t rng = th_seed + 31;
+    th_case_seed = rng;
+    const int P = th_size;
+    /* columns of 2-4 KiB: every rank's file domain holds data */
+    int64_t shape[2] = {th_range(&rng, 256, 512), 3 * (int64_t)P};
+    world w;
+    int rc = world_open(&w, "driver=fault", 2, shape, 8, PASSION_COL_MAJOR,
+                        0, 0, "partial");
+    TH_CHECK(rc == 0, "setup: %s", passion_strerror(rc));
+    if (rc) {
+        world_close(&w);
+        return;
+    }
+    int *flags = calloc((size_t)P, sizeof *flags);
+    int *named = calloc((size_t)P, sizeof *named);
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        const int victim = (int)th_range(&rng, 0, P - 1);
+        /* every P-th column from mine: disjoint, interleaved */
+        int64_t st[2] = {0, th_rank}, ct[2] = {shape[0], 3}, sd[2] = {1, P};
+        passion_section s;
+        passion_section_set(&s, 2, st, ct, sd);
+        unsigned char *buf = salted(&w, &s, rng);
+        passion_counters c0, c1;
+        passion_counters_get(w.ctx, &c0);
+        core_fault_arm(w.ctx, 0, 1, victim);
+        rc = passion_file_write_all(w.f, &s, buf, NULL, methods[mi]);
+        /* did the victim make a request (a two-phase method's rank
+           without a file domain makes none)? */
+        int hit = th_rank == victim && core_fault_calls(w.ctx) > 0;
+        MPI_Allreduce(MPI_IN_PLACE, &hit, 1, MPI_INT, MPI_MAX,
+                      MPI_COMM_WORLD);
+        core_fault_arm(w.ctx, 0, 0, -1);
+        passion_counters_get(w.ctx, &c1);
+        int wrote = c1.bytes_written > c0.bytes_written;
+        MPI_Allgather(&wrote, 1, MPI_INT, flags, 1, MPI_INT, MPI_COMM_WORLD);
+        const char *d = passion_ctx_errdetail(w.ctx);
+        int any = 0, same = 1;
+        for (int r = 0; r < P; r++)
+            any |= flags[r];
+        int listed = writers_named(d, named, P);
+        for (int r = 0; r < P; r++)
+            same &= named[r] == flags[r];
+        char failed[64];
+        snprintf(failed, sizeof failed, any ? "rank %d failed: " : "rank %d: ",
+                 victim);
+        if (getenv("TEST_VERBOSE") && th_rank == 0)
+            printf("%s write, rank %d failing: rc %d, '%s'\n",
+                   method_names[mi], victim, rc, d);
+        TH_CHECK(hit ? agreed(&w, rc, PASSION_EIO) && listed == any &&
+                           same && strstr(d, failed) != NULL
+                     : agreed(&w, rc, 0),
+                 "%s write, rank %d's first request failing: rc %d, "
+                 "detail '%s' (want EIO everywhere, the ranks whose "
+                 "bytes_written grew named as writers, and '%s')",
+                 method_names[mi], victim, rc, d, failed);
+        free(buf);
+        /* the context works again */
+        buf = salted(&w, &s, rng + 1);
+        rc = passion_file_write_all(w.f, &s, buf, NULL, methods[mi]);
+        TH_CHECK(rc == 0, "%s write after the fault: %d (%s)",
+                 method_names[mi], rc, passion_ctx_errdetail(w.ctx));
+        free(buf);
+    }
+    free(flags);
+    free(named);
+    world_close(&w);
+}
+
 /* ---- .npy ---- */
 
 static void test_npy_header(void)
@@ -838,6 +1109,8 @@ int main(int argc, char **argv)
     static CU_TestInfo err_tests[] = {
         {"bad section on one rank", test_errors},
         {"I/O failure on one rank", test_fault},
+        {"a refused write writes nothing", test_refused_write},
+        {"a write failing on one rank names who wrote", test_partial_write},
         CU_TEST_INFO_NULL};
     static CU_TestInfo npy_tests[] = {
         {".npy header, open checks", test_npy_header},

@@ -5,6 +5,7 @@
  */
 #include "harness.h"
 #include "passion.h"
+#include "../passion/core.h" /* core_fault_arm */
 
 #define SENTINEL 0xDEADBEEFu
 
@@ -191,6 +192,51 @@ static void test_shift_errors(void)
     passion_finalize(ctx);
 }
 
+/* A shift whose buffers one rank cannot allocate (each rank in turn, its
+   first allocation of the call failing; every direction, periodic or
+   not) is refused on every rank before any rank writes: every ghost
+   keeps its sentinel. Before, the ranks whose partners had their buffers
+   exchanged and wrote their ghosts. */
+static void test_shift_refused(void)
+{
+    th_case_seed = th_seed;
+    passion_ctx *ctx = mkctx(1 << 20);
+    int64_t shape[2] = {9, 4 * th_size - 1};
+    for (int victim = 0; victim < th_size; victim++)
+        for (int dir = -1; dir <= 1; dir++)
+            for (int per = 0; per < 2; per++) {
+                passion_array *a;
+                passion_file *f = setup(ctx, PASSION_ROW_MAJOR, 1, th_size,
+                                        shape, 2, &a, "refused");
+                core_fault_arm(ctx, 1, 0, victim);
+                int rc = passion_file_shift_all(f, 1, dir, per, 0);
+                core_fault_arm(ctx, 0, 0, -1);
+                char d[512], d0[512];
+                snprintf(d, sizeof d, "%s", passion_ctx_errdetail(ctx));
+                memcpy(d0, d, sizeof d0);
+                MPI_Bcast(d0, sizeof d0, MPI_CHAR, 0, MPI_COMM_WORLD);
+                TH_CHECK(th_all(rc == PASSION_ENOMEM && !strcmp(d, d0)),
+                         "shift (direction %d, periodic %d), rank %d "
+                         "without buffers: rc %d, detail '%s' (want ENOMEM "
+                         "everywhere, one detail)", dir, per, victim, rc, d);
+                int pp[2] = {0, per}, none[2] = {0, 0};
+                long bad = check(a, f, PASSION_ROW_MAJOR, pp, none);
+                TH_CHECK(th_all(bad == 0),
+                         "refused shift (direction %d, periodic %d, rank %d "
+                         "without buffers): %ld ghost cells written", dir,
+                         per, victim, bad);
+                /* the next shift works */
+                rc = passion_file_shift_all(f, 1, 0, per, 0);
+                int done[2] = {0, 1};
+                TH_CHECK(rc == 0 &&
+                             check(a, f, PASSION_ROW_MAJOR, pp, done) == 0,
+                         "shift after the refused one: %d", rc);
+                passion_file_close(f);
+                passion_array_free(a);
+            }
+    passion_finalize(ctx);
+}
+
 static void test_multicast(void)
 {
     for (int v = 0; v < 2; v++) {
@@ -262,6 +308,7 @@ static CU_TestInfo tests[] = {
     {"shift along columns, periodic or not", test_shift_columns},
     {"shift on (block, block), corners", test_shift_blockblock},
     {"shift argument errors agreed", test_shift_errors},
+    {"a shift refused for its buffers writes nothing", test_shift_refused},
     {"multicast to a group, file and memory", test_multicast},
     CU_TEST_INFO_NULL,
 };
