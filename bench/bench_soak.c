@@ -1547,6 +1547,18 @@ static int epoch_begin(void)
                                     ctx_names[c], (long long)budget,
                                     xchg_names[xi], radix,
                                     (int)(coin(3) ? 1 : rr(0, 8)));
+        /* file costs of other machines (a request from 10 us to 10 ms,
+           26 KB/s to 1 GB/s): auto's choices then cover what this
+           machine's calibration never picks (independent access where
+           each rank's own plan sieves, as in the lost write of an auto
+           write the soak once found by luck) */
+        if (coin(3)) {
+            static const double lat[] = {1e-5, 1e-4, 1e-3, 1e-2};
+            static const double bw[] = {26947, 1e6, 1e8, 1e9};
+            o += (size_t)snprintf(ctx_opts[c] + o, sizeof ctx_opts[c] - o,
+                                  ",io_latency=%g,io_bandwidth=%g",
+                                  lat[rr(0, 3)], bw[rr(0, 3)]);
+        }
         if (c == CP)
             snprintf(ctx_opts[c] + o, sizeof ctx_opts[c] - o,
                      ",direct_io=%d,engine=%s", coin(3) ? 1 : 0,

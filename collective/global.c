@@ -63,6 +63,8 @@ static int independent(coll_plan *p, char *buf, int method, int skip)
              MPI_SUCCESS ||
          coll_waitall(1, &req)))
         rc = core_err(ctx, PASSION_EMPI, "ordering token");
+    if (ordered)
+        CORE_CHAOS(ORDER_TOKEN); /* the token in hand, before the write */
     /* this call's file costs, and what the plan left of the budget */
     ocad_env env = p->env;
     int64_t left = ctx->opt.memory_budget - ctx->staging_now;

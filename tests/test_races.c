@@ -7,9 +7,9 @@
  *
  * Suites:
  *  - collective writes with each method forced and auto: random sections
- *    that overlap, nest, repeat (auto's early writes before the FAD and
- *    its repeated-signature path), leave holes (sieving's and the
- *    two-phase method's read-modify-write of windows and file domains),
+ *    that overlap, nest, repeat (auto's repeated-signature path), leave
+ *    holes (sieving's and the two-phase method's read-modify-write of
+ *    windows and file domains),
  *    from packed buffers and from memory arrays with longer rows (a
  *    rank's own plan may then choose another method than the order's
  *    decision priced); budgets that force several two-phase rounds. The
