@@ -102,6 +102,30 @@ static int file_doubles(const char *path, double *v, int64_t n)
     return got == (size_t)n ? 0 : -1;
 }
 
+/* 1 on every rank if the file holds the model (rank 0 reads it after
+   every rank's call has returned); else a failed check naming the first
+   element that differs. Collective. */
+static int file_matches(const char *path, double *back, const double *model,
+                        int64_t n, const char *what)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    int diff = -1;
+    if (th_rank == 0 && file_doubles(path, back, n) == 0) {
+        diff = 0;
+        for (int64_t i = 0; i < n && !diff; i++)
+            if (back[i] != model[i]) {
+                diff = 1;
+                TH_CHECK(0, "%s: element %lld holds %.0f, the model %.0f",
+                         what, (long long)i, back[i], model[i]);
+            }
+    }
+    MPI_Bcast(&diff, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TH_CHECK(diff == 0, "%s: the file differs from the model (or could "
+             "not be read)", what);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return diff == 0;
+}
+
 static double value(int call, int rank, int64_t k)
 {
     return (double)(call + 1) * 1e6 + (double)rank * 1e5 + (double)k;
@@ -248,24 +272,10 @@ static void coll_config(uint64_t *s, const char *opts, int method_fixed,
         TH_CHECK(rc == 0, "call %d (%s, method %d): write_all %d %s", call,
                  opts, (int)m, rc, passion_ctx_errdetail(ctx));
         bad |= rc != 0;
-        MPI_Barrier(MPI_COMM_WORLD);
-        int diff = -1;
-        if (th_rank == 0 && file_doubles(path, back, n) == 0) {
-            diff = 0;
-            for (int64_t i = 0; i < n && !diff; i++)
-                if (back[i] != model[i]) {
-                    diff = 1;
-                    TH_CHECK(0, "call %d (%s, method %d, %dD %s): element "
-                             "%lld holds %.0f, the model %.0f", call, opts,
-                             (int)m, nd, row ? "row" : "col", (long long)i,
-                             back[i], model[i]);
-                }
-        }
-        MPI_Bcast(&diff, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        TH_CHECK(diff == 0, "call %d: the file differs from the model (or "
-                 "could not be read)", call);
-        bad |= diff != 0;
-        MPI_Barrier(MPI_COMM_WORLD);
+        char what[160];
+        snprintf(what, sizeof what, "call %d (%s, method %d, %dD %s)", call,
+                 opts, (int)m, nd, row ? "row" : "col");
+        bad |= !file_matches(path, back, model, n, what);
     }
     free(buf);
     free(usems);
@@ -407,22 +417,9 @@ static void test_async(void)
                     rc |= wrc;
                 }
             rc = !th_all(rc == 0);
-            MPI_Barrier(MPI_COMM_WORLD);
-            int diff = -1;
-            if (th_rank == 0 && file_doubles(path, back, H * P * W) == 0) {
-                diff = 0;
-                for (int64_t i = 0; i < H * P * W && !diff; i++)
-                    if (back[i] != model[i]) {
-                        diff = 1;
-                        TH_CHECK(0, "round %d (%s): element %lld holds "
-                                 "%.0f, the model %.0f", round, ctx_opts[o],
-                                 (long long)i, back[i], model[i]);
-                    }
-            }
-            MPI_Bcast(&diff, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            TH_CHECK(diff == 0, "round %d: the file differs", round);
-            rc |= diff != 0;
-            MPI_Barrier(MPI_COMM_WORLD);
+            char what[160];
+            snprintf(what, sizeof what, "round %d (%s)", round, ctx_opts[o]);
+            rc |= !file_matches(path, back, model, H * P * W, what);
         }
         free(back);
         free(model);
