@@ -276,13 +276,14 @@ for rnd in range(args.reps):
     # global -> CYCLIC(256) local set
     drop('src.npy', 'l.%d.laf')
     t, p = timed([MPIEXEC, '-n', str(P), PASSION, 'convert', '--no-progress',
-                  'src.npy', 'l.%d.laf', '--dist', 'CYCLIC(256),*'])
+                  '--force', 'src.npy', 'l.%d.laf', '--dist',
+                  'CYCLIC(256),*'])
     add('convert', 'to-local', 'copy', t, {'bytes': BYTES})
     ok = not p.returncode
     # and back
     drop('l.%d.laf', 'back.npy')
     t, p = timed([MPIEXEC, '-n', str(P), PASSION, 'convert', '--no-progress',
-                  'l.%d.laf', 'back.npy'])
+                  '--force', 'l.%d.laf', 'back.npy'])
     ok = ok and not p.returncode
     if rnd == 0 and ok:
         ok = subprocess.run(['cmp', '-s', path('src.npy'), path('back.npy')]

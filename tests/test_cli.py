@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test_cli.py - the passion command's file tools against numpy.
 
-usage: test_cli.py PASSION MPIEXEC SCRATCH NP convert|tools|formats
+usage: test_cli.py PASSION MPIEXEC SCRATCH NP convert|tools|formats|casts
                    [--seed S]
 
 At NP ranks: `convert` round trips global -> local set (BLOCK, BLOCK(m),
@@ -16,15 +16,23 @@ by the HDF5 library (h5import) and by ncgen (CDF-1, CDF-2, CDF-5) listed,
 dumped, cut (get), written into (put) and converted (npy -> HDF5 ->
 netCDF -> CYCLIC(5) local set -> npy, bit-exact) at NP, checked with
 numpy, h5dump and ncdump; a chunked HDF5 dataset refused naming h5repack.
-Prints the seed; randomised cases use
-it (fixed by default).
+Refusals (`tools` for npy, raw and local sets, `formats` for HDF5 and
+netCDF): writing onto an input (the same file by any name, hard link or
+symlink), an existing output without --force, an unsafe cast without
+--casting=unsafe: each exits non-zero with one line and leaves every file
+in SCRATCH byte-identical (hashed before and after). `casts`: `put`'s
+casts over every pair of 16 numpy types against np.can_cast(..., 'safe')
+and numpy's astype (one job per pair, at one rank). Prints the seed;
+randomised cases use it (fixed by default).
 """
+import hashlib
 import os
 import random
 import re
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 
@@ -192,6 +200,8 @@ def round_trip(shape, dtype, order, dists, blocks, grid, ghost, budget,
     # back at NP ranks, and at another rank count (the set is read file
     # by file)
     for back_np in sorted({NP, 1 + NP % 3} if other else {NP}):
+        if os.path.exists(path('back.raw')):
+            os.unlink(path('back.raw'))
         rc, _, _ = run(['convert', '--no-progress', '--budget', str(budget),
                         'set.%d.laf', 'back.raw'], np_=back_np)
         if rc:
@@ -336,12 +346,12 @@ def h5_import(out, items):
     for i, (dpath, a, odt, chunk) in enumerate(items):
         odt = np.dtype(odt)
         a.astype(a.dtype.newbyteorder('<')).tofile(path(f"h5in{i}.bin"))
-        cls = 'FP' if a.dtype.kind == 'f' else 'IN'
+        cls = {'f': 'FP', 'u': 'UIN'}.get(a.dtype.kind, 'IN')
         conf = [f"PATH {dpath}", f"INPUT-CLASS {cls}",
                 f"INPUT-SIZE {a.dtype.itemsize * 8}", "INPUT-BYTE-ORDER LE",
                 f"RANK {a.ndim}",
                 "DIMENSION-SIZES " + ' '.join(map(str, a.shape)),
-                f"OUTPUT-CLASS {'FP' if odt.kind == 'f' else 'IN'}",
+                f"OUTPUT-CLASS {({'f': 'FP', 'u': 'UIN'}).get(odt.kind, 'IN')}",
                 f"OUTPUT-SIZE {odt.itemsize * 8}",
                 f"OUTPUT-ARCHITECTURE {'IEEE' if odt.kind == 'f' else 'STD'}",
                 f"OUTPUT-BYTE-ORDER {'BE' if odt.byteorder == '>' else 'LE'}"]
@@ -406,14 +416,26 @@ def nc_write(out, kind, dims, vars_):
     tool(['ncgen', '-k', kind, '-o', out, 't.cdl'])
 
 
+# netCDF's default fill values, which ncdump prints as "_"
+NC_FILL = {'i1': -127, 'u1': 255, 'i2': -32767, 'u2': 65535,
+           'i4': -2147483647, 'u4': 4294967295, 'i8': -9223372036854775806,
+           'u8': 18446744073709551614, 'f4': 9.96920996838686905e+36,
+           'f8': 9.96920996838686905e+36}
+
+
 def nc_read(fname, var, dtype, shape):
     """A variable's values as ncdump prints them (17 digits), as numpy."""
     out = tool(['ncdump', '-v', var, '-p', '9,17', fname])
     body = out.split('data:', 1)[-1]
+    if f" {var} =" not in body:
+        return None
     body = body[body.index(f" {var} =") + len(var) + 3:body.index(';')]
     vals = [v for v in body.replace(',', ' ').split()]
     kind = np.dtype(dtype).kind
     conv = float if kind == 'f' else int
+    fillv = NC_FILL.get(np.dtype(dtype).str[1:])
+    vals = [fillv if v == '_' else v.rstrip('f') if kind == 'f' else v
+            for v in vals]
     return np.array([conv(v) for v in vals],
                     dtype=np.dtype(dtype).newbyteorder('=')).reshape(shape)
 
@@ -631,8 +653,9 @@ def formats():
         b = np.load(path('ch2.npy'))
         check(b.dtype == A.dtype and np.array_equal(b, A),
               f"npy -> h5 -> nc -> local -> npy at np {NP} not bit-exact")
-    # big-endian Fortran-order ints: -> netCDF -> npy
-    run(['convert', '--budget', budget, 'bf.npy', 'ch.nc:k'])
+    # big-endian Fortran-order ints: -> netCDF -> npy (ch.nc exists:
+    # --force replaces the whole file)
+    run(['convert', '--force', '--budget', budget, 'bf.npy', 'ch.nc:k'])
     check(np.array_equal(nc_read('ch.nc', 'k', '>i4', (61, 37)), I),
           f"convert bf.npy (>i4, Fortran) -> ch.nc:k (ncdump)")
     run(['convert', '--budget', budget, 'ch.nc:k', 'ch2k.npy'])
@@ -691,11 +714,406 @@ def formats():
     rc, out, _ = run(['ls', 'r.h5:/deep'])
     check(set(k for k in ls_blocks(out) if ':' in k) == {'r.h5:/deep/er/s'},
           f"ls r.h5:/deep (a group): {out!r}")
+    format_refusals(A, I)
+    format_casts()
     if NP == 1:
         one_line_error(['ls', 'r.h5:/nothing'], 'no such HDF5 object')
         one_line_error(['dump', 't1.nc:nosuch'], 'no such variable')
         one_line_error(['put', 'a.npy', 'w.h5:/fields/u', '0:3'],
                        'put shape mismatch')
+
+
+# ------------------------------------- refusing rather than corrupting
+
+
+def snapshot():
+    """Every file and directory under SCRATCH: a file's hash, a symlink's
+    target."""
+    out = {}
+    for d, dirs, files in os.walk(SCRATCH):
+        for f in dirs + files:
+            p = os.path.join(d, f)
+            rel = os.path.relpath(p, SCRATCH)
+            if os.path.islink(p):
+                out[rel] = ('link', os.readlink(p))
+            elif os.path.isfile(p):
+                with open(p, 'rb') as fh:
+                    out[rel] = hashlib.sha256(fh.read()).hexdigest()
+            else:
+                out[rel] = 'dir' if f in dirs else 'other'
+    return out
+
+
+def refused(args, what, want=(), np_=None):
+    """args exits non-zero with one line on stderr (holding every string
+    of want) and leaves every file in SCRATCH as it was."""
+    before = snapshot()
+    rc, out, err = run(args, np_=np_, expect=1)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(rc != 0 and len(lines) == 1 and lines[0].startswith('passion'),
+          f"{what}: want exit != 0 and one line, got {rc} {err!r}")
+    for w in want:
+        check(w in err, f"{what}: {w!r} not in {err!r}")
+    after = snapshot()
+    changed = sorted(k for k in set(before) | set(after)
+                     if before.get(k) != after.get(k))
+    check(not changed, f"{what}: refused, yet changed {changed}")
+    return err
+
+
+def fresh(*names):
+    for n in names:
+        if os.path.lexists(path(n)):
+            os.unlink(path(n))
+
+
+def refusals():
+    """get, put and convert never write onto one of their inputs (the same
+    file by hard link, symlink or another spelling), --force or not; get
+    and convert never replace an existing output without --force; every
+    refusal changes no file; with --force the output is complete and
+    right. npy, raw and local sets (HDF5 and netCDF: format_refusals)."""
+    K = nrng.integers(-10**6, 10**6, 1000).astype('<i8')
+    np.save(path('keep.npy'), K)
+    fresh('hard.npy', 'soft.npy', 'other.npy', 'dangling.npy', 'k.raw',
+          'k2.raw', 'ks.laf.passion', '.passion-tmp-t.npy', 't.npy')
+    os.link(path('keep.npy'), path('hard.npy'))
+    os.symlink('keep.npy', path('soft.npy'))
+    os.makedirs(path('sub'), exist_ok=True)
+    same = ['keep.npy', './keep.npy', 'sub/../keep.npy', path('keep.npy'),
+            'hard.npy', 'soft.npy']
+    for o in same:
+        for force in ([], ['--force']):
+            refused(['get', 'keep.npy', '0:3', '-o', o] + force,
+                    f"get keep.npy -o {o} {force}", ['same file'])
+        refused(['convert', '--force', 'keep.npy', o],
+                f"convert keep.npy {o}", ['same file'])
+        refused(['put', 'keep.npy', o, '::'], f"put keep.npy {o}",
+                ['same file'])
+    # an input under the name of an output's temporary
+    shutil.copy(path('keep.npy'), path('.passion-tmp-t.npy'))
+    refused(['get', '.passion-tmp-t.npy', '0:3', '-o', 't.npy'],
+            "get onto its input as the temporary", ['same file'])
+    # an existing output (a dangling symlink too) without --force
+    np.save(path('other.npy'), K[:5])
+    os.symlink('nowhere.npy', path('dangling.npy'))
+    for o in ['other.npy', './other.npy', 'dangling.npy']:
+        refused(['get', 'keep.npy', '0:3', '-o', o], f"get -o {o} exists",
+                ['exists', '--force'])
+        refused(['convert', 'keep.npy', o], f"convert into {o}, exists",
+                ['exists', '--force'])
+    # --force replaces it, complete and right
+    rc, _, _ = run(['get', '--force', '--budget', '4K', 'keep.npy',
+                    '10:900:3', '-o', 'other.npy'])
+    check(rc == 0 and np.array_equal(np.load(path('other.npy')),
+                                     K[10:900:3]), "get --force over a file")
+    rc, _, _ = run(['convert', '--force', '--budget', '4K', 'keep.npy',
+                    'dangling.npy'])
+    check(rc == 0 and not os.path.islink(path('dangling.npy')) and
+          np.array_equal(np.load(path('dangling.npy')), K),
+          "convert --force over a dangling symlink")
+    # raw
+    raw = ['--shape', '1000', '--type', '<i8']
+    K.tofile(path('k.raw'))
+    os.link(path('k.raw'), path('k2.raw'))
+    refused(['get', '--force'] + raw + ['k.raw', '0:3', '-o', 'k2.raw'],
+            "get raw onto its hard link", ['same file'])
+    refused(['convert', '--force'] + raw + ['k.raw', './k2.raw'],
+            "convert raw onto its hard link", ['same file'])
+    # local sets: every file of the set and its description count
+    for f in os.listdir(SCRATCH):
+        if f.startswith('ks.'):
+            os.unlink(path(f))
+    rc, _, _ = run(['convert', '--budget', '4K', 'keep.npy', 'ks.%d.laf'])
+    check(rc == 0 and os.path.exists(path('ks.laf.passion')),
+          "convert keep.npy -> ks.%d.laf")
+    refused(['convert', 'keep.npy', 'ks.%d.laf'], "convert into an "
+            "existing set", ['exists', '--force'])
+    os.rename(path('ks.laf.passion'), path('ks.saved'))
+    refused(['convert', 'keep.npy', 'ks.%d.laf'], "convert into a set's "
+            "files (no description)", ['exists', '--force'])
+    os.rename(path('ks.saved'), path('ks.laf.passion'))
+    refused(['convert', '--force', 'ks.%d.laf', f"ks.{NP - 1}.laf"],
+            "convert a set onto its last file", ['same file'])
+    refused(['convert', '--force', 'ks.laf.passion', './ks.0.laf'],
+            "convert a set (by its description) onto its file", ['same file'])
+    n0 = local_count(1000, 'B', -(-1000 // NP), NP, 0)
+    refused(['convert', '--force', '--shape', str(n0), '--type', '<i8',
+             'ks.0.laf', 'ks.%d.laf'], "convert a set's file into the set",
+            ['same file'])
+    rc, _, _ = run(['convert', '--force', '--budget', '4K', '--dist',
+                    'CYCLIC(7)', 'keep.npy', 'ks.%d.laf'])
+    for q in range(NP):
+        f = path(f"ks.{q}.laf")
+        check(rc == 0 and os.path.exists(f) and open(f, 'rb').read() ==
+              expected_local(K, ['C'], [7], [NP], [0], q, 'C'),
+              f"convert --force into the set: file {q}")
+    rc, out, _ = run(['ls', 'ks.%d.laf'])
+    check(rc == 0 and 'CYCLIC(7)' in out, f"ls ks.%d.laf: {out!r}")
+    check(np.array_equal(np.load(path('keep.npy')), K) and
+          open(path('k.raw'), 'rb').read() == K.tobytes(),
+          "an input changed")
+
+
+# Element types of the cast table: every numpy type passion has.
+CAST_TYPES = ['?', 'i1', 'i2', 'i4', 'i8', 'u1', 'u2', 'u4', 'u8', 'f2',
+              'f4', 'f8', 'f16', 'c8', 'c16', 'c32']
+
+
+def passion_safe(s, d):
+    """The casts put does without --casting=unsafe: numpy's safe casting,
+    except 64-bit integers to float64 and complex128 (numpy calls them
+    safe; they round above 2^53)."""
+    s, d = np.dtype(s), np.dtype(d)
+    if s.kind in 'iu' and s.itemsize == 8 and (d.kind, d.itemsize) in \
+            (('f', 8), ('c', 16)):
+        return False
+    return bool(np.can_cast(s, d, 'safe'))
+
+
+def cast_values(dt, n, into=None):
+    """n values of dt: integers over their whole range; floats normal *
+    1000 after 0, -0, inf, -inf, nan; for a cast of floats into the
+    integer type `into`, values inside its range (numpy leaves the rest
+    undefined)."""
+    dt = np.dtype(dt)
+    nat = dt.newbyteorder('=')
+    if dt.kind == 'b':
+        return nrng.integers(0, 2, n).astype(dt)
+    if dt.kind in 'iu':
+        ii = np.iinfo(nat)
+        return nrng.integers(ii.min, ii.max, n, dtype=nat,
+                             endpoint=True).astype(dt)
+    if into is not None and np.dtype(into).kind in 'iu':
+        ii = np.iinfo(np.dtype(into))
+        re = nrng.uniform(max(ii.min, -2000), min(ii.max, 2000), n)
+    else:
+        re = nrng.standard_normal(n) * 1000
+        re[:5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    if dt.kind == 'c':
+        re = re + 1j * nrng.standard_normal(n) * 1000
+    return re.astype(dt)
+
+
+def same_values(a, b):
+    a = a.astype(a.dtype.newbyteorder('='))
+    b = b.astype(b.dtype.newbyteorder('='))
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind not in 'fc':
+        return np.array_equal(a, b)
+    if not np.array_equal(a, b, equal_nan=True):
+        return False
+    m = ~np.isnan(a)
+    return a.dtype.kind == 'c' or np.array_equal(np.signbit(a[m]),
+                                                 np.signbit(b[m]))
+
+
+def astype(a, d):
+    with warnings.catch_warnings(), np.errstate(all='ignore'):
+        warnings.simplefilter('ignore')
+        return a.astype(d)
+
+
+def cast_case(s, d, unsafe, dst='cast/dst.npy', read=None, fill=None,
+              n=11):
+    """put n values of s into every other element of dst's last row (type
+    d; a new .npy of 2 n values unless fill, dst's values, is given):
+    refused (naming both types, no file changed) where the cast is not
+    allowed, else those elements equal numpy's astype and the rest of dst
+    is unchanged. read(): dst's values (default np.load)."""
+    s, d = np.dtype(s), np.dtype(d)
+    if fill is None:
+        fill = cast_values(d, 2 * n)
+        np.save(path(dst), fill)
+    src = cast_values(s, n, into=d if unsafe else None)
+    if fill.ndim == 2:
+        src = src.reshape(1, n)
+    np.save(path('cast/src.npy'), src)
+    sect = '1::2' if fill.ndim == 1 else '-1,1::2'
+    args = ['put'] + (['--casting=unsafe'] if unsafe else []) + \
+        ['cast/src.npy', dst, sect]
+    what = f"put {s.str} into {d.str}{' --casting=unsafe' if unsafe else ''}"
+    if not unsafe and not passion_safe(s, d):
+        refused(args, what, [s.name, d.name, '--casting=unsafe'], np_=1)
+        return False
+    rc, _, _ = run(args, np_=1)
+    got = read() if read else np.load(path(dst))
+    want = astype(fill, d.newbyteorder('='))
+    if fill.ndim == 1:
+        want[1::2] = astype(src, d)
+    else:
+        want[-1, 1::2] = astype(src, d)[0]
+    check(rc == 0 and got is not None and same_values(got, want) and
+          (read is not None or got.dtype == d),
+          f"{what} (seed {SEED}): {got!r}, want {want!r}")
+    return True
+
+
+def cast_table():
+    """Every pair of CAST_TYPES (random byte orders; pairs of one type in
+    both orders): put converts exactly the casts passion_safe allows,
+    refuses the rest; a random sample of the refused ones again with
+    --casting=unsafe; what C leaves undefined (floats out of an integer
+    type's range, NaN) saturates; opaque bytes never convert."""
+    os.makedirs(path('cast'), exist_ok=True)
+    unsafe_pairs = []
+    for a in CAST_TYPES:
+        for b in CAST_TYPES:
+            s = np.dtype(a).newbyteorder(rng.choice('<>'))
+            d = np.dtype(b).newbyteorder(rng.choice('<>'))
+            if a == b and s.itemsize > 1:
+                d = s.newbyteorder('S')
+            if not cast_case(s, d, False):
+                unsafe_pairs.append((s, d))
+    for s, d in rng.sample(unsafe_pairs, min(len(unsafe_pairs), 24)):
+        cast_case(s, d, True)
+    # outside the range: saturated, NaN -> 0, truncated toward zero
+    src = np.array([np.nan, 1e30, -1e30, 300.7, -300.7, -0.5, 2.9, np.inf])
+    np.save(path('cast/src.npy'), src)
+    for d, want in [('i1', [0, 127, -128, 127, -128, 0, 2, 127]),
+                    ('>u2', [0, 65535, 0, 300, 0, 0, 2, 65535]),
+                    ('i8', [0, 2**63 - 1, -2**63, 300, -300, 0, 2,
+                            2**63 - 1])]:
+        np.save(path('cast/dst.npy'), np.zeros(8, d))
+        rc, _, _ = run(['put', '--casting', 'unsafe', 'cast/src.npy',
+                        'cast/dst.npy', '::'], np_=1)
+        got = np.load(path('cast/dst.npy'))
+        check(rc == 0 and got.tolist() == want,
+              f"put --casting=unsafe f8 into {d}: {got.tolist()}")
+    # opaque bytes: never, not even unsafe
+    np.save(path('cast/src.npy'), np.zeros(4, 'V8'))
+    np.save(path('cast/dst.npy'), np.zeros(4, '<i8'))
+    for flag in ([], ['--casting=unsafe']):
+        refused(['put'] + flag + ['cast/src.npy', 'cast/dst.npy', '::'],
+                f"put V8 into i8 {flag}", ['bytes8', 'int64'])
+        refused(['put'] + flag + ['cast/dst.npy', 'cast/src.npy', '::'],
+                f"put i8 into V8 {flag}", ['bytes8', 'int64'])
+    refused(['put', '--casting=same_kind', 'cast/src.npy', 'cast/dst.npy',
+             '::'], "put --casting=same_kind", ['safe or unsafe'])
+
+
+def format_refusals(A, I):
+    """HDF5 and netCDF: an output in the input's file (another object of
+    it too) is refused, --force or not; an existing file without --force
+    too; put between two objects of one file; nothing changes."""
+    fresh('fr.h5', 'fr.nc', 'frl.h5')
+    shutil.copy(path('r.h5'), path('fr.h5'))
+    shutil.copy(path('t1.nc'), path('fr.nc'))
+    os.symlink('fr.h5', path('frl.h5'))
+    for args in (['get', 'fr.h5:/fields/u', '0:3', '-o', 'fr.h5:/x'],
+                 ['get', 'fr.h5:/fields/u', '0:3', '-o', './frl.h5:/x'],
+                 ['get', 'fr.nc:u', '0:3', '-o', 'fr.nc:w'],
+                 ['convert', 'fr.nc:u', './fr.nc:u'],
+                 ['convert', 'frl.h5:/fields/u', 'fr.h5:/y']):
+        for force in ([], ['--force']):
+            refused(args + force, ' '.join(args + force), ['same file'])
+    for args in (['put', 'fr.h5:/fields/u', 'frl.h5:/fields/k', ':,:'],
+                 ['put', 'fr.nc:u', 'fr.nc:u', ':,:']):
+        refused(args, ' '.join(args), ['same file'])
+    fresh('fo.h5', 'fo.nc')
+    for args, check_out in (
+            (['get', 'fr.h5:/fields/k', '1:60:7,::2', '-o', 'fo.nc:k'],
+             lambda: np.array_equal(nc_read('fo.nc', 'k', '>i4', (9, 19)),
+                                    I[1:60:7, ::2])),
+            (['convert', 'fr.nc:u', 'fo.h5:/a/b'],
+             lambda: np.array_equal(h5_read('fo.h5', '/a/b', '>f8',
+                                            (61, 37)), A))):
+        rc, _, _ = run(args)
+        check(rc == 0 and check_out(), ' '.join(args))
+        refused(args, ' '.join(args) + ' (exists)', ['exists', '--force'])
+        rc, _, _ = run(args + ['--force'])
+        check(rc == 0 and check_out(), ' '.join(args) + ' --force')
+
+
+def format_casts():
+    """put converts into HDF5 datasets (h5import) and netCDF variables
+    (ncgen, CDF-5) as into .npy: the two cases of the report (an int64
+    row into a float64 dataset; int16 -1 into a netCDF ushort), a byte
+    order change of one type, and random pairs; values read back with
+    h5dump and ncdump."""
+    os.makedirs(path('cast'), exist_ok=True)
+    H5T = ['<i1', '>i2', '<i4', '>i8', '<u1', '<u2', '>u4', '<u8', '>f4',
+           '<f8']
+    # (not int64: this ncgen declares a CDL int64 variable as int)
+    NCT = {'byte': 'i1', 'ubyte': 'u1', 'short': '>i2', 'ushort': '>u2',
+           'int': '>i4', 'uint': '>u4', 'uint64': '>u8', 'float': '>f4',
+           'double': '>f8'}
+
+    def h5_case(s, d, unsafe):
+        fill = cast_values(d, 2 * 22).reshape(2, 22)
+        fresh('cast/t.h5')
+        h5_import('cast/t.h5', [('/v', fill, d, None)])
+        return cast_case(s, d, unsafe, 'cast/t.h5:/v', fill=fill,
+                         read=lambda: h5_read('cast/t.h5', '/v', d, (2, 22)))
+
+    def nc_case(s, ctype, unsafe):
+        d = NCT[ctype]
+        fill = cast_values(d, 2 * 22).reshape(2, 22)
+        if fill.dtype.kind == 'f':  # CDL has no inf or nan literal here
+            fill[~np.isfinite(fill)] = 1.5
+        fresh('cast/t.nc')
+        nc_write('cast/t.nc', 'cdf5', [('y', 2), ('x', 22)],
+                 [('v', ctype, ['y', 'x'], fill)])
+        return cast_case(s, d, unsafe, 'cast/t.nc:v', fill=fill,
+                         read=lambda: nc_read('cast/t.nc', 'v', d, (2, 22)))
+
+    # the report: int64 [-3 .. 4] into a float64 dataset; int16 -1 into
+    # a netCDF ushort: refused; --casting=unsafe converts by value
+    fill = np.full((2, 11), 0.5)
+    fresh('cast/t.h5')
+    h5_import('cast/t.h5', [('/v', fill, '<f8', None)])
+    np.save(path('cast/src.npy'), np.arange(-3, 5, dtype='<i8')[None])
+    refused(['put', 'cast/src.npy', 'cast/t.h5:/v', '0,0:8'],
+            "put int64 into an HDF5 float64", ['int64', 'float64'])
+    rc, _, _ = run(['put', '--casting=unsafe', 'cast/src.npy',
+                    'cast/t.h5:/v', '0,0:8'])
+    got = h5_read('cast/t.h5', '/v', '<f8', (2, 11))
+    check(rc == 0 and got is not None and
+          got[0, :8].tolist() == list(range(-3, 5)) and
+          np.all(got[0, 8:] == 0.5) and np.all(got[1] == 0.5),
+          f"put --casting=unsafe int64 into HDF5 float64: {got}")
+    fresh('cast/t.nc')
+    nc_write('cast/t.nc', 'cdf5', [('x', 4)],
+             [('v', 'ushort', ['x'], np.array([1, 2, 3, 4]))])
+    np.save(path('cast/src.npy'), np.array([-1, 7], '<i2'))
+    refused(['put', 'cast/src.npy', 'cast/t.nc:v', '1:3'],
+            "put int16 into a netCDF ushort", ['int16', 'uint16'])
+    rc, _, _ = run(['put', '--casting=unsafe', 'cast/src.npy',
+                    'cast/t.nc:v', '1:3'])
+    got = nc_read('cast/t.nc', 'v', '>u2', (4,))
+    check(rc == 0 and got is not None and got.tolist() == [1, 65535, 7, 4],
+          f"put --casting=unsafe int16 into ushort: {got}")
+    # one type, the other byte order: converted, never bit-copied
+    h5_case('>i4', '<i4', False)
+    h5_case('<f8', '>f8', False)
+    nc_case('<i4', 'int', False)
+    nc_case('<f4', 'float', False)
+    # random pairs, safe and unsafe
+    for _ in range(4):
+        s = np.dtype(rng.choice(CAST_TYPES[:13])).newbyteorder(
+            rng.choice('<>'))
+        h5_case(s, rng.choice(H5T), rng.random() < 0.3)
+        nc_case(s, rng.choice(sorted(NCT)), rng.random() < 0.3)
+
+
+def demo_dir():
+    """demo writes only into a new directory of its own, removed at the
+    end with everything in it; a --dir it cannot use is one line."""
+    os.makedirs(path('demo'), exist_ok=True)
+    with open(path('demo/mine.raw'), 'wb') as f:
+        f.write(b'passion' * 100)
+    before = snapshot()
+    rc, out, err = run(['demo', '--jacobi', '512', '--image', '1024',
+                        '--iters', '1', '--ratio', '8', '--dir', 'demo'])
+    after = snapshot()
+    changed = sorted(k for k in set(before) | set(after)
+                     if before.get(k) != after.get(k))
+    check(rc == 0 and not changed, f"demo --dir demo: rc {rc}, changed "
+          f"{changed}")
+    refused(['demo', '--dir', 'demo/mine.raw'], "demo --dir FILE",
+            ['--dir'])
+
 
 
 # ------------------------------------------------------------ errors
@@ -758,9 +1176,13 @@ def main():
         round_trips()
     elif PART == 'formats':
         formats()
+    elif PART == 'casts':
+        cast_table()
     else:
         ls_dump_get_put()
         errors()
+        refusals()
+        demo_dir()
     print(f"test_cli: {checks} checks, {failures} failed", flush=True)
     sys.exit(1 if failures else 0)
 

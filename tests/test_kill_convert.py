@@ -6,10 +6,11 @@ usage: test_kill_convert.py PASSION MPIEXEC SCRATCH [--kills K] [--seed S]
        (PASSION_KILLS=K in the environment overrides --kills)
 
 A job of three commands at 2 ranks, with a small budget so that each copies
-in many rounds: convert SRC -> dst.raw (which exists from the start with
-other contents), get a strided section of SRC -> g.raw, convert SRC -> the
-local set l.%d.laf. SRC alternates between two generations (a.raw, b.raw)
-from job to job. The whole job (its process group) gets SIGKILL after a
+in many rounds (with --force: each replaces its destination): convert SRC
+-> dst.raw (which exists from the start with other contents), get a
+strided section of SRC -> g.raw, convert SRC -> the local set l.%d.laf.
+SRC alternates between two generations (a.raw, b.raw) from job to job.
+The whole job (its process group) gets SIGKILL after a
 random delay; then:
   - dst.raw is byte for byte the old contents or one generation's;
   - g.raw is absent (before the first get) or one generation's section;
@@ -61,7 +62,7 @@ def count(what):
 def job_script(src):
     base = [MPIEXEC, '-n', str(NP), PASSION]
     raw = ['--shape', ','.join(map(str, SHAPE)), '--type', 'f8',
-           '--budget', '16K', '--no-progress']
+           '--budget', '16K', '--no-progress', '--force']
     cmds = [base + ['convert'] + raw + [src, 'dst.raw'],
             base + ['get'] + raw + [src, SECTION, '-o', 'g.raw'],
             base + ['convert'] + raw + [src, 'l.%d.laf', '--dist',

@@ -543,17 +543,64 @@ static const char get_usage[] =
     "  or raw) of the section's shape and SRC's element type (and storage\n"
     "  order; HDF5 and netCDF OUT row-major). OUT appears\n"
     "  only complete: it is written under a temporary name in its directory\n"
-    "  and renamed into place at the end (an existing OUT stays untouched\n"
-    "  until then). Any number of ranks share the work; bounded memory.\n"
+    "  and renamed into place at the end. Any number of ranks share the\n"
+    "  work; bounded memory.\n"
+    "  An existing OUT is refused unless --force; OUT is never SRC's file\n"
+    "  (compared as files: hard links, symlinks and other spellings of the\n"
+    "  path too), --force or not. Nothing is written when it refuses.\n"
     "  SECTION: numpy-like \"0:100:2,5:50\" (see passion dump --help).\n"
-    "  -o, --output OUT  the new file\n";
+    "  -o, --output OUT  the new file\n"
+    "  --force           replace an existing OUT (HDF5, netCDF: the whole\n"
+    "                    file, with every other object in it)\n";
 
 static const char put_usage[] =
     "usage: passion put [OPTIONS] SRC DST[:NAME] SECTION\n"
     "  Write the whole array of SRC (.npy, ...) into SECTION of the existing\n"
     "  file DST, in place (the section's counts must equal SRC's shape;\n"
     "  nothing outside the section changes). Any number of ranks.\n"
-    "  SECTION: numpy-like \"0:100:2,5:50\" (see passion dump --help).\n";
+    "  SRC's values are converted to DST's element type when numpy's safe\n"
+    "  casting allows it (bool to any number, integers to wider integers,\n"
+    "  unsigned to a wider signed, integers to floats that hold every\n"
+    "  value: 8-bit to float16, 16-bit to float32, 32-bit to float64;\n"
+    "  floats to wider floats, reals to complex; byte order always);\n"
+    "  anything else (int64 to float64 too: it rounds above 2^53) is\n"
+    "  refused, naming both types, before DST is opened for writing. DST\n"
+    "  may not be SRC's file.\n"
+    "  SECTION: numpy-like \"0:100:2,5:50\" (see passion dump --help).\n"
+    "  --casting=unsafe  convert any number to any number, by value, like\n"
+    "                    numpy's astype: integers wrap, floats round to\n"
+    "                    nearest, complex keeps its real part, bool is != 0;\n"
+    "                    a float outside an integer type's range saturates,\n"
+    "                    NaN becomes 0 (opaque bytes never convert)\n"
+    "  --casting=safe    the default\n";
+
+/* put's checks of SRC against DST (opened for reading): 0, or 1 with the
+   message printed. The same on every rank (both specs are). */
+static int put_check(const cli_obj *src, const cli_obj *dst,
+                     const char *sect, int unsafe, cli_sect *ds)
+{
+    char why[256];
+    const char *sn = src->name, *dn = dst->name;
+    if (dst->local)
+        return cli_fail("put", "%s is a local set: put writes global files",
+                        dn);
+    if (cli_section_parse(sect ? sect : "", dst->spec.ndims, dst->spec.shape,
+                          ds, why, sizeof why))
+        return cli_fail("put", "%s", why);
+    if (dst->spec.ndims != src->spec.ndims)
+        return cli_fail("put", "%s has %d dimensions, %s %d", sn,
+                        src->spec.ndims, dn, dst->spec.ndims);
+    for (int d = 0; d < src->spec.ndims; d++)
+        if (ds->count[d] != src->spec.shape[d])
+            return cli_fail("put", "section %s selects %lld in dimension "
+                            "%d, %s has %lld", sect ? sect : "",
+                            (long long)ds->count[d], d, sn,
+                            (long long)src->spec.shape[d]);
+    if (cli_cast_check(&src->spec, &dst->spec, unsafe, sn, dn, why,
+                       sizeof why))
+        return cli_fail("put", "%s", why);
+    return 0;
+}
 
 static int get_put(int argc, char **argv, int put)
 {
@@ -561,7 +608,7 @@ static int get_put(int argc, char **argv, int put)
                                                         : get_usage;
     cli_common c = {.progress = -1};
     const char *pos[3] = {0}, *out = NULL;
-    int npos = 0;
+    int npos = 0, force = 0, unsafe = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -579,6 +626,20 @@ static int get_put(int argc, char **argv, int put)
         }
         if (!put && !strncmp(a, "--output=", 9)) {
             out = a + 9;
+            continue;
+        }
+        if (!put && !strcmp(a, "--force")) {
+            force = 1;
+            continue;
+        }
+        if (put && (!strcmp(a, "--casting") ||
+                    !strncmp(a, "--casting=", 10))) {
+            const char *v = a[9] == '=' ? a + 10 : i + 1 < argc ? argv[++i]
+                                                                : NULL;
+            if (!v || (strcmp(v, "safe") && strcmp(v, "unsafe")))
+                return usage_err(cmd, usage, "--casting %s: want safe or "
+                                 "unsafe", v ? v : "needs a value");
+            unsafe = !strcmp(v, "unsafe");
             continue;
         }
         if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') &&
@@ -611,6 +672,8 @@ static int get_put(int argc, char **argv, int put)
     }
     char why[256];
     cli_sect ss, ds;
+    cli_guard g = {0};
+    cli_guard_input(&g, &src);
     if (!put) {
         if (cli_section_parse(sect, src.spec.ndims, src.spec.shape, &ss,
                               why, sizeof why))
@@ -634,6 +697,11 @@ static int get_put(int argc, char **argv, int put)
         if (!status && cli_name_kind(dst_name) == 'l')
             status = cli_fail(cmd, "OUT %s: get writes a global file (use "
                               "convert for a local set)", dst_name);
+        /* before anything is created: never onto SRC, never over an
+           existing OUT unless --force */
+        cli_guard_output(&g, dst_name, 1);
+        if (!status && cli_guard_check(&g, cmd, force))
+            status = 1;
         if (!status && cli_create(ctx, cmd, dst_name, &sp, &dst))
             status = 1;
         for (int d = 0; d < src.spec.ndims; d++) {
@@ -642,27 +710,24 @@ static int get_put(int argc, char **argv, int put)
             ds.stride[d] = 1;
         }
     } else {
-        if (cli_open(ctx, &c, cmd, dst_name, PASSION_MODE_RDWR, &dst))
+        /* DST is read first (its header: type, shape) and checked, and
+           opened for writing only once nothing refuses */
+        if (cli_open(ctx, &c, cmd, dst_name, PASSION_MODE_RDONLY, &dst))
             status = 1;
-        else if (dst.local)
-            status = cli_fail(cmd, "%s is a local set: put writes global "
-                              "files", dst_name);
-        else if (cli_section_parse(sect ? sect : "", dst.spec.ndims,
-                                   dst.spec.shape, &ds, why, sizeof why))
-            status = cli_fail(cmd, "%s", why);
-        else if (dst.spec.ndims != src.spec.ndims)
-            status = cli_fail(cmd, "%s has %d dimensions, %s %d", src_name,
-                              src.spec.ndims, dst_name, dst.spec.ndims);
-        else if (dst.spec.elem_size != src.spec.elem_size)
-            status = cli_fail(cmd, "%s has %lld-byte elements, %s %lld",
-                              src_name, (long long)src.spec.elem_size,
-                              dst_name, (long long)dst.spec.elem_size);
-        for (int d = 0; !status && d < src.spec.ndims; d++)
-            if (ds.count[d] != src.spec.shape[d])
-                status = cli_fail(cmd, "section %s selects %lld in "
-                                  "dimension %d, %s has %lld", sect ? sect
-                                  : "", (long long)ds.count[d], d, src_name,
-                                  (long long)src.spec.shape[d]);
+        if (!status) {
+            cli_guard_inplace(&g, &dst);
+            status = cli_guard_check(&g, cmd, 1);
+        }
+        if (!status)
+            status = put_check(&src, &dst, sect, unsafe, &ds);
+        cli_close(&dst);
+        if (!status &&
+            cli_open(ctx, &c, cmd, dst_name, PASSION_MODE_RDWR, &dst))
+            status = 1;
+        /* the file may have changed in between: its type and shape are
+           checked again, now that it is open for writing */
+        if (!status)
+            status = put_check(&src, &dst, sect, unsafe, &ds);
         for (int d = 0; d < src.spec.ndims; d++) {
             ss.start[d] = 0;
             ss.count[d] = src.spec.shape[d];
@@ -703,7 +768,11 @@ static const char convert_usage[] =
     "  this run, with its description data.laf.passion). A local set SRC\n"
     "  may come from any number of ranks; a local set DST gets this run's\n"
     "  P ranks. DST appears only complete (written under a temporary name,\n"
-    "  renamed at the end); an existing DST stays untouched until then.\n"
+    "  renamed at the end). An existing DST (for a local set: any of its P\n"
+    "  files or its description) is refused unless --force; DST is never\n"
+    "  one of SRC's files (compared as files: hard links, symlinks and\n"
+    "  other spellings of the path too), --force or not. Nothing is\n"
+    "  written when it refuses.\n"
     "  Collective at any P, bounded memory (--budget), progress on rank 0.\n"
     "  Ghost cells of a new local set are zero.\n"
     "  --grid G,G,..    ranks per dimension of a local DST (product P;\n"
@@ -714,7 +783,9 @@ static const char convert_usage[] =
     "  --ghost W,W,..   ghost widths of a local DST (default 0)\n"
     "  --order C|F      DST's storage order (default: SRC's; C for HDF5\n"
     "                   and netCDF DSTs, which are row-major: F stores the\n"
-    "                   transpose, dimensions reversed, as Fortran does)\n";
+    "                   transpose, dimensions reversed, as Fortran does)\\n"
+    "  --force          replace an existing DST (HDF5, netCDF: the whole\n"
+    "                   file, with every other object in it)\n";
 
 static int parse_dist(const char *v, int nd, passion_array_spec *s,
                       char *why, size_t wl)
@@ -765,11 +836,15 @@ int cli_convert(int argc, char **argv)
     cli_common c = {.progress = -1};
     const char *pos[2] = {0}, *grid = NULL, *dist = NULL, *block = NULL,
                *ghost = NULL;
-    int npos = 0;
+    int npos = 0, force = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return help(convert_usage);
+        if (!strcmp(a, "--force")) {
+            force = 1;
+            continue;
+        }
         int k = cli_common_arg(&c, argc, argv, &i);
         if (k < 0)
             return 2;
@@ -888,6 +963,17 @@ int cli_convert(int argc, char **argv)
         /* the new set's files are in this machine's byte order */
         cli_type_native(&sp);
     }
+    /* before anything is created: not set to set, never onto one of
+       SRC's files, never over an existing DST unless --force */
+    if (!status && src.local && local)
+        status = cli_fail("convert", "local set to local set: convert to a "
+                          "global file first (e.g. raw or .npy), then to the "
+                          "new set");
+    cli_guard g = {0};
+    cli_guard_input(&g, &src);
+    cli_guard_output(&g, pos[1], size);
+    if (!status && cli_guard_check(&g, "convert", force))
+        status = 1;
     if (!status && cli_create(ctx, "convert", pos[1], &sp, &dst))
         status = 1;
     if (!status) {

@@ -20,7 +20,9 @@
  *    file (its local array with ghosts as a plain array), in the same
  *    pieces; global writes collective.
  * Every round ends with the same outcome on every rank: independent steps
- * are agreed (MPI_Allreduce) before the next collective call.
+ * are agreed (MPI_Allreduce) before the next collective call. Between a
+ * source and a destination of different element types (put) each round's
+ * values are converted in place (cast.c) before they are written.
  */
 #include "files.h"
 
@@ -341,23 +343,10 @@ int cli_view_open(const cli_common *c, const char *cmd, cli_obj *o,
     v.storage = PASSION_ORDER_CUSTOM;
     memcpy(v.order, s->order, sizeof v.order);
     v.placement = PASSION_PLACE_GLOBAL;
-    /* the file's name: the pattern with q for every %d / %r */
     char path[PATH_MAX];
-    size_t w = 0;
-    for (const char *p = o->pattern; *p && w + 12 < sizeof path; p++) {
-        if (p[0] == '%' && (p[1] == 'd' || p[1] == 'r')) {
-            w += (size_t)snprintf(path + w, sizeof path - w, "%d", q);
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            path[w++] = '%';
-            p++;
-        } else {
-            path[w++] = *p;
-        }
-    }
-    path[w] = '\0';
-    if (!strstr(o->pattern, "%d") && !strstr(o->pattern, "%r"))
-        snprintf(path + w, sizeof path - w, ".%d", q);
+    if (cli_pattern_path(o->pattern, q, path, sizeof path))
+        return cli_fail(cmd, "%s: file %d's name is too long", o->pattern,
+                        q);
     if ((rc = passion_array_create(o->self, &v, &o->qa)))
         return cli_fail_rc(cmd, o->self, rc, path);
     if ((rc = passion_file_open(o->qa, path, PASSION_MODE_RDONLY, &o->qf))) {
@@ -385,24 +374,28 @@ int cli_copy(passion_ctx *ctx, const cli_common *c, const char *cmd,
 {
     const passion_array_spec *sp = &src->spec, *dp = &dst->spec;
     int nd = sp->ndims, rank, size;
-    int64_t es = sp->elem_size;
+    /* es: a source element; ed: a destination element (the caller has
+       checked that the values may be cast); ew: the wider, which a
+       conversion in place needs */
+    int64_t es = sp->elem_size, ed = dp->elem_size, ew = es > ed ? es : ed;
+    int cast = !cli_cast_same(sp, dp);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (src->local && dst->local)
         return cli_fail(cmd, "local set to local set: convert to a global "
                         "file first (e.g. raw or .npy), then to the new set");
     int same = !memcmp(sp->order, dp->order, sizeof(int) * (size_t)nd);
-    int64_t max_elems = (same ? chunk : chunk / 2) / es;
+    int64_t max_elems = (same ? chunk : chunk / 2) / ew;
     if (max_elems < 1)
         max_elems = 1;
-    char *buf = malloc((size_t)(max_elems * es));
-    char *buf2 = same ? buf : malloc((size_t)(max_elems * es));
+    char *buf = malloc((size_t)(max_elems * ew));
+    char *buf2 = same ? buf : malloc((size_t)(max_elems * ed));
     if (any_failed(!buf || !buf2)) {
         free(buf);
         if (!same)
             free(buf2);
         return cli_fail(cmd, "no memory for the %lld-byte buffers",
-                        (long long)(max_elems * es));
+                        (long long)(max_elems * ew));
     }
     int64_t rounds = 0, mine = 0, done = 0;
     cli_chunks gk;
@@ -507,8 +500,10 @@ int cli_copy(passion_ctx *ctx, const cli_common *c, const char *cmd,
                 break;
             }
         }
+        if (cast && elems)
+            cli_cast_run(buf, sp, dp, elems);
         if (!same && elems)
-            cli_permute(buf2, dp->order, buf, sp->order, nd, cnt, es);
+            cli_permute(buf2, dp->order, buf, sp->order, nd, cnt, ed);
         /* write */
         if (mode == 'b') {
             if (elems && (rc = passion_file_write(dst->f, &b, buf2, NULL,

@@ -6,7 +6,7 @@
  * what they did: time, bytes read and written, time blocked on I/O, I/O
  * hidden by prefetch, bytes saved by reuse.
  */
-#include "cli.h"
+#include "files.h"
 #include "apps.h"
 
 #include <errno.h>
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct demo_cfg {
@@ -38,8 +37,10 @@ static const char demo_usage[] =
     "  --window W   odd median window (default 5)\n"
     "  --ratio R    each rank's part of an array is R times its memory\n"
     "               budget (default 16, at least 8)\n"
-    "  --dir DIR    where the local array files go (default $TMPDIR or\n"
-    "               /tmp); they are removed at the end unless --keep\n"
+    "  --dir DIR    where the files go (default $TMPDIR or /tmp): in a\n"
+    "               new directory DIR/passion-demo-XXXXXX made for this\n"
+    "               run (never an existing one, so no file of yours is\n"
+    "               written); removed at the end unless --keep\n"
     "  --quick      small sizes (a few seconds)\n";
 
 static double mib(uint64_t b)
@@ -229,10 +230,17 @@ static void drop(passion_file *f)
     passion_file_drop_cache(f);
 }
 
-static void unlink_file(passion_file *f, int keep)
+/* Remove this rank's file of a local set and, on rank 0, the set's
+   description (made with the files). */
+static void unlink_file(passion_file *f, const char *pattern, int keep)
 {
-    if (f && !keep && passion_file_path(f))
+    if (!f || keep)
+        return;
+    if (passion_file_path(f))
         unlink(passion_file_path(f));
+    char desc[PATH_MAX];
+    if (cli_rank() == 0 && !cli_lset_desc(pattern, desc, sizeof desc))
+        unlink(desc);
 }
 
 int cli_demo(int argc, char **argv)
@@ -243,13 +251,27 @@ int cli_demo(int argc, char **argv)
     if (prc)
         return prc == 1 ? 0 : prc;
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
-    int pid = (int)getpid();
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    /* a directory of its own, new (mkdtemp never takes an existing one),
+       made by rank 0 and named to all: the demo writes no file it did not
+       create, and decides that alike on every rank */
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/passion-demo-%d", c.dir, pid);
-    if (cli_rank() == 0 && mkdir(dir, 0755) && errno != EEXIST)
-        fprintf(stderr, "passion demo: mkdir %s: %s\n", dir, strerror(errno));
-    MPI_Barrier(MPI_COMM_WORLD);
+    int made = 0;
+    if (cli_rank() == 0) {
+        snprintf(dir, sizeof dir, "%s/passion-demo-XXXXXX", c.dir);
+        made = mkdtemp(dir) != NULL;
+        if (!made)
+            fprintf(stderr, "passion demo: --dir %s: cannot make a new "
+                    "directory in it: %s\n", c.dir, strerror(errno));
+    }
+    MPI_Bcast(&made, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!made)
+        return 1;
+    MPI_Bcast(dir, (int)sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char pb[600], pa[600], pin[600], pout[600];
+    snprintf(pb, sizeof pb, "%s/jacobi-b.%%d", dir);
+    snprintf(pa, sizeof pa, "%s/jacobi-a.%%d", dir);
+    snprintf(pin, sizeof pin, "%s/image-in.%%d", dir);
+    snprintf(pout, sizeof pout, "%s/image-out.%%d", dir);
 
     passion_ctx *jctx = NULL, *mctx = NULL;
     passion_array *ja = NULL, *ma = NULL;
@@ -275,14 +297,11 @@ int cli_demo(int argc, char **argv)
         (long long)c.jn, (long long)c.jn, mib(jbytes), mib(jb),
         (long long)(jbytes / (jb * c.size)), c.iters);
 
-    char p1[600], p2[600];
-    snprintf(p1, sizeof p1, "%s/jacobi-b.%%d", dir);
-    snprintf(p2, sizeof p2, "%s/jacobi-a.%%d", dir);
     rc = mkarray(jctx, c.jn, 8, 1, c.size, &ja);
     if (!rc)
-        rc = passion_file_open(ja, p1, PASSION_MODE_CREATE, &B);
+        rc = passion_file_open(ja, pb, PASSION_MODE_CREATE, &B);
     if (!rc)
-        rc = passion_file_open(ja, p2, PASSION_MODE_CREATE, &A);
+        rc = passion_file_open(ja, pa, PASSION_MODE_CREATE, &A);
     if (!rc)
         rc = fill_local(jctx, ja, B, 8, fill_jacobi, "create");
     if (rc)
@@ -315,13 +334,11 @@ int cli_demo(int argc, char **argv)
         "budget %.2f MiB per rank (%lldx), cold: pages dropped before each "
         "run\n", (long long)c.img, (long long)c.img, mib(mbytes), c.window,
         c.window, mib(mb), (long long)(mbytes / (mb * c.size)));
-    snprintf(p1, sizeof p1, "%s/image-in.%%d", dir);
-    snprintf(p2, sizeof p2, "%s/image-out.%%d", dir);
     rc = mkarray(mctx, c.img, 1, c.window / 2, c.size, &ma);
     if (!rc)
-        rc = passion_file_open(ma, p1, PASSION_MODE_CREATE, &in);
+        rc = passion_file_open(ma, pin, PASSION_MODE_CREATE, &in);
     if (!rc)
-        rc = passion_file_open(ma, p2, PASSION_MODE_CREATE, &out);
+        rc = passion_file_open(ma, pout, PASSION_MODE_CREATE, &out);
     if (!rc)
         rc = fill_local(mctx, ma, in, 1, fill_image, "create");
     if (rc)
@@ -377,10 +394,10 @@ int cli_demo(int argc, char **argv)
 
 done:
     /* also after a failure: no data files left behind (unless --keep) */
-    unlink_file(A, c.keep);
-    unlink_file(B, c.keep);
-    unlink_file(in, c.keep);
-    unlink_file(out, c.keep);
+    unlink_file(A, pa, c.keep);
+    unlink_file(B, pb, c.keep);
+    unlink_file(in, pin, c.keep);
+    unlink_file(out, pout, c.keep);
     passion_file_close(A);
     passion_file_close(B);
     passion_file_close(in);

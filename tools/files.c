@@ -326,7 +326,7 @@ int cli_open(passion_ctx *ctx, const cli_common *c, const char *cmd,
    for "dir/f.h5:/x/y" (the directory is the file part's: an object path
    has slashes too; the format's extension stays last, so the temporary is
    created in the same format). */
-static void temp_name(const char *name, char *out, size_t n)
+void cli_temp_name(const char *name, char *out, size_t n)
 {
     size_t fl = file_len(name);
     int dl = 0;
@@ -334,6 +334,67 @@ static void temp_name(const char *name, char *out, size_t n)
         if (name[i] == '/')
             dl = (int)i + 1;
     snprintf(out, n, "%.*s.passion-tmp-%s", dl, name, name + dl);
+}
+
+int cli_pattern_path(const char *pattern, int q, char *out, size_t n)
+{
+    size_t w = 0;
+    int conv = 0;
+    for (const char *p = pattern; *p; p++) {
+        if (w + 16 >= n)
+            return -1;
+        if (p[0] == '%' && (p[1] == 'd' || p[1] == 'r')) {
+            w += (size_t)snprintf(out + w, n - w, "%d", q);
+            conv = 1;
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            out[w++] = '%';
+            p++;
+        } else {
+            out[w++] = *p;
+        }
+    }
+    out[w] = '\0';
+    if (!conv && (size_t)snprintf(out + w, n - w, ".%d", q) >= n - w)
+        return -1;
+    return 0;
+}
+
+/* The library's naming rule (README "Local array sets"): every %d / %r
+   of the file name goes, with one '.', '_' or '-' right before it; %%
+   becomes %; ".passion" is appended. */
+int cli_lset_desc(const char *name, char *out, size_t n)
+{
+    size_t len = strlen(name), sl = strlen(".passion");
+    if (len > sl && !strcmp(name + len - sl, ".passion"))
+        return (size_t)snprintf(out, n, "%s", name) < n ? 0 : -1;
+    const char *slash = strrchr(name, '/');
+    size_t dl = slash ? (size_t)(slash - name) + 1 : 0;
+    for (size_t i = 0; i < dl; i++) {
+        if (name[i] == '%' && (name[i + 1] == 'd' || name[i + 1] == 'r'))
+            return -1;
+        if (name[i] == '%' && name[i + 1] == '%')
+            i++;
+    }
+    if (len + sl + 1 > n)
+        return -1;
+    memcpy(out, name, dl);
+    size_t w = dl;
+    for (size_t i = dl; i < len; i++) {
+        if (name[i] == '%' && (name[i + 1] == 'd' || name[i + 1] == 'r')) {
+            if (w > dl && (out[w - 1] == '.' || out[w - 1] == '_' ||
+                           out[w - 1] == '-'))
+                w--;
+            i++;
+        } else if (name[i] == '%' && name[i + 1] == '%') {
+            out[w++] = '%';
+            i++;
+        } else {
+            out[w++] = name[i];
+        }
+    }
+    memcpy(out + w, ".passion", sl + 1);
+    return 0;
 }
 
 int cli_create(passion_ctx *ctx, const char *cmd, const char *name,
@@ -350,7 +411,7 @@ int cli_create(passion_ctx *ctx, const char *cmd, const char *name,
     size_t fl = file_len(name);
     char file[PATH_MAX], tmp[PATH_MAX + 64];
     snprintf(file, sizeof file, "%.*s", (int)fl, name);
-    temp_name(name, tmp, sizeof tmp);
+    cli_temp_name(name, tmp, sizeof tmp);
     snprintf(o->final, sizeof o->final, "%s", file);
     /* netCDF classic data are big-endian whatever the source's order:
        NATIVE lets the library convert (memory is always native) */

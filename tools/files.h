@@ -110,6 +110,66 @@ void cli_close(cli_obj *o);
 /* Local sets: local count of grid coordinate p in dimension d. */
 int64_t cli_local_count(const passion_array_spec *s, int d, int p);
 
+/* The file of rank q of a local set's pattern (every %d / %r -> q, %% ->
+   %; a pattern without them gets ".q"); -1 when it does not fit. */
+int cli_pattern_path(const char *pattern, int q, char *out, size_t n);
+/* The description's name of a local set named by its pattern
+   ("dir/data.%d.laf" -> "dir/data.laf.passion") or by the description
+   itself; -1 when the pattern has %d in its directory (no description)
+   or it does not fit. */
+int cli_lset_desc(const char *name, char *out, size_t n);
+/* The temporary name cli_create writes name under (".passion-tmp-" before
+   the file name; an object path stays last). */
+void cli_temp_name(const char *name, char *out, size_t n);
+
+/* ---- refusing to write onto an input (guard.c) ---- */
+
+/* The files one command reads and writes, by name (expanded on rank 0
+   only, when checked). */
+#define CLI_GUARD_MAX 8
+typedef struct cli_guard {
+    int n, overflow;
+    struct cli_guard_item {
+        char path[PATH_MAX]; /* a file, or a local set's pattern */
+        int nfiles;          /* pattern: its files 0..nfiles-1; else 0 */
+        char role;           /* 'i' input, 'o' new output, 't' its
+                                temporary, 'w' written in place */
+        int may_miss;        /* an input that may be absent */
+        const char *name;    /* as the user named it (for messages) */
+    } item[CLI_GUARD_MAX];
+} cli_guard;
+/* The files of an opened input (a global file, or a local set's files
+   and description). */
+void cli_guard_input(cli_guard *g, const cli_obj *o);
+/* The files an output named `name` gets from cli_create at `nranks` ranks
+   (a local set: its files and description), and their temporaries. */
+void cli_guard_output(cli_guard *g, const char *name, int nranks);
+/* An existing file written in place (put's DST, opened for reading). */
+void cli_guard_inplace(cli_guard *g, const cli_obj *o);
+/*
+ * Refuse (1, one message line on rank 0) when an output or temporary is
+ * the same file as an input (same st_dev and st_ino: hard links,
+ * symlinks and other spellings of a path included), or, unless force, an
+ * output exists. Decided on rank 0 and broadcast: every rank returns the
+ * same. Collective over MPI_COMM_WORLD; touches no file.
+ */
+int cli_guard_check(const cli_guard *g, const char *cmd, int force);
+
+/* ---- element types between SRC and DST (cast.c) ---- */
+
+/* 1 if s and d are one type in memory (kind and size: memory is always
+   in the machine's byte order). */
+int cli_cast_same(const passion_array_spec *s, const passion_array_spec *d);
+/* 0 if values of s may go into d (the same type, a safe cast, or any
+   value cast when unsafe), else -1 with why (naming sname and dname). */
+int cli_cast_check(const passion_array_spec *s, const passion_array_spec *d,
+                   int unsafe, const char *sname, const char *dname,
+                   char *why, size_t wl);
+/* Convert n packed values of s into values of d, in place: buf holds n
+   elements of the larger of the two sizes. */
+void cli_cast_run(void *buf, const passion_array_spec *s,
+                  const passion_array_spec *d, int64_t n);
+
 /* ---- progress (rank 0, stderr) ---- */
 typedef struct cli_prog {
     const char *what;
