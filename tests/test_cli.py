@@ -538,6 +538,11 @@ def formats():
              't1.nc:u', 't1.nc:s', 't2.nc:k', 't5.nc:w']
     rc, out, _ = run(['ls'] + names)
     got = ls_blocks(out)
+    # the build that opened the HDF5 datasets says it has HDF5
+    _, info, _ = run(['info'], np_=1)
+    hl = [ln for ln in info.splitlines() if ln.startswith('hdf5 ')]
+    check(rc == 0 and len(hl) == 1 and 'not built in' not in hl[0] and
+          re.search(r'\d+\.\d+', hl[0]), f"info's hdf5 line: {hl}")
     for n in names:
         f, _, obj = n.partition(':')
         if f.endswith('.npy'):
