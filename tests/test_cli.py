@@ -1162,6 +1162,39 @@ def errors():
         check(rc == 0 and out.startswith('usage:'), f"{c} --help")
     rc, out, _ = run(['--version'], np_=1)
     check(rc == 0 and out.startswith('passion '), '--version')
+    # help's examples name this build's launcher (a plain mpiexec may be
+    # the other MPI's), and its quick demo examples run
+    rc, out, _ = run(['help'], np_=1)
+    ex = out.split('examples:\n', 1)[-1].splitlines()
+    demos = 0
+    for line in ex:
+        words = line.split()
+        if 'passion' not in words:
+            continue
+        i = words.index('passion')
+        launch = [w for w in words[:i] if '=' not in w]
+        check(not launch or launch[0] in ('mpiexec.mpich', 'mpiexec.openmpi'),
+              f"help's example names no MPI's own launcher: {line!r}")
+        if words[i + 1:i + 2] != ['demo'] or '--quick' not in words:
+            continue
+        env = dict(w.split('=', 1) for w in words[:i] if '=' in w)
+        args = words[i + 1:]
+        if '--dir' in args:
+            args[args.index('--dir') + 1] = SCRATCH
+        else:
+            args += ['--dir', SCRATCH]
+        n = int(launch[2]) if len(launch) > 2 and launch[1] == '-n' else 1
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        rc, _, err = run(args, np_=n)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        check(rc == 0, f"help's example {line.strip()!r}: exit {rc} {err}")
+        demos += 1
+    check(demos >= 2, f"help's quick demo examples: {demos}")
     rc, out, _ = run(['info', '--budget', '3M'], np_=1)
     check('mpi ' in out and 'memory_budget  3145728' in out and
           'liburing' in out and 'hdf5' in out, f"info: {out!r}")

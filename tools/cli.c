@@ -7,7 +7,24 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+void cli_usage(FILE *out, const char *text)
+{
+    const char *b = passion_mpi_build();
+    const char *launcher = !strncmp(b, "MPICH", 5)      ? "mpiexec.mpich"
+                           : !strncmp(b, "Open MPI", 8) ? "mpiexec.openmpi"
+                                                        : "mpiexec";
+    static const char word[] = "mpiexec ";
+    for (const char *p = text, *q; *p; p = q + sizeof word - 1) {
+        if (!(q = strstr(p, word))) {
+            fputs(p, out);
+            break;
+        }
+        fprintf(out, "%.*s%s ", (int)(q - p), p, launcher);
+    }
+}
 
 void cli_progress(void *arg, const char *phase, double fraction)
 {

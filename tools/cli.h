@@ -4,10 +4,16 @@
 
 #include "passion.h"
 
+#include <stdio.h>
+
 /* Progress and messages on rank 0 (stderr; a bar on a terminal). */
 void cli_progress(void *arg, const char *phase, double fraction);
 void cli_progress_done(void);
 int cli_rank(void);
+/* Print a usage or help text, each "mpiexec " in it named as the launcher
+   of the MPI this passion was built with (mpiexec.mpich, mpiexec.openmpi:
+   on a machine with both, a plain mpiexec may be the other one's). */
+void cli_usage(FILE *out, const char *text);
 /* The context's memory_budget option in bytes. */
 int64_t cli_budget(const passion_ctx *ctx);
 

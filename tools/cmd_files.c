@@ -55,8 +55,8 @@ static int usage_err(const char *cmd, const char *usage, const char *fmt,
 static int help(const char *usage)
 {
     if (cli_rank() == 0) {
-        fputs(usage, stdout);
-        fputs(cli_common_help, stdout);
+        cli_usage(stdout, usage);
+        cli_usage(stdout, cli_common_help);
     }
     return 0;
 }

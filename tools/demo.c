@@ -177,7 +177,7 @@ static int parse(demo_cfg *c, int argc, char **argv)
             c->keep = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             if (cli_rank() == 0)
-                fputs(demo_usage, stdout);
+                cli_usage(stdout, demo_usage);
             return 1;
         } else if (v && !strcmp(a, "--jacobi")) {
             c->jn = atoll(v), i++;

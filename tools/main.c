@@ -53,7 +53,7 @@ static const char usage[] =
     "examples:\n"
     "  mpiexec -n 2 passion demo\n"
     "  mpiexec -n 2 passion demo --quick --dir /tmp\n"
-    "  PASSION_ENGINE=thread mpiexec -n 2 passion demo --budget 4M\n"
+    "  PASSION_ENGINE=thread mpiexec -n 2 passion demo --quick --ratio 32\n"
     "  passion ls run.h5:/fields/u\n"
     "  passion get run.nc:u 0:10,::4 -o u.npy\n"
     "  mpiexec -n 2 passion convert u.npy 'u.%d.laf' --dist 'CYCLIC(256),*'\n";
@@ -73,7 +73,7 @@ static int info(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             if (rank_ == 0)
-                fputs(info_usage, stdout);
+                cli_usage(stdout, info_usage);
             return 0;
         }
         int k = cli_common_arg(&c, argc, argv, &i);
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
                !strcmp(cmd, "-h")) {
         if (rank_ == 0)
-            fputs(usage, stdout);
+            cli_usage(stdout, usage);
     } else if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         if (rank_ == 0)
             printf("passion %s\n", passion_version(NULL, NULL, NULL));
