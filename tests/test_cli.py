@@ -1141,6 +1141,12 @@ def errors():
     one_line_error(['dump'] + raw + ['nonexistent.raw'], 'missing file')
     one_line_error(['ls', 'missing.%d.laf'], 'missing local set')
     one_line_error(['ls', 'd.raw'], 'raw without --shape')
+    # a directory is named as one, with or without a raw file's options
+    os.makedirs(path('adir'), exist_ok=True)
+    for extra in ([], raw):
+        rc, _, err = run(['ls'] + extra + ['adir'], expect=1)
+        check(rc != 0 and 'adir is a directory' in err and
+              'raw file' not in err, f"ls of a directory: {rc} {err!r}")
     one_line_error(['convert', '--dist', 'CYCLIC(x)'] + raw +
                    ['d.raw', 'z.%d.laf'], 'bad --dist')
     one_line_error(['convert', 'set.%d.laf', 'z2.%d.laf'],

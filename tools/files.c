@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_rank(void)
@@ -259,6 +260,9 @@ static int raw_spec(const cli_common *c, const char *cmd, const char *name,
                     passion_array_spec *s)
 {
     char why[256];
+    struct stat st;
+    if (!stat(name, &st) && S_ISDIR(st.st_mode))
+        return cli_fail(cmd, "%s is a directory, not an array file", name);
     if (!c->shape || !c->type)
         return cli_fail(cmd, "%s: a raw file (no .npy/.h5/.nc extension, no "
                         "%%d) needs --shape and --type", name);
