@@ -1141,6 +1141,22 @@ def errors():
     one_line_error(['dump'] + raw + ['nonexistent.raw'], 'missing file')
     one_line_error(['ls', 'missing.%d.laf'], 'missing local set')
     one_line_error(['ls', 'd.raw'], 'raw without --shape')
+    # ls of a local set checks its files: there, and their local sizes
+    np.save(path('ls_src.npy'), np.arange(60, dtype='<f8').reshape(6, 10))
+    run(['convert', 'ls_src.npy', 'lsck.%d.laf', '--dist', 'BLOCK,*'])
+    rc, out, err = run(['ls', 'lsck.%d.laf'])
+    check(rc == 0 and 'MISSING' not in out, f"ls of a whole set: {rc} {err!r}")
+    victim = path(f'lsck.{NP - 1}.laf')
+    with open(victim, 'r+b') as fp:
+        fp.truncate(8)
+    rc, out, err = run(['ls', 'lsck.%d.laf'], expect=1)
+    check(rc != 0 and 'the file holds 8 bytes' in out and
+          'missing or not the size' in err, f"ls of a short file: {rc} {err!r}")
+    os.unlink(victim)
+    rc, out, err = run(['ls', 'lsck.%d.laf'], expect=1)
+    check(rc != 0 and 'MISSING' in out and
+          len([l for l in err.splitlines() if l.strip()]) == 1,
+          f"ls of a set without file {NP - 1}: {rc} {out!r} {err!r}")
     # a directory is named as one, with or without a raw file's options
     os.makedirs(path('adir'), exist_ok=True)
     for extra in ([], raw):

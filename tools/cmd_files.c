@@ -8,8 +8,10 @@
 #include "files.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -83,7 +85,9 @@ static const char ls_usage[] =
 
 /* layout: the layout line of a global file ("contiguous"); why: the
    reason passion_open refuses it (NULL: it opens) */
-static void ls_one(const cli_obj *o, const char *layout, const char *why)
+/* Returns how many of a local set's files are missing or of another
+   size than their local array (0 for other arrays). */
+static int ls_one(const cli_obj *o, const char *layout, const char *why)
 {
     const passion_array_spec *s = &o->spec;
     char tn[32], tc[16], hb[64];
@@ -117,7 +121,7 @@ static void ls_one(const cli_obj *o, const char *layout, const char *why)
         printf("  data       %s\n", hb);
         if (why)
             printf("  refused    %s\n", why);
-        return;
+        return 0;
     }
     printf("  files      %d (%s)\n", o->nfiles, o->pattern);
     printf("  grid       ");
@@ -135,6 +139,7 @@ static void ls_one(const cli_obj *o, const char *layout, const char *why)
     printf("\n  ghost      ");
     print_dims(stdout, " ", s->ndims, s->ghost);
     int64_t total = 0;
+    int bad = 0;
     for (int q = 0; q < o->nfiles; q++) {
         int c[CLI_MAX_DIMS], r = q;
         for (int d = s->ndims - 1; d >= 0; d--) {
@@ -145,18 +150,31 @@ static void ls_one(const cli_obj *o, const char *layout, const char *why)
         for (int d = 0; d < s->ndims; d++)
             b *= cli_local_count(s, d, c[d]) + 2 * s->ghost[d];
         total += b;
-        if (q < 8 || q == o->nfiles - 1) {
+        /* the file itself: there, and as long as its local array */
+        char path[PATH_MAX];
+        struct stat st;
+        int missing = cli_pattern_path(o->pattern, q, path, sizeof path) ||
+                      stat(path, &st) || !S_ISREG(st.st_mode);
+        int wrong = !missing && (int64_t)st.st_size != b;
+        bad += missing || wrong;
+        if (q < 8 || q == o->nfiles - 1 || missing || wrong) {
             printf("\n  file %-5d local ", q);
             for (int d = 0; d < s->ndims; d++)
                 printf("%s%" PRId64, d ? " x " : "",
                        cli_local_count(s, d, c[d]));
             printf(" + ghosts, %" PRId64 " bytes", b);
+            if (missing)
+                printf(": MISSING (%s)", path);
+            else if (wrong)
+                printf(": the file holds %lld bytes (%s)",
+                       (long long)st.st_size, path);
         } else if (q == 8) {
             printf("\n  ...");
         }
     }
     human(total, hb, sizeof hb);
     printf("\n  data       %s in all files, ghosts included\n", hb);
+    return bad;
 }
 
 /* An HDF5 or netCDF name without an object, or naming an HDF5 group:
@@ -257,9 +275,14 @@ int cli_ls(int argc, char **argv)
             status = 1;
             continue;
         }
-        if (cli_rank() == 0)
-            ls_one(&o, "contiguous", NULL);
+        int bad = cli_rank() == 0 ? ls_one(&o, "contiguous", NULL) : 0;
         fflush(stdout);
+        MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (bad) {
+            cli_fail("ls", "%s: %d of its %d files missing or not the size "
+                     "of their local array", argv[i], bad, o.nfiles);
+            status = 1;
+        }
         cli_close(&o);
     }
     passion_finalize(ctx);
