@@ -34,7 +34,8 @@ run meson install -C "$t/build" >"$t/install.log" 2>&1 ||
 for f in bin/passion include/passion.h lib/pkgconfig/passion.pc \
          lib/cmake/passion/passionConfig.cmake \
          lib/cmake/passion/passionConfigVersion.cmake \
-         share/man/man3/passion.3 share/passion/examples/CMakeLists.txt \
+         share/man/man3/passion.3 share/man/man1/passion.1 \
+         share/passion/examples/CMakeLists.txt \
          share/passion/examples/section_io.c \
          share/passion/examples/slab_prefetch.c \
          share/passion/examples/stencil.c; do

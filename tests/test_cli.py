@@ -1184,6 +1184,16 @@ def errors():
         check(rc == 0 and out.startswith('usage:'), f"{c} --help")
     rc, out, _ = run(['--version'], np_=1)
     check(rc == 0 and out.startswith('passion '), '--version')
+    # passion(1) documents every command help lists
+    rc, out, _ = run(['help'], np_=1)
+    cmds = re.findall(r'^  ([a-z]+) ', out.split('commands:\n', 1)[-1]
+                      .split('\n\n', 1)[0], re.M)
+    page = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             '..', 'man', 'passion.1')).read()
+    check(len(cmds) >= 7, f"help's commands: {cmds}")
+    for c in cmds:
+        check(re.search(r'^\.(TP\n\.)?B[I]? "?' + c + r'\b', page, re.M),
+              f"passion(1) has no entry for {c}")
     # help's examples name this build's launcher (a plain mpiexec may be
     # the other MPI's), and its quick demo examples run
     rc, out, _ = run(['help'], np_=1)
