@@ -126,6 +126,24 @@ static int file_matches(const char *path, double *back, const double *model,
     return diff == 0;
 }
 
+/* A new global file of doubles th_dir()/name (path: 512 bytes), its
+   array and handle; 0 or the code (a failed check). Collective. */
+static int open_global(passion_ctx *ctx, int nd, const int64_t *shape,
+                       int storage, const char *name, char *path,
+                       passion_array **a, passion_file **f)
+{
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, nd, shape, 8);
+    sp.storage = storage;
+    sp.placement = PASSION_PLACE_GLOBAL;
+    snprintf(path, 512, "%s/%s", th_dir(), name);
+    int rc = passion_array_create(ctx, &sp, a);
+    if (!rc)
+        rc = passion_file_open(*a, path, PASSION_MODE_CREATE, f);
+    TH_CHECK(rc == 0, "open %s: %d %s", path, rc, passion_ctx_errdetail(ctx));
+    return rc;
+}
+
 static double value(int call, int rank, int64_t k)
 {
     return (double)(call + 1) * 1e6 + (double)rank * 1e5 + (double)k;
@@ -187,18 +205,12 @@ static void coll_config(uint64_t *s, const char *opts, int method_fixed,
             shape[0] = 2 * th_range(s, 2, 4) + 1;
         n *= shape[d];
     }
-    passion_array_spec sp;
-    passion_array_spec_init(&sp, nd, shape, 8);
-    sp.storage = row ? PASSION_ROW_MAJOR : PASSION_COL_MAJOR;
-    sp.placement = PASSION_PLACE_GLOBAL;
     passion_array *a = NULL;
     passion_file *f = NULL;
     char path[512];
-    snprintf(path, sizeof path, "%s/races.raw", th_dir());
-    rc = passion_array_create(ctx, &sp, &a);
-    if (!rc)
-        rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
-    TH_CHECK(rc == 0, "open %s: %d %s", path, rc, passion_ctx_errdetail(ctx));
+    rc = open_global(ctx, nd, shape,
+                     row ? PASSION_ROW_MAJOR : PASSION_COL_MAJOR, "races.raw",
+                     path, &a, &f);
     double *model = calloc((size_t)n, sizeof *model);
     double *back = calloc((size_t)n, sizeof *back);
     passion_section *sec = calloc((size_t)P, sizeof *sec);
@@ -346,17 +358,11 @@ static void test_async(void)
         TH_CHECK(rc == 0, "init: %d", rc);
         if (rc)
             continue;
-        passion_array_spec sp;
-        passion_array_spec_init(&sp, 2, shape, 8);
-        sp.placement = PASSION_PLACE_GLOBAL;
         passion_array *a = NULL;
         passion_file *f = NULL;
         char path[512];
-        snprintf(path, sizeof path, "%s/async.raw", th_dir());
-        rc = passion_array_create(ctx, &sp, &a);
-        if (!rc)
-            rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
-        TH_CHECK(rc == 0, "open: %d %s", rc, passion_ctx_errdetail(ctx));
+        rc = open_global(ctx, 2, shape, PASSION_ROW_MAJOR, "async.raw", path,
+                         &a, &f);
         double *model = calloc((size_t)(H * P * W), sizeof *model);
         double *back = calloc((size_t)(H * P * W), sizeof *back);
         double bufs[4][H * W];
