@@ -186,7 +186,7 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
        domains must be the same everywhere (agreed with the outcome, one
        reduction) */
     struct {
-        int k, cb_nodes, cb_per_node, exchange;
+        int k, cb_nodes, cb_per_node, exchange, planner;
         double lat, byte;
         int64_t stripe;
         char cb_ranks[CORE_CB_RANKS_MAX];
@@ -201,14 +201,16 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
        by nodes for a fixed node-aware algorithm) without asking */
     same.exchange = ctx->opt.exchange;
     same.stripe = ctx->opt.stripe_size;
+    /* the planner decides with the ranks alike */
+    same.planner = ctx->opt.planner;
     memcpy(same.cb_ranks, ctx->opt.cb_ranks, sizeof same.cb_ranks);
     /* the host kept on comm by an earlier context (net.c): used only
        when every rank has it (agreed in the same reduction) */
     core_host host;
     int kept = core_host_kept(comm, &host);
     rc = core_same_all(ctx, rc, &same, sizeof same,
-                       "virtual_node_ranks, sim_net_*, cb_*, stripe_size or "
-                       "exchange options", &kept);
+                       "virtual_node_ranks, sim_net_*, cb_*, stripe_size, "
+                       "exchange or planner options", &kept);
     if (!rc)
         rc = core_agree(ctx, core_nodes_init(ctx, kept ? &host : NULL));
     if (rc) {

@@ -20,6 +20,7 @@
 
 #define CORE_HIDDEN __attribute__((visibility("hidden")))
 #define CORE_CB_RANKS_MAX 256 /* bytes of the option cb_ranks, NUL included */
+#define CORE_PATH_MAX 1024    /* bytes of a file name option, NUL included */
 #define CORE_DETAIL_MAX 512
 
 /* Opaque slots for state hung on a context: the driver's own state (the
@@ -28,8 +29,8 @@
    only runs the destructor the owner registered, highest slot first, so
    the engine is drained before any driver state goes). */
 enum { CORE_EXT_DRV = 0, CORE_EXT_COLL = 1, CORE_EXT_ENGINE = 2,
-       CORE_EXT_XCHG = 3,
-       CORE_EXT_MAX = 4 };
+       CORE_EXT_XCHG = 3, CORE_EXT_PLAN = 4,
+       CORE_EXT_MAX = 5 };
 
 /*
  * The options of a context (passion/options.c holds the key table that
@@ -57,6 +58,9 @@ typedef struct core_options {
                                passion_init (core_wait_policy) */
     int netcdf_format;      /* netCDF classic files passion creates:
                                0 CDF-5 (default), 1 CDF-2, 2 CDF-1 */
+    int planner;            /* 0 estimate, 1 measure (default):
+                               collective/planner/planner.h */
+    char wisdom[CORE_PATH_MAX]; /* the planner's wisdom file ("" none) */
     /* nodes (issue 13; passion/net.c) */
     int virtual_node_ranks; /* > 0: virtual nodes of this many consecutive
                                ranks instead of the shared-memory split
@@ -557,6 +561,12 @@ CORE_HIDDEN int core_posix_rename(passion_ctx *ctx, const char *from,
                                   const char *to, int noreplace);
 CORE_HIDDEN int core_posix_unlink(passion_ctx *ctx, const char *path);
 CORE_HIDDEN int core_posix_sync_dir(passion_ctx *ctx, const char *path);
+/* Small whole files (the planner's wisdom): read one (-ENOENT: none,
+   -EFBIG: over max bytes), replace one atomically. */
+CORE_HIDDEN int core_posix_slurp(const char *path, size_t max, char **buf,
+                                 size_t *len);
+CORE_HIDDEN int core_posix_replace(const char *path, const char *buf,
+                                   size_t len);
 extern CORE_HIDDEN const core_driver_ops core_drv_posix;
 extern CORE_HIDDEN const core_driver_ops core_drv_mpiio;
 extern CORE_HIDDEN const core_driver_ops core_drv_fault;

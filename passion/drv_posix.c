@@ -573,6 +573,81 @@ int core_posix_sync_dir(passion_ctx *ctx, const char *path)
     return rc;
 }
 
+/* A small text file (the planner's wisdom) whole: *buf (malloc'd, NUL
+   after the *len bytes); -ENOENT when there is none, -EFBIG above
+   max bytes. */
+int core_posix_slurp(const char *path, size_t max, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = 0;
+    char *p = NULL;
+    if (fstat(fd, &st))
+        rc = -errno;
+    else if (!S_ISREG(st.st_mode))
+        rc = -EISDIR;
+    else if ((uint64_t)st.st_size > max)
+        rc = -EFBIG;
+    else if (!(p = malloc((size_t)st.st_size + 1)))
+        rc = -ENOMEM;
+    size_t n = 0;
+    while (!rc && n < (size_t)st.st_size) {
+        ssize_t r = read(fd, p + n, (size_t)st.st_size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            rc = r < 0 ? -errno : -EIO;
+        else
+            n += (size_t)r;
+    }
+    close(fd);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    p[n] = '\0';
+    *buf = p;
+    *len = n;
+    return 0;
+}
+
+/* Replace path with len bytes, atomically: a temporary beside it, synced,
+   renamed over it (a reader sees the old file or the new, whole). */
+int core_posix_replace(const char *path, const char *buf, size_t len)
+{
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 16);
+    if (!tmp)
+        return -ENOMEM;
+    snprintf(tmp, pl + 16, "%s.tmp%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = fd < 0 ? -errno : 0;
+    size_t n = 0;
+    while (!rc && n < len) {
+        ssize_t w = write(fd, buf + n, len - n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            rc = w < 0 ? -errno : -EIO;
+        else
+            n += (size_t)w;
+    }
+    if (!rc && fsync(fd))
+        rc = -errno;
+    if (fd >= 0 && close(fd) && !rc)
+        rc = -errno;
+    if (!rc && rename(tmp, path))
+        rc = -errno;
+    if (rc && fd >= 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
 const core_driver_ops core_drv_posix = {
     .name = "posix",
     .open = posix_open,

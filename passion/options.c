@@ -19,8 +19,11 @@
 
 /* Value kinds: integer (range), size (K/M/G suffixes), real (>= 0),
    enumeration (names[i] is the value i), rank list ("r:r:...", ranks in
-   lo..hi, stored as text in a char array of `width` bytes). */
-enum { K_INT, K_SIZE, K_REAL, K_ENUM, K_RANKS };
+   lo..hi, stored as text in a char array of `width` bytes), path (any
+   text shorter than `width` bytes, stored the same way). */
+enum { K_INT, K_SIZE, K_REAL, K_ENUM, K_RANKS, K_PATH };
+/* the kinds stored as text */
+#define K_TEXT(kind) ((kind) == K_RANKS || (kind) == K_PATH)
 
 static const char *const drivers[] = {"posix", "mpiio", "fault"};
 static const char *const xchgs[] = {"auto", "mpi", "pairwise", "a1",
@@ -28,6 +31,7 @@ static const char *const xchgs[] = {"auto", "mpi", "pairwise", "a1",
                                     "twolevel"};
 static const char *const engines[] = {"auto", "uring", "thread"};
 static const char *const ncformats[] = {"cdf5", "cdf2", "cdf1"};
+static const char *const planners[] = {"estimate", "measure"};
 
 typedef struct key_def {
     const char *key;
@@ -55,6 +59,9 @@ static const key_def keys[] = {
     {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL},
     {"wait_spin", K_REAL, F(wait_spin), 0, 0, NULL},
     {"netcdf_format", K_ENUM, F(netcdf_format), 0, 2, ncformats},
+    /* the planner (collective/planner/planner.h) */
+    {"planner", K_ENUM, F(planner), 0, 1, planners},
+    {"wisdom", K_PATH, F(wisdom), 0, 0, NULL},
     {"virtual_node_ranks", K_INT, F(virtual_node_ranks), 0, 1 << 30, NULL},
     /* test and benchmark: the simulated network (net.c) */
     {"sim_net_latency_us", K_REAL, F(sim_net_latency_us), 0, 0, NULL},
@@ -81,6 +88,7 @@ void core_options_default(core_options *o)
     o->driver = PASSION_DRIVER_POSIX;
     o->exchange = PASSION_XCHG_AUTO;
     o->engine = PASSION_ENGINE_AUTO;
+    o->planner = 1; /* measure */
     o->fault_errno = EIO;
     o->fault_ranks = -1;
 }
@@ -141,6 +149,8 @@ static int set_int(core_options *o, const key_def *k, int64_t v,
     if (k->kind == K_RANKS)
         return fail(detail, dlen, "option %s takes a list of ranks "
                     "\"r:r:...\" as text", k->key);
+    if (k->kind == K_PATH)
+        return fail(detail, dlen, "option %s takes a file name", k->key);
     if (v < k->lo || v > k->hi)
         return fail(detail, dlen,
                     "option %s: %" PRId64 " outside %" PRId64 "..%" PRId64,
@@ -155,6 +165,8 @@ static int set_real(core_options *o, const key_def *k, double v,
     if (k->kind == K_RANKS)
         return fail(detail, dlen, "option %s takes a list of ranks "
                     "\"r:r:...\" as text", k->key);
+    if (k->kind == K_PATH)
+        return fail(detail, dlen, "option %s takes a file name", k->key);
     if (k->kind != K_REAL)
         return fail(detail, dlen, "option %s takes an integer%s", k->key,
                     k->kind == K_ENUM ? " or a name" : "");
@@ -202,6 +214,15 @@ static int set_text(core_options *o, const key_def *k, const char *v,
 {
     if (!v)
         return fail(detail, dlen, "option %s: NULL value", k->key);
+    if (k->kind == K_PATH) {
+        if (strlen(v) >= (size_t)k->width)
+            return fail(detail, dlen, "option %s: longer than %d bytes",
+                        k->key, k->width - 1);
+        char *dst = (char *)o + k->off;
+        memset(dst, 0, (size_t)k->width);
+        memcpy(dst, v, strlen(v));
+        return PASSION_OK;
+    }
     if (k->kind == K_RANKS) {
         /* "" or ranks separated by ':' (',' separates options) */
         if (strlen(v) >= (size_t)k->width)
@@ -290,7 +311,7 @@ int core_options_get(const core_options *o, const char *key, char *buf,
     if (!buf || len == 0)
         return fail(detail, dlen, "no buffer for option %s", key);
     int n;
-    if (k->kind == K_RANKS) {
+    if (K_TEXT(k->kind)) {
         n = snprintf(buf, len, "%s", (const char *)o + k->off);
     } else if (k->kind == K_REAL) {
         double v;

@@ -173,16 +173,6 @@ CORE_HIDDEN int coll_xchg_state_costs(const coll_xchg_state *st,
                                       coll_xchg_costs *out);
 CORE_HIDDEN void coll_xchg_state_set_costs(coll_xchg_state *st,
                                            const coll_xchg_costs *c);
-/* auto's last choice, when it was made for the same costs, shape and
-   budget: 1 and *out; else 0. */
-CORE_HIDDEN int coll_xchg_memo_get(const coll_xchg_state *st,
-                                   const coll_xchg_costs *c,
-                                   const coll_xchg_shape *s, int64_t budget,
-                                   coll_xchg_choice *out);
-CORE_HIDDEN void coll_xchg_memo_put(coll_xchg_state *st,
-                                    const coll_xchg_costs *c,
-                                    const coll_xchg_shape *s, int64_t budget,
-                                    const coll_xchg_choice *ch);
 /* Memory of at least `bytes` kept in the state between calls (the round
    of headers: not staging, bookkeeping of one call at a time), NULL when
    out of memory. Counts as one allocation for fault_alloc_at every call,

@@ -1,14 +1,12 @@
 /*
  * xchg_state.c - all per-context state of the exchange subsystem, in one
  * place: the calibrated message costs (shared with the two-phase method's
- * model through coll_xchg_costs_get), the memo of `auto`'s last choice,
- * the last call's counters and the subsystem's private communicator. It
+ * model through coll_xchg_costs_get), the last call's counters and the subsystem's private communicator. It
  * hangs on the context's extension slot CORE_EXT_XCHG and is freed by
  * passion_finalize through the destructor registered here.
  *
  * Invariants: the costs and the memo are identical on every rank (the
- * costs are reduced over ranks before they are stored, the memo is a pure
- * function of agreed inputs); the communicator is created collectively
+ * costs are reduced over ranks before they are stored); the communicator is created collectively
  * by the first exchange call on the context, and kept by every rank or by
  * none (agreed), so that the next call finds the same on every rank.
  */
@@ -22,13 +20,6 @@ struct coll_xchg_state {
     coll_xchg_stats last;
     MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
     coll_nodes nodes; /* made with comm (xchg_nodes.c) */
-    /* the last choice of `auto` and what it was made for (repeated
-       exchanges of one shape skip the model) */
-    int memo_ok;
-    coll_xchg_costs memo_costs;
-    coll_xchg_shape memo_shape;
-    int64_t memo_budget;
-    coll_xchg_choice memo;
     void *buf; /* coll_xchg_state_buf */
     size_t buf_bytes;
 };
@@ -128,41 +119,6 @@ void coll_xchg_state_set_costs(coll_xchg_state *st, const coll_xchg_costs *c)
         return;
     st->calibrated = 1;
     st->costs = *c;
-}
-
-int coll_xchg_memo_get(const coll_xchg_state *st, const coll_xchg_costs *c,
-                       const coll_xchg_shape *s, int64_t budget,
-                       coll_xchg_choice *out)
-{
-    if (!st || !st->memo_ok)
-        return 0;
-    const coll_xchg_costs *mc = &st->memo_costs;
-    const coll_xchg_shape *ms = &st->memo_shape;
-    if (st->memo_budget == budget && mc->round == c->round &&
-        mc->msg == c->msg && mc->byte == c->byte && mc->copy == c->copy &&
-        mc->source == c->source && ms->procs == s->procs &&
-        ms->block == s->block && ms->lmax == s->lmax &&
-        ms->lmax_x == s->lmax_x && ms->mmax == s->mmax &&
-        ms->total == s->total && ms->nodes == s->nodes &&
-        ms->node_max == s->node_max && mc->net_msg == c->net_msg &&
-        mc->net_byte == c->net_byte) {
-        *out = st->memo;
-        return 1;
-    }
-    return 0;
-}
-
-void coll_xchg_memo_put(coll_xchg_state *st, const coll_xchg_costs *c,
-                        const coll_xchg_shape *s, int64_t budget,
-                        const coll_xchg_choice *ch)
-{
-    if (!st)
-        return;
-    st->memo_ok = 1;
-    st->memo_costs = *c;
-    st->memo_shape = *s;
-    st->memo_budget = budget;
-    st->memo = *ch;
 }
 
 void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,

@@ -1,0 +1,157 @@
+/*
+ * plan_state.c - the planner of one context: its table of records
+ * (plan_table.c), its mode (the option planner), and its wisdom: read
+ * from the file the option wisdom names before the first decision, and
+ * written back by rank 0 when the context is freed, merged into what the
+ * file holds then (a signature learned in this run replaces the file's
+ * line for it; the file's other lines stay).
+ *
+ * Invariants: the table is the same on every rank (wisdom is read by
+ * rank 0 alone and broadcast, and every later change comes from agreed
+ * inputs); the state hangs on the context's extension slot CORE_EXT_PLAN
+ * and goes with the context (passion_finalize runs its destructor). A
+ * wisdom file is read only whole and replaced only whole (a temporary
+ * renamed over it), so a reader never sees half of one.
+ */
+#include "planner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the largest wisdom file read (some 100 bytes a signature) */
+#define WISDOM_MAX (16u << 20)
+
+struct plan_state {
+    plan_table table;
+    int loaded; /* the wisdom file was read (or there was none) */
+    int learned; /* a record was decided by measurement since */
+};
+
+/* rank 0: merge the table's decided records into the file */
+static int save(passion_ctx *ctx, plan_state *s, char *why, size_t wlen)
+{
+    const char *path = ctx->opt.wisdom;
+    plan_table merged;
+    plan_table_init(&merged);
+    char *old = NULL;
+    size_t len = 0;
+    int rc = core_posix_slurp(path, WISDOM_MAX, &old, &len);
+    if (rc == -ENOENT) {
+        rc = 0;
+    } else if (rc) {
+        snprintf(why, wlen, "%s", strerror(-rc));
+    } else {
+        rc = plan_wisdom_parse(&merged, old, len, why, wlen);
+        if (rc)
+            rc = -EINVAL;
+    }
+    free(old);
+    for (int i = 0; !rc && i < s->table.n; i++) {
+        const plan_rec *r = &s->table.rec[i];
+        if (r->winner >= 0 &&
+            plan_wisdom_put(&merged, &r->sig, &r->cand[r->winner],
+                            r->agreed[r->winner]))
+            rc = -ENOMEM;
+    }
+    char *text = NULL;
+    if (!rc && !(text = plan_wisdom_format(&merged, &len)))
+        rc = -ENOMEM;
+    if (!rc)
+        rc = core_posix_replace(path, text, len);
+    if (rc && !why[0])
+        snprintf(why, wlen, "%s", strerror(-rc));
+    free(text);
+    plan_table_clear(&merged);
+    return rc;
+}
+
+static void state_free(passion_ctx *ctx, void *p)
+{
+    plan_state *s = p;
+    if (ctx->rank == 0 && ctx->opt.wisdom[0] && s->learned) {
+        char why[256] = "";
+        /* the context is going: no code to return, so the reason goes to
+           stderr (the option asked for the file) */
+        if (save(ctx, s, why, sizeof why))
+            fprintf(stderr, "passion: wisdom not saved to %s: %s\n",
+                    ctx->opt.wisdom, why);
+    }
+    plan_table_clear(&s->table);
+    core_free(ctx, s);
+}
+
+plan_state *plan_state_get(passion_ctx *ctx)
+{
+    plan_state *s = ctx->ext[CORE_EXT_PLAN];
+    if (s)
+        return s;
+    s = core_calloc(ctx, 1, sizeof *s);
+    if (!s)
+        return NULL;
+    plan_table_init(&s->table);
+    ctx->ext[CORE_EXT_PLAN] = s;
+    ctx->ext_free[CORE_EXT_PLAN] = state_free;
+    return s;
+}
+
+plan_table *plan_state_table(plan_state *s)
+{
+    return s ? &s->table : NULL;
+}
+
+int plan_state_mode(const passion_ctx *ctx)
+{
+    return ctx->opt.planner == 0 ? PLAN_ESTIMATE : PLAN_MEASURE;
+}
+
+void plan_state_learned(plan_state *s)
+{
+    if (s)
+        s->learned = 1;
+}
+
+int plan_state_load(passion_ctx *ctx, plan_state *s, MPI_Comm comm)
+{
+    /* s is there on every rank or on none (the caller agreed on it) */
+    if (!s || s->loaded)
+        return PASSION_OK;
+    s->loaded = 1;
+    /* rank 0 reads; [code, bytes] then the bytes go to every rank */
+    int64_t head[2] = {0, 0};
+    char *text = NULL;
+    size_t len = 0;
+    if (ctx->rank == 0 && ctx->opt.wisdom[0]) {
+        int r = core_posix_slurp(ctx->opt.wisdom, WISDOM_MAX, &text, &len);
+        if (r == -ENOENT)
+            r = 0; /* no wisdom yet: this run makes it */
+        head[0] = r;
+        head[1] = (int64_t)len;
+    }
+    int rc = PASSION_OK;
+    if (MPI_Bcast(head, 2, MPI_INT64_T, 0, comm) != MPI_SUCCESS)
+        rc = core_err(ctx, PASSION_EMPI, "planner: broadcast of wisdom");
+    if (!rc && head[0])
+        rc = core_err(ctx, core_errno_code((int)-head[0]),
+                      "planner: wisdom file %s: %s", ctx->opt.wisdom,
+                      strerror((int)-head[0]));
+    /* the bytes' room on every rank, agreed before the broadcast that
+       fills it (no rank may miss it) */
+    if (!rc && head[1] > 0 && ctx->rank != 0 &&
+        !(text = malloc((size_t)head[1] + 1)))
+        rc = core_err(ctx, PASSION_ENOMEM, "planner: %lld bytes of wisdom",
+                      (long long)head[1]);
+    rc = core_agree(ctx, rc);
+    if (!rc && head[1] > 0 &&
+        MPI_Bcast(text, (int)head[1], MPI_CHAR, 0, comm) != MPI_SUCCESS)
+        rc = core_err(ctx, PASSION_EMPI, "planner: broadcast of wisdom");
+    char detail[200] = "";
+    if (!rc && head[1] > 0 &&
+        plan_wisdom_parse(&s->table, text, (size_t)head[1], detail,
+                          sizeof detail))
+        rc = core_err(ctx, PASSION_EINVAL, "planner: wisdom file %s: %s",
+                      ctx->opt.wisdom, detail);
+    free(text);
+    return core_agree(ctx, rc);
+}

@@ -1,0 +1,133 @@
+/*
+ * planner.h - the planner: which of several correct ways of doing one call
+ * runs. FFTW's planner is the model (Frigo and Johnson, "The Design and
+ * Implementation of FFTW3", Proc. IEEE 93(2), 2005, section 7: the
+ * planner separate from what it plans, ESTIMATE and MEASURE, wisdom).
+ *
+ * A dispatcher (the exchange's, the collective I/O's) describes a call by
+ * a signature: an operation and PLAN_KEYS integers, agreed on every rank.
+ * The first time a signature comes it offers its candidates with their
+ * estimates, best first; from then on the record decides:
+ *   estimate: the candidate the estimate ranks first (or wisdom's
+ *     winner), the same answer every time;
+ *   measure: the candidates run in turn, PLAN_TRIALS times each, on real
+ *     calls; each call's time on this rank is observed (plan_observe);
+ *     then the ranks agree on every candidate's slowest-rank best time
+ *     (one reduction of plan_times' vector, made by the dispatcher, given
+ *     back to plan_decide) and the fastest is kept; after PLAN_RECHECK
+ *     calls the candidates are measured again. A signature that wisdom
+ *     holds runs wisdom's winner from its first call and is not measured.
+ * Invariant: what plan_next answers depends only on agreed inputs (the
+ * signature, the candidates, the count of plan_next calls of the record,
+ * the agreed times), so every rank runs the same candidate; nothing here
+ * does MPI or I/O (plan_state.c does both), so every rule is testable
+ * without MPI.
+ */
+#ifndef PASSION_PLANNER_H
+#define PASSION_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../passion/core.h"
+
+enum { PLAN_ESTIMATE = 0, PLAN_MEASURE = 1 };
+/* operations (the first word of a wisdom line names them: plan_op_name) */
+enum { PLAN_OP_XCHG = 0, PLAN_OP_N = 1 };
+
+#define PLAN_KEYS 8
+#define PLAN_CANDS 6
+#define PLAN_TRIALS 3     /* calls per candidate in one measurement */
+#define PLAN_RECHECK 4096 /* calls of a decided signature between two */
+#define PLAN_SLOW 1e300   /* a time no candidate reaches: not observed */
+
+typedef struct plan_sig {
+    int op;
+    int64_t key[PLAN_KEYS];
+} plan_sig;
+
+typedef struct plan_cand {
+    int method;      /* the dispatcher's id (enum passion_xchg...) */
+    int param;       /* its parameter (a radix), 0 none */
+    double estimate; /* seconds the model gives it */
+} plan_cand;
+
+typedef struct plan_rec {
+    plan_sig sig;
+    int n;                       /* candidates */
+    plan_cand cand[PLAN_CANDS];  /* best estimate first */
+    double best[PLAN_CANDS];     /* this rank's best time of each, this
+                                    measurement (PLAN_SLOW: none yet) */
+    double agreed[PLAN_CANDS];   /* the agreed times of the last decision */
+    int64_t calls;               /* plan_next calls since the measurement
+                                    began */
+    int winner;                  /* index, -1 while measuring */
+    int wisdom;                  /* winner from wisdom: never measured */
+    int last;                    /* index plan_next gave last */
+} plan_rec;
+
+#define PLAN_MAX_RECS 1024
+typedef struct plan_table {
+    plan_rec *rec;
+    int n, cap;
+    int evict; /* the next slot to reuse once full */
+} plan_table;
+
+/* What runs: cand index; agree: before it runs, reduce plan_times'
+   vector (maximum over ranks) and pass it to plan_decide, which sets
+   index again. */
+typedef struct plan_pick {
+    int index;
+    int agree;
+    int trial; /* this call is a measurement */
+} plan_pick;
+
+CORE_HIDDEN void plan_table_init(plan_table *t);
+CORE_HIDDEN void plan_table_clear(plan_table *t);
+/* The record of sig, NULL when the signature is new. */
+CORE_HIDDEN plan_rec *plan_find(plan_table *t, const plan_sig *sig);
+/* A new record of sig with n candidates (at most PLAN_CANDS, best
+   estimate first); NULL when out of memory. */
+CORE_HIDDEN plan_rec *plan_add(plan_table *t, const plan_sig *sig,
+                               const plan_cand *cand, int n);
+/* The candidate the next call runs, counted (one call of the record). */
+CORE_HIDDEN plan_pick plan_next(plan_rec *r, int mode);
+/* What plan_next would answer, nothing counted (guesses, predictions). */
+CORE_HIDDEN int plan_peek(const plan_rec *r, int mode);
+/* This rank's best times (n words) to be reduced with maximum. */
+CORE_HIDDEN int plan_times(const plan_rec *r, double *v);
+/* The agreed times: the winner kept, the pick's index set to it. */
+CORE_HIDDEN void plan_decide(plan_rec *r, const double *v, plan_pick *pk);
+/* A call of candidate idx took seconds on this rank. */
+CORE_HIDDEN void plan_observe(plan_rec *r, int idx, double seconds);
+/* Wisdom: a decided record (winner idx, agreed seconds) for sig; replaces
+   the record of sig. */
+CORE_HIDDEN int plan_wisdom_put(plan_table *t, const plan_sig *sig,
+                                const plan_cand *win, double seconds);
+
+/* The text of wisdom (one line a decided record, plan_wisdom_format) and
+   its parser; out of memory or a malformed line (its number and reason in
+   detail) is an error. Records from text replace those of the same
+   signature. */
+CORE_HIDDEN char *plan_wisdom_format(const plan_table *t, size_t *len);
+CORE_HIDDEN int plan_wisdom_parse(plan_table *t, const char *text,
+                                  size_t len, char *detail, size_t dlen);
+CORE_HIDDEN const char *plan_op_name(int op);
+
+/* The per-context planner (plan_state.c): mode from the option planner,
+   wisdom loaded (collective, once: rank 0 reads the file the option
+   wisdom names and broadcasts it on comm) before the first decision, and
+   saved by rank 0 when the context is freed. */
+typedef struct plan_state plan_state;
+CORE_HIDDEN plan_state *plan_state_get(passion_ctx *ctx);
+CORE_HIDDEN plan_table *plan_state_table(plan_state *s);
+CORE_HIDDEN int plan_state_mode(const passion_ctx *ctx);
+/* A record was decided by measurement: the wisdom file is written when
+   the context goes. */
+CORE_HIDDEN void plan_state_learned(plan_state *s);
+/* Collective over comm (every rank of the context): the wisdom file read
+   on the first call, agreed code. */
+CORE_HIDDEN int plan_state_load(passion_ctx *ctx, plan_state *s,
+                                MPI_Comm comm);
+
+#endif
