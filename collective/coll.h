@@ -16,6 +16,7 @@
 
 #include "../ocad/ocad.h"
 #include "exchange/exchange.h" /* the exchange subsystem, one layer down */
+#include "planner/planner.h"   /* the planner, below it */
 
 /* ---- section cursors (etp_walk.c) ---- */
 
@@ -499,7 +500,36 @@ CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
    or DIRECT where that avoids ordering the writes) or an ETP method;
    every rank gets the same answer. Fills predicted seconds of the
    choice. */
-CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds);
+CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds,
+                                   double *est);
+
+/* ---- method auto through the planner (etp_auto.c) ---- */
+
+typedef struct coll_auto {
+    int applies;        /* the planner decides this call */
+    int decided;        /* its record has a winner */
+    int overridden;     /* it runs another method than the model's */
+    int idx;            /* the candidate that runs */
+    plan_state *plan;
+    plan_sig sig;
+    /* the plan's settings as coll_plan_init left them (a method given
+       fixed runs on them) */
+    int xalg, aggr;
+    int64_t cap_xchg, cap_stage;
+} coll_auto;
+/* After the FAD, before coll_method_choose: saves the plan's settings;
+   1 when the planner decides and has no record of the call (then pass
+   coll_method_choose an array for its prices). */
+CORE_HIDDEN int coll_auto_begin(coll_plan *p, coll_auto *a);
+/* The planner's answer (collective when it applies): *chosen and
+   *predicted replaced where it runs another method than the model's
+   choice; est: the model's prices by method (NULL when the record
+   exists). An error is agreed. */
+CORE_HIDDEN int coll_auto_pick(coll_plan *p, int *chosen, double *predicted,
+                               const double *est, coll_auto *a);
+/* The call's time on this rank, after its outcome was agreed. */
+CORE_HIDDEN void coll_auto_observe(passion_ctx *ctx, const coll_auto *a,
+                                   double seconds);
 /* For a two-phase method given fixed, on p's domains: under the exchange's
    auto on several nodes, when its costs are known without a collective
    call (coll_xchg_costs_ready), the exchange priced cheapest on its own

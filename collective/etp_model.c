@@ -542,7 +542,7 @@ void coll_xchg_pick(coll_plan *p)
     }
 }
 
-int coll_method_choose(coll_plan *p, double *seconds)
+int coll_method_choose(coll_plan *p, double *seconds, double *est)
 {
     passion_ctx *ctx = p->ctx;
     const double L = p->io_lat, B = p->io_bw;
@@ -577,17 +577,23 @@ int coll_method_choose(coll_plan *p, double *seconds)
     for (int r = 0; r < p->P; r++)
         useful_sum += p->elems[r] * p->esize;
     const int read_sieved = !p->op_write && p->P > 1 && bytes_sum > useful_sum;
-    if (read_sieved ||
+    const double t_own = t_ind; /* each rank's own choice */
+    double t_dir = HUGE_VAL;
+    if (read_sieved || est ||
         (p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO) &&
          !coll_write_ordered(p, PASSION_METHOD_DIRECT))) {
         ind_counts dc;
-        double t_dir = ind_time(p, PASSION_METHOD_DIRECT, S, NULL, &dc);
+        t_dir = ind_time(p, PASSION_METHOD_DIRECT, S, NULL, &dc);
         if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
             fprintf(stderr, "passion: auto: direct%s %.3g s "
                     "(requests max %lld sum %lld)\n",
                     read_sieved ? "" : ", unordered", t_dir,
                     (long long)dc.req_max, (long long)dc.req_sum);
-        if (t_dir < t_ind) {
+        const int dir_ok = read_sieved ||
+                           (p->op_write &&
+                            coll_write_ordered(p, PASSION_METHOD_AUTO) &&
+                            !coll_write_ordered(p, PASSION_METHOD_DIRECT));
+        if (dir_ok && t_dir < t_ind) {
             t_ind = t_dir;
             ind_method = PASSION_METHOD_DIRECT;
         }
@@ -608,6 +614,16 @@ int coll_method_choose(coll_plan *p, double *seconds)
        its rounds (coll_fixed_learn) */
     const double F_ind = fixed_cost(p, COLL_FIX_IND, S, S);
     const double F_etp = fixed_cost(p, COLL_FIX_ETP, 2 * S, S);
+    if (est) {
+        /* every method's price, for the planner (etp_auto.c) */
+        ind_counts sc;
+        for (int m = 0; m <= PASSION_METHOD_ETP_DYNAMIC; m++)
+            est[m] = HUGE_VAL;
+        est[PASSION_METHOD_AUTO] = t_own + F_ind;
+        est[PASSION_METHOD_DIRECT] = t_dir + F_ind;
+        est[PASSION_METHOD_SIEVE] =
+            ind_time(p, PASSION_METHOD_SIEVE, S, NULL, &sc) + F_ind;
+    }
     int best = ind_method; /* independent */
     double tbest = t_ind + F_ind;
     p->pred_raw = t_ind;
@@ -655,6 +671,8 @@ int coll_method_choose(coll_plan *p, double *seconds)
                              ctx->opt.exchange);
             }
             t_set[k][g] = t;
+            if (est && t + F_etp < est[etp[k]])
+                est[etp[k]] = t + F_etp;
             /* the aggregators with file I/O: a domain that holds some
                rank's element */
             const int cold_write = !p->warm && p->op_write;

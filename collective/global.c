@@ -132,6 +132,11 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        descriptors let the call proceed, and a refused call writes no
        byte (this rank's bytes written so far: who wrote, if it fails) */
     const uint64_t wrote0 = ctx->cnt.bytes_written;
+    const double t_call = core_now(); /* the planner's measurement */
+    /* the planner's state, made before the FAD so that a failure is
+       agreed there and every rank has it after */
+    if (!rc && method == PASSION_METHOD_AUTO && !plan_state_get(ctx))
+        rc = core_err(ctx, PASSION_ENOMEM, "planner: context state");
     coll_early early;
     rc = coll_io_early(f, s, m, buf, method, op_write, elems, rc, &early);
     coll_plan p;
@@ -162,8 +167,20 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        to the independent engine: nothing in the context is rewritten */
     int chosen = method;
     predicted = 0;
-    if (method == PASSION_METHOD_AUTO)
-        chosen = coll_method_choose(&p, &predicted);
+    coll_auto ap;
+    memset(&ap, 0, sizeof ap);
+    if (method == PASSION_METHOD_AUTO) {
+        double est[PASSION_METHOD_ETP_DYNAMIC + 1];
+        int fresh = coll_auto_begin(&p, &ap);
+        chosen = coll_method_choose(&p, &predicted, fresh ? est : NULL);
+        /* the planner: the model's choice, or the measured one */
+        rc = coll_auto_pick(&p, &chosen, &predicted, fresh ? est : NULL,
+                            &ap);
+        if (rc) { /* agreed */
+            coll_plan_free(&p);
+            return rc;
+        }
+    }
     /* the chosen method's fixed cost is learned from here to the
        outcome's agreement (coll_fixed_learn), on cached data only: on an
        uncached file the time minus the prediction is mostly the device's
@@ -176,7 +193,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (chosen == PASSION_METHOD_ETP_STATIC ||
         chosen == PASSION_METHOD_ETP_DYNAMIC) {
         coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
-        if (method != PASSION_METHOD_AUTO) /* auto's: coll_method_choose */
+        /* auto's own choice: coll_method_choose set them */
+        if (method != PASSION_METHOD_AUTO || ap.overridden)
             coll_xchg_pick(&p);
         if (!early.done) /* else counted by the early access */
             ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
@@ -203,15 +221,18 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
                   : core_agree(ctx, rc);
     if (!rc)
         note_streams(ctx, &p, sb0, st0);
+    /* the same read next time early with an independent method auto
+       chose, unless the planner is still measuring the call */
     if (method == PASSION_METHOD_AUTO)
         coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
                             !rc && chosen != PASSION_METHOD_ETP_STATIC &&
-                                    chosen != PASSION_METHOD_ETP_DYNAMIC
+                                    chosen != PASSION_METHOD_ETP_DYNAMIC &&
+                                    (!ap.applies || ap.decided)
                                 ? chosen
                                 : -1);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
-    else if (method == PASSION_METHOD_AUTO && warm &&
+    else if (method == PASSION_METHOD_AUTO && warm && !ap.overridden &&
              raw < COLL_FIXED_LEARN_MAX) {
         int etp = chosen == PASSION_METHOD_ETP_STATIC ||
                   chosen == PASSION_METHOD_ETP_DYNAMIC;
@@ -222,6 +243,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
                     "s without its fixed cost\n",
                     etp ? "two-phase" : "independent", took, raw);
     }
+    if (!rc)
+        coll_auto_observe(ctx, &ap, core_now() - t_call);
     ctx->last_predicted = rc ? 0 : predicted;
     return rc;
 }

@@ -186,7 +186,7 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
        domains must be the same everywhere (agreed with the outcome, one
        reduction) */
     struct {
-        int k, cb_nodes, cb_per_node, exchange, planner;
+        int k, cb_nodes, cb_per_node, exchange, planner, wisdom;
         double lat, byte;
         int64_t stripe;
         char cb_ranks[CORE_CB_RANKS_MAX];
@@ -203,6 +203,8 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     same.stripe = ctx->opt.stripe_size;
     /* the planner decides with the ranks alike */
     same.planner = ctx->opt.planner;
+    /* a wisdom file or none, on every rank (rank 0's is read) */
+    same.wisdom = ctx->opt.wisdom[0] != '\0';
     memcpy(same.cb_ranks, ctx->opt.cb_ranks, sizeof same.cb_ranks);
     /* the host kept on comm by an earlier context (net.c): used only
        when every rank has it (agreed in the same reduction) */

@@ -20,7 +20,11 @@
  *     when it goes; a new context with that file runs the file's winner
  *     from its first call, 10 calls of 10; estimate runs one algorithm 10
  *     of 10; a malformed file is PASSION_EINVAL on every rank, its line
- *     named, and the file is left as it was.
+ *     named, and the file is left as it was;
+ *  5. the collective access's auto in measure mode on random 2-D arrays
+ *     (row blocks, column blocks, or one shared strided tile): every read
+ *     equals the file's values, every write reads back, every rank ran
+ *     the same method at every call, and the last calls ran one method.
  */
 #include "harness.h"
 
@@ -397,6 +401,127 @@ static void test_wisdom(void)
              "the malformed file was changed");
 }
 
+/* ------------------------------------ 5. the collective access measured */
+
+/* the methods this rank's last call ran agree on every rank, and the
+   last `tail` of n calls ran one */
+static void same_everywhere(const int *ran, int n, int tail, const char *what,
+                            int round)
+{
+    for (int k = 0; k < n; k++) {
+        int lo = ran[k], hi = ran[k];
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        TH_CHECK(lo == hi, "%s %d call %d: ranks ran %d and %d", what, round,
+                 k, lo, hi);
+    }
+    for (int k = n - tail; k < n; k++)
+        TH_CHECK(ran[k] == ran[n - 1], "%s %d: call %d ran %d, the last %d",
+                 what, round, k, ran[k], ran[n - 1]);
+}
+
+static void test_access(void)
+{
+    uint64_t s = th_case_seed = th_seed + 5;
+    for (int round = 0; round < 3; round++) {
+        passion_ctx *ctx = NULL;
+        TH_CHECK(th_init(&ctx, "planner=measure") == 0, "init");
+        if (!ctx)
+            break;
+        /* a 2-D array of doubles v = index, rank-owned column or row
+           blocks, or one shared random tile */
+        int64_t shape[2] = {th_range(&s, 8, 300), th_range(&s, 8, 300)};
+        passion_array_spec sp;
+        passion_array_spec_init(&sp, 2, shape, 8);
+        sp.placement = PASSION_PLACE_GLOBAL;
+        passion_array *a = NULL;
+        passion_file *f = NULL;
+        char path[512];
+        snprintf(path, sizeof path, "%s/io%d.raw", th_dir(), round);
+        int rc = passion_array_create(ctx, &sp, &a);
+        if (!rc)
+            rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+        TH_CHECK(rc == 0, "create: %d %s", rc, passion_ctx_errdetail(ctx));
+        int64_t n = shape[0] * shape[1];
+        double *all = malloc((size_t)n * sizeof *all);
+        for (int64_t i = 0; i < n; i++)
+            all[i] = (double)i;
+        passion_section whole;
+        passion_section_set(&whole, 2, NULL, shape, NULL);
+        if (!rc && th_rank == 0)
+            rc = passion_file_write(f, &whole, all, NULL,
+                                    PASSION_METHOD_DIRECT);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int kind = (int)th_range(&s, 0, 2), d = kind == 1;
+        int64_t st[2] = {0, 0}, cnt[2] = {shape[0], shape[1]},
+                str[2] = {1, 1};
+        if (kind == 2) { /* one shared strided tile */
+            str[0] = th_range(&s, 1, 3);
+            str[1] = th_range(&s, 1, 3);
+            cnt[0] = th_range(&s, 1, shape[0] / str[0]);
+            cnt[1] = th_range(&s, 1, shape[1] / str[1]);
+        } else { /* blocks of rows (0) or of columns (1) */
+            int64_t b = (shape[d] + th_size - 1) / th_size;
+            st[d] = b * th_rank < shape[d] ? b * th_rank : shape[d];
+            cnt[d] = st[d] + b < shape[d] ? b : shape[d] - st[d];
+        }
+        passion_section sec;
+        passion_section_set(&sec, 2, st, cnt, str);
+        int64_t m = cnt[0] * cnt[1];
+        double *buf = malloc((size_t)(m + 1) * sizeof *buf);
+        enum { CALLS = 4 * 3 + 10 };
+        int ran[CALLS];
+        for (int k = 0; !rc && k < CALLS; k++) {
+            rc = passion_file_read_all(f, &sec, buf, NULL,
+                                       PASSION_METHOD_AUTO);
+            TH_CHECK(rc == 0, "read %d: %d %s", k, rc,
+                     passion_ctx_errdetail(ctx));
+            int64_t bad = 0;
+            for (int64_t i = 0; i < cnt[0]; i++)
+                for (int64_t j = 0; j < cnt[1]; j++)
+                    bad += buf[i * cnt[1] + j] !=
+                           (double)((st[0] + i * str[0]) * shape[1] + st[1] +
+                                    j * str[1]);
+            TH_CHECK(bad == 0, "read %d (kind %d): %lld wrong", k, kind,
+                     (long long)bad);
+            passion_method lm = PASSION_METHOD_AUTO;
+            passion_ctx_last_method(ctx, &lm, NULL);
+            ran[k] = (int)lm;
+        }
+        same_everywhere(ran, CALLS, 6, "read", round);
+        /* writes of the rank's block (not the shared tile: one writer
+           an element), values new each call, the file read back */
+        for (int k = 0; !rc && kind != 2 && k < CALLS; k++) {
+            for (int64_t i = 0; i < m; i++)
+                buf[i] = 1e6 * (k + 1) + (double)i + 1000 * th_rank;
+            rc = passion_file_write_all(f, &sec, buf, NULL,
+                                        PASSION_METHOD_AUTO);
+            TH_CHECK(rc == 0, "write %d: %d %s", k, rc,
+                     passion_ctx_errdetail(ctx));
+            passion_method lm = PASSION_METHOD_AUTO;
+            passion_ctx_last_method(ctx, &lm, NULL);
+            ran[k] = (int)lm;
+            double *back = malloc((size_t)(m + 1) * sizeof *back);
+            MPI_Barrier(MPI_COMM_WORLD);
+            int r2 = passion_file_read(f, &sec, back, NULL,
+                                       PASSION_METHOD_DIRECT);
+            TH_CHECK(r2 == 0 && !memcmp(back, buf, (size_t)m * sizeof *buf),
+                     "write %d (kind %d) read back differs", k, kind);
+            free(back);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        if (kind != 2)
+            same_everywhere(ran, CALLS, 6, "write", round);
+        free(buf);
+        free(all);
+        if (f)
+            passion_file_close(f);
+        if (a)
+            passion_array_free(a);
+        passion_finalize(ctx);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo rule[] = {
@@ -407,6 +532,7 @@ int main(int argc, char **argv)
     static CU_TestInfo mpi[] = {
         {"3: the exchange's auto measured", test_measured},
         {"4: wisdom through the option", test_wisdom},
+        {"5: the collective access's auto measured", test_access},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"the planner's rule", NULL, NULL, NULL, NULL, rule},

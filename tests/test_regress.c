@@ -804,7 +804,10 @@ static void test_auto_order_memspec(void)
         return;
     }
     const int64_t shape[3] = {7, 4, 8};
-    passion_options *o = th_options("%s", "io_latency=1e-2,"
+    /* the model's choice (independent access, ordered): the planner
+       estimates, as the case was built for it */
+    passion_options *o = th_options("%s", "planner=estimate,"
+                                    "io_latency=1e-2,"
                                     "io_bandwidth=26947,driver=fault,"
                                     "fault_short=1");
     passion_ctx *ctx = NULL;

@@ -118,11 +118,14 @@ int plan_state_load(passion_ctx *ctx, plan_state *s, MPI_Comm comm)
     if (!s || s->loaded)
         return PASSION_OK;
     s->loaded = 1;
+    /* a wisdom file on every rank or on none (passion_init checks) */
+    if (!ctx->opt.wisdom[0])
+        return PASSION_OK;
     /* rank 0 reads; [code, bytes] then the bytes go to every rank */
     int64_t head[2] = {0, 0};
     char *text = NULL;
     size_t len = 0;
-    if (ctx->rank == 0 && ctx->opt.wisdom[0]) {
+    if (ctx->rank == 0) {
         int r = core_posix_slurp(ctx->opt.wisdom, WISDOM_MAX, &text, &len);
         if (r == -ENOENT)
             r = 0; /* no wisdom yet: this run makes it */

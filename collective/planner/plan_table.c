@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[PLAN_OP_N] = {"exchange"};
+static const char *const op_names[PLAN_OP_N] = {"exchange", "read",
+                                                "write"};
 
 const char *plan_op_name(int op)
 {

@@ -33,7 +33,8 @@
 
 enum { PLAN_ESTIMATE = 0, PLAN_MEASURE = 1 };
 /* operations (the first word of a wisdom line names them: plan_op_name) */
-enum { PLAN_OP_XCHG = 0, PLAN_OP_N = 1 };
+enum { PLAN_OP_XCHG = 0, PLAN_OP_READ = 1, PLAN_OP_WRITE = 2,
+       PLAN_OP_N = 3 };
 
 #define PLAN_KEYS 8
 #define PLAN_CANDS 6
