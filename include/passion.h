@@ -6,9 +6,10 @@
  * Naming rule (every public name follows it):
  *  - functions are passion_<object>_<action>: the object is the type the
  *    call acts on (options, ctx, counters, array, section, file, request,
- *    engine, slab, part) and the action a verb (create/free, open/close,
- *    set/get, read/write, next...) or, for a query without side effects,
- *    the property it returns (passion_file_path). Objects are created and
+ *    engine, slab, part; wisdom, a file of what the planner learned) and
+ *    the action a verb (create/free, open/close, set/get, read/write,
+ *    next...) or, for a query without side effects, the property it
+ *    returns (passion_file_path). Objects are created and
  *    destroyed in matched pairs: _create/_free, _open/_close. The only
  *    names without an object are the library-level calls passion_init,
  *    passion_finalize, passion_version and passion_strerror, and the
@@ -818,6 +819,37 @@ PASSION_API int passion_alltoallv(passion_ctx *ctx, const void *sendbuf,
                                   const int64_t *recvcounts,
                                   const int64_t *rdispls, MPI_Datatype type,
                                   passion_xchg alg, int radix);
+
+/* ------------------------------------ planner wisdom (collective/planner/) */
+
+/*
+ * Wisdom files (the option wisdom): what the planner learned, a text file
+ * "# passion wisdom 1" then one line per decided call signature. These
+ * calls are independent, no communication (call them on one rank); ctx
+ * carries the detail. Each reads its files whole and checks them whole
+ * before it writes anything, and writes its output whole (a temporary
+ * renamed over it): a call that fails changes no file. A file that does
+ * not begin with the header is PASSION_EFORMAT; a malformed line
+ * PASSION_EINVAL, the detail naming the file and the line; a missing
+ * file PASSION_ENOENT.
+ */
+
+/* The records of the wisdom file path as text, one line each
+   ("exchange  P=2 nodes=1 ... -> a1 (7.2e-06 s measured)") and a last
+   line counting them, NUL-terminated in buf (len bytes). *need (when not
+   NULL) gets the bytes the text takes, its NUL included, also when it does
+   not fit: then PASSION_ERANGE and buf holds "" (buf NULL with len 0 asks
+   for the size). */
+PASSION_API int passion_wisdom_describe(passion_ctx *ctx, const char *path,
+                                        char *buf /* out */, size_t len,
+                                        size_t *need /* out */);
+/* Replace the file out with the records of the wisdom files
+   in[0..nin-1], a later file's record winning over an earlier one of the
+   same signature; out's own records only where out is one of in (then it
+   is read before it is replaced). nin 0: out becomes wisdom with no
+   records. */
+PASSION_API int passion_wisdom_merge(passion_ctx *ctx, const char *out,
+                                     const char *const *in, int nin);
 
 /* --------------------------------------- global placement (collective/) */
 

@@ -2,7 +2,8 @@
  * test_api.c - the API 1.0 contract: the options handle (typed setters,
  * getter, list syntax, errors that change nothing), lifetimes enforced
  * with PASSION_ESTATE (and NULL handles as no-ops), the exclusive create
- * mode, the version, and reserved fields of the growable structs.
+ * mode, the version, reserved fields of the growable structs, and the
+ * wisdom files' calls (describe, merge; a file a context wrote).
  */
 #include "harness.h"
 #include "passion.h"
@@ -381,6 +382,174 @@ static void test_create_excl(void)
     excl_case(PASSION_PLACE_GLOBAL, "excl.npy");
 }
 
+/* --------------------------------------------------------------- wisdom */
+
+static void wpath(char *p, size_t n, const char *name)
+{
+    snprintf(p, n, "%s/%s", th_dir(), name);
+}
+
+static void wwrite(const char *name, const char *text)
+{
+    char p[512];
+    wpath(p, sizeof p, name);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* the file's bytes (at most 4095), "" when there is none */
+static const char *wread(const char *name)
+{
+    static char text[4096];
+    char p[512];
+    wpath(p, sizeof p, name);
+    FILE *f = fopen(p, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* passion_wisdom_describe's text of name into buf; the code */
+static int wdescribe(passion_ctx *ctx, const char *name, char *buf,
+                     size_t len)
+{
+    char p[512];
+    wpath(p, sizeof p, name);
+    return passion_wisdom_describe(ctx, p, buf, len, NULL);
+}
+
+#define WHEAD "# passion wisdom 1\n"
+
+/* independent: rank 0 alone reads and writes the files */
+static void wisdom_files(passion_ctx *ctx)
+{
+    char a[512], b[512], m[512], bad[512], buf[2048];
+    wpath(a, sizeof a, "wa");
+    wpath(b, sizeof b, "wb");
+    wpath(m, sizeof m, "wm");
+    wpath(bad, sizeof bad, "wbad");
+    unlink(m);
+    wwrite("wa", WHEAD "exchange 2 1 2 1 12 11 127 0 3 0 7.2e-06\n"
+                 "exchange 4 2 2 0 10 9 63 0 4 3 -1\n");
+    wwrite("wb", WHEAD "exchange 2 1 2 1 12 11 127 0 5 0 1e-06\n");
+    wwrite("wbad", WHEAD "exchange 2 1 2 1 12 11 127 0 5 0 1e-06\n"
+                   "exchange 1 2 3\n");
+    wwrite("wnot", "not wisdom\n");
+    static const char want_a[] =
+        "exchange  P=2 nodes=1 node_max=2 regular lmax<=2^12 mmax<=2^11 "
+        "fit=0x7f -> a1 (7.2e-06 s measured)\n"
+        "exchange  P=4 nodes=2 node_max=2 irregular lmax<=2^10 mmax<=2^9 "
+        "fit=0x3f -> index radix=3 (not measured)\n"
+        "2 records\n";
+    /* the size first, then the text; a buffer one byte short: ERANGE */
+    size_t need = 0;
+    int rc = passion_wisdom_describe(ctx, a, NULL, 0, &need);
+    TH_CHECK(rc == PASSION_ERANGE && need == sizeof want_a,
+             "describe's size: rc %d, need %zu, want %zu", rc, need,
+             sizeof want_a);
+    rc = passion_wisdom_describe(ctx, a, buf, need, &need);
+    TH_CHECK(rc == 0 && !strcmp(buf, want_a) &&
+                 passion_ctx_errdetail(ctx)[0] == '\0',
+             "describe: rc %d '%s'", rc, buf);
+    rc = passion_wisdom_describe(ctx, a, buf, sizeof want_a - 1, &need);
+    TH_CHECK(rc == PASSION_ERANGE && buf[0] == '\0' &&
+                 need == sizeof want_a,
+             "describe one byte short: rc %d, need %zu", rc, need);
+    /* merge: the later input wins the shared signature, in its place */
+    const char *in[] = {a, b};
+    rc = passion_wisdom_merge(ctx, m, in, 2);
+    TH_CHECK(rc == 0 && wdescribe(ctx, "wm", buf, sizeof buf) == 0 &&
+                 strstr(buf, "P=2 nodes=1") &&
+                 strstr(buf, "-> fourstage (1e-06 s measured)\n"
+                             "exchange  P=4") &&
+                 strstr(buf, "\n2 records\n"),
+             "merge: rc %d '%s'", rc, buf);
+    char before[4096];
+    snprintf(before, sizeof before, "%s", wread("wm"));
+    /* out among the inputs: read first, kept */
+    const char *self[] = {m, b};
+    rc = passion_wisdom_merge(ctx, m, self, 2);
+    TH_CHECK(rc == 0 && !strcmp(wread("wm"), before),
+             "merge of out with itself: rc %d '%s'", rc, wread("wm"));
+    /* refusals change nothing */
+    const char *withbad[] = {m, bad};
+    rc = passion_wisdom_merge(ctx, m, withbad, 2);
+    const char *d = passion_ctx_errdetail(ctx);
+    TH_CHECK(rc == PASSION_EINVAL && strstr(d, "wbad") &&
+                 strstr(d, "line 3") && !strcmp(wread("wm"), before),
+             "merge of a malformed file: rc %d '%s'", rc, d);
+    rc = wdescribe(ctx, "wbad", buf, sizeof buf);
+    TH_CHECK(rc == PASSION_EINVAL && strstr(passion_ctx_errdetail(ctx),
+                                            "line 3"),
+             "describe of a malformed file: rc %d", rc);
+    rc = wdescribe(ctx, "wnot", buf, sizeof buf);
+    TH_CHECK(rc == PASSION_EFORMAT, "describe of a file not wisdom: %d", rc);
+    wpath(bad, sizeof bad, "wnot");
+    rc = passion_wisdom_merge(ctx, m, withbad, 2);
+    TH_CHECK(rc == PASSION_EFORMAT && !strcmp(wread("wm"), before),
+             "merge of a file not wisdom: rc %d", rc);
+    rc = wdescribe(ctx, "wmissing", buf, sizeof buf);
+    TH_CHECK(rc == PASSION_ENOENT && strstr(passion_ctx_errdetail(ctx),
+                                            "wmissing"),
+             "describe of a missing file: rc %d", rc);
+    TH_CHECK(passion_wisdom_merge(ctx, NULL, in, 1) == PASSION_EINVAL &&
+                 passion_wisdom_merge(ctx, m, NULL, 1) == PASSION_EINVAL &&
+                 passion_wisdom_merge(ctx, m, in, -1) == PASSION_EINVAL &&
+                 passion_wisdom_merge(NULL, m, in, 1) == PASSION_EINVAL &&
+                 wdescribe(ctx, "wa", NULL, 8) == PASSION_EINVAL &&
+                 !strcmp(wread("wm"), before),
+             "NULL arguments");
+    /* nin 0: out becomes wisdom with no records */
+    rc = passion_wisdom_merge(ctx, m, NULL, 0);
+    TH_CHECK(rc == 0 && !strcmp(wread("wm"), WHEAD) &&
+                 wdescribe(ctx, "wm", buf, sizeof buf) == 0 &&
+                 !strcmp(buf, "0 records\n"),
+             "cleared: rc %d '%s'", rc, wread("wm"));
+}
+
+static void test_wisdom(void)
+{
+    passion_ctx *ctx = NULL;
+    TH_CHECK(th_init(&ctx, NULL) == 0, "init");
+    if (ctx && th_rank == 0)
+        wisdom_files(ctx);
+    passion_finalize(ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* a file a context wrote: its records read as this run's signature
+       (the exchange's keys as describe names them) */
+    char w[512], buf[2048] = "", want[64];
+    wpath(w, sizeof w, "wrun");
+    if (th_rank == 0)
+        unlink(w);
+    MPI_Barrier(MPI_COMM_WORLD);
+    TH_CHECK(th_init(&ctx, "planner=measure,wisdom=%s", w) == 0, "init");
+    char sb[8 * 64] = {0}, rb[8 * 64];
+    for (int k = 0; ctx && th_size <= 64 && k < 40; k++)
+        TH_CHECK(passion_alltoall(ctx, sb, rb, 8, MPI_CHAR,
+                                  PASSION_XCHG_AUTO, 0) == 0,
+                 "alltoall %d", k);
+    passion_finalize(ctx); /* rank 0 writes the file */
+    MPI_Barrier(MPI_COMM_WORLD);
+    TH_CHECK(th_init(&ctx, NULL) == 0, "init");
+    if (ctx && th_rank == 0) {
+        int rc = passion_wisdom_describe(ctx, w, buf, sizeof buf, NULL);
+        snprintf(want, sizeof want, "exchange  P=%d nodes=", th_size);
+        TH_CHECK(rc == 0 && !strncmp(buf, want, strlen(want)) &&
+                     strstr(buf, " regular ") &&
+                     /* 8-byte messages (none leave a lone rank) */
+                     (th_size == 1 || strstr(buf, " mmax<=2^3 ")) &&
+                     strstr(buf, " s measured)\n1 record\n"),
+                 "the run's wisdom: rc %d '%s' (%s), want '%s...'", rc, buf,
+                 passion_ctx_errdetail(ctx), want);
+    }
+    passion_finalize(ctx);
+}
+
 /* -------------------------------------------------------------- version */
 
 static void test_version(void)
@@ -574,6 +743,7 @@ static CU_TestInfo tests[] = {
     {"options handle: setters, getter, lists, errors", test_options_handle},
     {"lifetimes: PASSION_ESTATE, NULL no-ops", test_lifetimes},
     {"PASSION_MODE_CREATE_EXCL", test_create_excl},
+    {"wisdom files: describe, merge", test_wisdom},
     {"passion_version", test_version},
     {"passion_mpi_build", test_mpi_build},
     {"a launcher of another MPI is refused", test_foreign_launcher},

@@ -22,7 +22,9 @@ symlink), an existing output without --force, an unsafe cast without
 --casting=unsafe: each exits non-zero with one line and leaves every file
 in SCRATCH byte-identical (hashed before and after). `casts`: `put`'s
 casts over every pair of 16 numpy types against np.can_cast(..., 'safe')
-and numpy's astype (one job per pair, at one rank). Prints the seed;
+and numpy's astype (one job per pair, at one rank). `tools` also runs
+`passion wisdom` (show, merge, clear and their refusals) on wisdom files
+written by hand. Prints the seed;
 randomised cases use it (fixed by default).
 """
 import hashlib
@@ -749,14 +751,17 @@ def snapshot():
     return out
 
 
-def refused(args, what, want=(), np_=None):
-    """args exits non-zero with one line on stderr (holding every string
-    of want) and leaves every file in SCRATCH as it was."""
+def refused(args, what, want=(), np_=None, rc_want=None):
+    """args exits non-zero (rc_want, when given) with one line on stderr
+    (holding every string of want) and leaves every file in SCRATCH as it
+    was."""
     before = snapshot()
     rc, out, err = run(args, np_=np_, expect=1)
     lines = [l for l in err.splitlines() if l.strip()]
     check(rc != 0 and len(lines) == 1 and lines[0].startswith('passion'),
           f"{what}: want exit != 0 and one line, got {rc} {err!r}")
+    check(rc_want is None or rc == rc_want,
+          f"{what}: exit {rc}, want {rc_want}")
     for w in want:
         check(w in err, f"{what}: {w!r} not in {err!r}")
     after = snapshot()
@@ -858,6 +863,126 @@ def refusals():
     check(np.array_equal(np.load(path('keep.npy')), K) and
           open(path('k.raw'), 'rb').read() == K.tobytes(),
           "an input changed")
+
+
+# ------------------------------------------------- the planner's wisdom
+
+WISDOM_HEAD = '# passion wisdom 1\n'
+
+
+def wisdom():
+    """passion wisdom: show of records made by hand (every field, every
+    algorithm by its option name), merge (a later input wins a shared
+    signature; OUT named among the inputs keeps its records), clear; the
+    refusals (a malformed input, naming it and its line; an existing OUT
+    without --force; clear of a file that is not wisdom) exit 1 with one
+    line and change no file."""
+    for f in os.listdir(SCRATCH):
+        if f.startswith('w_'):
+            os.unlink(path(f))
+
+    def put_text(name, text):
+        with open(path(name), 'w') as fh:
+            fh.write(text)
+
+    def show(name):
+        rc, out, err = run(['wisdom', 'show', name])
+        check(rc == 0, f"wisdom show {name}: exit {rc} {err!r}")
+        return out.splitlines()
+
+    put_text('w_a', WISDOM_HEAD +
+             'exchange 2 1 2 1 12 11 127 0 3 0 7.2e-06\n'
+             '# a comment, then a blank line\n\n'
+             'exchange 4 2 2 0 10 9 63 0 4 3 -1\n'
+             'exchange 3 1 3 1 5 4 1 0 1 0 0.000125\n')
+    a_lines = [
+        'exchange  P=2 nodes=1 node_max=2 regular lmax<=2^12 mmax<=2^11 '
+        'fit=0x7f -> a1 (7.2e-06 s measured)',
+        'exchange  P=4 nodes=2 node_max=2 irregular lmax<=2^10 mmax<=2^9 '
+        'fit=0x3f -> index radix=3 (not measured)',
+        'exchange  P=3 nodes=1 node_max=3 regular lmax<=2^5 mmax<=2^4 '
+        'fit=0x1 -> mpi (0.000125 s measured)']
+    got = show('w_a')
+    check(got == a_lines + ['3 records'], f"wisdom show w_a: {got!r}")
+    # every algorithm by its option name
+    names = ['auto', 'mpi', 'pairwise', 'a1', 'index', 'fourstage',
+             'fourstage-nb', 'twolevel']
+    put_text('w_all', WISDOM_HEAD + ''.join(
+        f'exchange {k + 2} 1 {k + 2} 1 3 3 1 0 {k} 0 1e-3\n'
+        for k in range(len(names))))
+    got = show('w_all')
+    check([l.split(' -> ')[-1] for l in got[:-1]] ==
+          [f'{n} (0.001 s measured)' for n in names] and
+          got[-1] == f'{len(names)} records', f"methods: {got!r}")
+    # merge: the later input wins the shared signature (P=2), in place
+    put_text('w_b', WISDOM_HEAD +
+             'exchange 2 1 2 1 12 11 127 0 5 0 1e-06\n'
+             'exchange 8 1 8 1 3 3 127 0 2 0 2e-05\n')
+    rc, _, err = run(['wisdom', 'merge', 'w_m', 'w_a', 'w_b'])
+    check(rc == 0, f"wisdom merge w_m w_a w_b: exit {rc} {err!r}")
+    merged = [
+        'exchange  P=2 nodes=1 node_max=2 regular lmax<=2^12 mmax<=2^11 '
+        'fit=0x7f -> fourstage (1e-06 s measured)',
+        a_lines[1], a_lines[2],
+        'exchange  P=8 nodes=1 node_max=8 regular lmax<=2^3 mmax<=2^3 '
+        'fit=0x7f -> pairwise (2e-05 s measured)', '4 records']
+    got = show('w_m')
+    check(got == merged, f"merged: {got!r}")
+    text = open(path('w_m')).read()
+    check(text.startswith(WISDOM_HEAD) and
+          'exchange 2 1 2 1 12 11 127 0 5 0 1e-06\n' in text,
+          f"the merged file: {text!r}")
+    rc, _, _ = run(['wisdom', 'merge', 'w_m2', 'w_b', 'w_a'])
+    got = show('w_m2')
+    check(rc == 0 and got[0] == a_lines[0] and len(got) == 5 and
+          any('P=8' in l for l in got), f"merge w_b w_a: {got!r}")
+    # refusals: exit 1, one line, no file changed (or made)
+    put_text('w_bad', WISDOM_HEAD +
+             'exchange 2 1 2 1 12 11 127 0 5 0 1e-06\n'
+             'exchange 1 2 3\n')
+    for args in (['w_m', 'w_m', 'w_bad'], ['w_new', 'w_a', 'w_bad'],
+                 ['--force', 'w_m', 'w_bad', 'w_a']):
+        refused(['wisdom', 'merge'] + args, f"merge {args} (malformed)",
+                ['w_bad', 'line 3'], rc_want=1)
+    refused(['wisdom', 'show', 'w_bad'], "show of a malformed file",
+            ['w_bad', 'line 3'], rc_want=1)
+    refused(['wisdom', 'merge', 'w_m', 'w_a'], "merge into an existing OUT",
+            ['w_m exists', '--force'], rc_want=1)
+    os.symlink('w_nowhere', path('w_dangling'))
+    refused(['wisdom', 'merge', 'w_dangling', 'w_a'],
+            "merge onto a dangling symlink", ['exists', '--force'],
+            rc_want=1)
+    put_text('w_notes', 'my notes, not wisdom\n')
+    refused(['wisdom', 'clear', 'w_notes'], "clear of a file not wisdom",
+            ['not a wisdom file', '--force'], rc_want=1)
+    refused(['wisdom', 'merge', '--force', 'w_m', 'w_notes'],
+            "merge of a file not wisdom", ['not a wisdom file'], rc_want=1)
+    refused(['wisdom', 'show', 'w_missing'], "show of a missing file",
+            ['w_missing'], rc_want=1)
+    # OUT named among the inputs (any spelling) keeps its records
+    rc, _, err = run(['wisdom', 'merge', 'w_m', './w_m', 'w_all'])
+    got = show('w_m')
+    check(rc == 0 and got[:4] == merged[:4] and
+          got[-1] == f'{4 + len(names)} records',
+          f"merge w_m ./w_m w_all: {rc} {err!r} {got!r}")
+    # --force replaces an existing OUT
+    rc, _, _ = run(['wisdom', 'merge', '--force', 'w_m', 'w_a'])
+    check(rc == 0 and show('w_m') == a_lines + ['3 records'],
+          "merge --force w_m w_a")
+    # clear: wisdom (a malformed one too) and a new file; --force anything
+    for name in ('w_m', 'w_bad', 'w_fresh'):
+        rc, _, err = run(['wisdom', 'clear', name])
+        check(rc == 0 and open(path(name)).read() == WISDOM_HEAD and
+              show(name) == ['0 records'], f"clear {name}: {rc} {err!r}")
+    rc, _, _ = run(['wisdom', 'clear', '--force', 'w_notes'])
+    check(rc == 0 and open(path('w_notes')).read() == WISDOM_HEAD,
+          "clear --force w_notes")
+    # usage errors: exit 2
+    for args in (['wisdom'], ['wisdom', 'show'], ['wisdom', 'merge', 'w_m'],
+                 ['wisdom', 'frob', 'w_m'],
+                 ['wisdom', 'show', '--x', 'w_m']):
+        rc, _, _ = run(args, expect=None)
+        check(rc == 2, f"{args}: exit {rc}, want 2")
 
 
 # Element types of the cast table: every numpy type passion has.
@@ -1179,7 +1304,7 @@ def errors():
     for f in ['z.0.laf', 'q.raw', 'x.0.laf']:
         check(not os.path.exists(path(f)), f"a failed command left {f}")
     # --help of every command: exit 0, usage on stdout
-    for c in ['ls', 'dump', 'get', 'put', 'convert', 'info']:
+    for c in ['ls', 'dump', 'get', 'put', 'convert', 'info', 'wisdom']:
         rc, out, _ = run([c, '--help'], np_=1)
         check(rc == 0 and out.startswith('usage:'), f"{c} --help")
     rc, out, _ = run(['--version'], np_=1)
@@ -1252,6 +1377,7 @@ def main():
         ls_dump_get_put()
         errors()
         refusals()
+        wisdom()
         demo_dir()
     print(f"test_cli: {checks} checks, {failures} failed", flush=True)
     sys.exit(1 if failures else 0)

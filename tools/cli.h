@@ -24,6 +24,7 @@ int cli_dump(int argc, char **argv);
 int cli_get(int argc, char **argv);
 int cli_put(int argc, char **argv);
 int cli_convert(int argc, char **argv);
+int cli_wisdom(int argc, char **argv);
 /* The demo's extended-two-phase-vs-ROMIO table (files in dir). Collective
    over MPI_COMM_WORLD; 0 or a passion error code. */
 int cli_demo_etp(const char *dir, int quiet);

@@ -31,6 +31,9 @@ static const char usage[] =
     "  put      SRC DST[:NAME] SECTION: write a file into a section\n"
     "  convert  SRC DST: between local sets (any distribution), raw, .npy,\n"
     "           HDF5 and netCDF, collective at any P, bounded memory\n"
+    "  wisdom   show FILE | merge OUT IN... | clear FILE: the planner's\n"
+    "           wisdom files (options planner, wisdom): each record\n"
+    "           readably, several merged into one, one emptied\n"
     "  info     the build (version, the MPI built with and the MPI running,\n"
     "           liburing, HDF5), the I/O engine this machine gets, and every\n"
     "           option with its value\n"
@@ -155,6 +158,8 @@ int main(int argc, char **argv)
         status = cli_put(argc - 2, argv + 2);
     } else if (!strcmp(cmd, "convert")) {
         status = cli_convert(argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "wisdom")) {
+        status = cli_wisdom(argc - 2, argv + 2);
     } else if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
                !strcmp(cmd, "-h")) {
         if (rank_ == 0)
