@@ -5,7 +5,10 @@
  * one global array file.
  *
  * Methods: direct (every rank its own runs), etp-static, etp-dynamic,
- * passion (= auto, the default a user gets), and ROMIO in the same run:
+ * passion (= auto, the default a user gets: planner measure) and
+ * passion-estimate (auto with planner=estimate, the cost model alone),
+ * each auto in a context of its own (column planner), and ROMIO in the
+ * same run:
  * romio-coll (MPI_File_read_all / write_all with the section as file view,
  * default hints), romio-coll-tuned (cb_config_list=*:*, cb_nodes=P,
  * romio_cb_read/write=enable), romio-indep (romio_cb_read/write=disable,
@@ -31,6 +34,14 @@
  * Every read is compared with the file's known values; after every write
  * method rank 0 scans the whole file (each section holds its writer's
  * values, everything else the original), then the sections are restored.
+ *
+ * Repetitions: a method's repetitions run back to back; the auto methods
+ * at least BENCH_AUTO_REPS of them (the planner measures on the first
+ * calls of a signature; stopped after 60 s unless --reps is given, their
+ * steady columns then left empty); first_s is the first call's time,
+ * steady_s the median of the last half (steady_min_s, steady_p90_s its
+ * spread), load the 1-minute load average when the row was written,
+ * steady_chosen the method an auto method ran in its last call.
  *
  * peak_rss_kib: the largest peak resident set over ranks during the
  * method's repetitions (VmHWM, reset before each method through
@@ -68,17 +79,27 @@
 #endif
 
 
-enum { M_DIRECT, M_STATIC, M_DYNAMIC, M_PASSION, M_RCOLL, M_RTUNED,
-       M_RINDEP, M_H5COLL, M_H5INDEP, NMETH };
+enum { M_DIRECT, M_STATIC, M_DYNAMIC, M_PASSION, M_PEST, M_RCOLL,
+       M_RTUNED, M_RINDEP, M_H5COLL, M_H5INDEP, NMETH };
 static const char *mnames[NMETH] = {"direct", "etp-static", "etp-dynamic",
-                                    "passion", "romio-coll",
-                                    "romio-coll-tuned", "romio-indep",
-                                    "hdf5-coll", "hdf5-indep"};
+                                    "passion", "passion-estimate",
+                                    "romio-coll", "romio-coll-tuned",
+                                    "romio-indep", "hdf5-coll",
+                                    "hdf5-indep"};
 /* passion's method, or -1 for ROMIO, -2 for HDF5 */
 static const int mids[NMETH] = {PASSION_METHOD_DIRECT,
                                 PASSION_METHOD_ETP_STATIC,
                                 PASSION_METHOD_ETP_DYNAMIC,
-                                PASSION_METHOD_AUTO, -1, -1, -1, -2, -2};
+                                PASSION_METHOD_AUTO, PASSION_METHOD_AUTO,
+                                -1, -1, -1, -2, -2};
+/* the context a passion method runs in: 0 the fixed methods', 1 auto's
+   with planner measure, 2 planner estimate */
+static int ctx_index(int m)
+{
+    return m == M_PASSION ? 1 : m == M_PEST ? 2 : 0;
+}
+
+#define TMAX 64 /* repetitions at most */
 
 static int64_t N;     /* rows = columns */
 static int64_t DATA0; /* byte offset of the array in the file (the HDF5
@@ -240,18 +261,22 @@ int main(int argc, char **argv)
             only_method = argv[i + 1];
     }
     const int P = a.size;
-    passion_ctx *ctx;
-    if (bench_init(&ctx, "%s", "")) {
+    /* the fixed methods' context, and auto's two (see ctx_index) */
+    passion_ctx *cx[3] = {NULL, NULL, NULL};
+    if (bench_init(&cx[0], "%s", "") ||
+        bench_init_planner(&cx[1], "measure", "%s", "") ||
+        bench_init_planner(&cx[2], "estimate", "%s", "")) {
         MPI_Finalize();
         return 1;
     }
+    passion_ctx *ctx = cx[0];
     int64_t shape[2] = {N, N};
     passion_array_spec spec;
     passion_array_spec_init(&spec, 2, shape, 4);
     spec.storage = PASSION_COL_MAJOR;
     spec.placement = PASSION_PLACE_GLOBAL;
-    passion_array *arr;
-    passion_file *f;
+    passion_array *ax[3] = {NULL, NULL, NULL};
+    passion_file *fx[3] = {NULL, NULL, NULL};
     char path[600];
     /* the HDF5 file's dataset holds the array (see the top) */
     int have_h5 = bench_h5_available(), rc = 0, mode = PASSION_MODE_CREATE;
@@ -265,10 +290,14 @@ int main(int argc, char **argv)
         if (rc && a.rank == 0)
             fprintf(stderr, "setup: HDF5 file %s not created\n", path);
     }
-    if (!rc)
-        rc = passion_array_create(ctx, &spec, &arr);
-    if (!rc)
-        rc = passion_file_open(arr, path, mode, &f);
+    /* the file in every context (made by the first) */
+    for (int k = 0; k < 3 && !rc; k++) {
+        rc = passion_array_create(cx[k], &spec, &ax[k]);
+        if (!rc)
+            rc = passion_file_open(ax[k], path, k ? PASSION_MODE_RDWR : mode,
+                                   &fx[k]);
+    }
+    passion_file *f = fx[0];
     if (rc) {
         if (a.rank == 0 && rc < 0)
             fprintf(stderr, "setup: %s: %s\n", passion_strerror(rc),
@@ -291,11 +320,21 @@ int main(int argc, char **argv)
         "bytes_read,"
         "bytes_written,messages,peak_rss_kib,base_rss_kib,peak_staging,reps,"
         "section,"
-        "check");
+        "check,first_s,steady_s,steady_min_s,steady_p90_s,planner,load,"
+        "steady_chosen");
     passion_section *all = malloc(sizeof *all * (size_t)P);
     /* first use: message calibration of `auto` and (cold) the file
-       costs it measures on uncached data, outside any timing */
-    bench_first_use(&a, arr, f, path);
+       costs it measures on uncached data, outside any timing (in every
+       context: each measures its own) */
+    for (int k = 0; k < 3; k++)
+        bench_first_use(&a, ax[k], fx[k], path);
+    if (a.rank == 0)
+        fprintf(stderr, SUITE ": auto runs twice, planner=%s (passion) and "
+                "planner=%s (passion-estimate), each in its own context, "
+                "at least %d calls a case (the others: the suite's reps); "
+                "steady = median of the last half of the calls\n",
+                bench_planner(cx[1]), bench_planner(cx[2]),
+                BENCH_AUTO_REPS);
     for (int ci = 0; ci < NCASES; ci++) {
         const bench_tcase *c = &CASES[ci];
         if (only_case && !listed(only_case, c->name))
@@ -322,7 +361,8 @@ int main(int argc, char **argv)
             if (m == M_DIRECT && total_runs > (1 << 20) && !a.reps) {
                 if (csv)
                     fprintf(csv, "%s,%s,%s,%d,%s,%s,,,,,,,,,,0,\"%s\","
-                            "skipped (%lld requests)\n", c->name, mnames[m],
+                            "skipped (%lld requests),,,,,,,\n", c->name,
+                            mnames[m],
                             c->op, P, a.ranks_note, a.regime, c->sec,
                             (long long)total_runs);
                 continue;
@@ -356,7 +396,7 @@ int main(int argc, char **argv)
             if (why) {
                 if (csv)
                     fprintf(csv, "%s,%s,%s,%d,%s,%s,,,,,,,,,,0,\"%s\","
-                            "%s\n", c->name, mnames[m], c->op, P,
+                            "%s,,,,,,,\n", c->name, mnames[m], c->op, P,
                             a.ranks_note, a.regime, c->sec, why);
                 continue;
             }
@@ -375,10 +415,21 @@ int main(int argc, char **argv)
                 (P > 2 || total_elems > (4 << 20) ||
                  (m == M_DIRECT && total_runs > (1 << 18))))
                 reps = a.cold ? 1 : 2;
+            /* quick: 2, so that a steady window (the last half) is not
+               the first call */
             if (a.quick)
-                reps = 1;
+                reps = 2;
             if (reps > 8)
                 reps = 8;
+            /* auto: enough calls for the planner to decide before the
+               steady window (the last half) */
+            const int is_auto = mids[m] == PASSION_METHOD_AUTO;
+            if (is_auto)
+                reps = bench_auto_reps(reps);
+            if (reps > TMAX)
+                reps = TMAX;
+            passion_ctx *mc = cx[ctx_index(m)];
+            passion_file *mf = fx[ctx_index(m)];
             uint32_t salt = (uint32_t)(ci * 16 + m + 1);
             if (op_write)
                 for (int64_t i = 0; i < ne; i++) {
@@ -397,14 +448,17 @@ int main(int argc, char **argv)
             long base = bench_rss_peak_kib(), maxbase = 0;
             MPI_Reduce(&base, &maxbase, 1, MPI_LONG, MPI_MAX, 0,
                        MPI_COMM_WORLD);
-            double t[8];
+            double t[TMAX], spent = 0;
             passion_counters cnt;
             memset(&cnt, 0, sizeof cnt);
             for (int r = 0; r < reps; r++) {
                 /* a method whose first call took more than 5 s is not
-                   repeated (its time is far from any noise) */
-                if (r == 1 && t[0] > 5.0 && !a.reps) {
-                    reps = 1;
+                   repeated (its time is far from any noise); auto's
+                   calls stop after 60 s (its steady columns then
+                   empty) */
+                if (!a.reps && ((!is_auto && r == 1 && t[0] > 5.0) ||
+                                (is_auto && spent > 60.0))) {
+                    reps = r;
                     break;
                 }
                 if (!op_write)
@@ -412,7 +466,7 @@ int main(int argc, char **argv)
                 MPI_Barrier(MPI_COMM_WORLD);
                 if (a.cold && a.rank == 0)
                     bench_drop_cache_path(path);
-                passion_counters_reset(ctx);
+                passion_counters_reset(mc);
                 MPI_Barrier(MPI_COMM_WORLD);
                 double t0 = MPI_Wtime();
                 int e;
@@ -421,21 +475,32 @@ int main(int argc, char **argv)
                 else if (mids[m] == -2)
                     e = h5 ? hdf5_access(h5, m, s, buf, op_write) : -1;
                 else if (op_write)
-                    e = passion_file_write_all(f, s, buf, NULL, mids[m]);
+                    e = passion_file_write_all(mf, s, buf, NULL, mids[m]);
                 else
-                    e = passion_file_read_all(f, s, buf, NULL, mids[m]);
+                    e = passion_file_read_all(mf, s, buf, NULL, mids[m]);
                 if (op_write && a.cold) {
                     MPI_Barrier(MPI_COMM_WORLD);
                     if (a.rank == 0)
                         sync_path(path);
                 }
                 t[r] = bench_max_time(MPI_Wtime() - t0);
-                passion_counters_get(ctx, &cnt);
+                spent += t[r];
+                passion_counters_get(mc, &cnt);
                 err |= e != 0;
             }
             if (fh != MPI_FILE_NULL)
                 MPI_File_close(&fh);
             bench_h5_close(h5);
+            /* what auto ran last (a rank that moved nothing has none:
+               the largest id over ranks) */
+            int last = 0, lastmax = 0;
+            if (is_auto) {
+                passion_method pm = PASSION_METHOD_AUTO;
+                passion_ctx_last_method(mc, &pm, NULL);
+                last = pm;
+            }
+            MPI_Allreduce(&last, &lastmax, 1, MPI_INT, MPI_MAX,
+                          MPI_COMM_WORLD);
             long rss = bench_rss_peak_kib(), maxrss = 0;
             MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
             /* check */
@@ -482,6 +547,8 @@ int main(int argc, char **argv)
                 double tmin = t[0];
                 for (int r = 1; r < reps; r++)
                     tmin = t[r] < tmin ? t[r] : tmin;
+                bench_steady sy;
+                bench_steady_of(t, reps, &sy); /* before the median sorts */
                 fprintf(csv, "%s,%s,%s,%d,%s,%s,%.6g,%.6g,", c->name,
                         mnames[m], c->op, P, a.ranks_note, a.regime,
                         bench_median(t, reps), tmin);
@@ -490,8 +557,18 @@ int main(int argc, char **argv)
                 else
                     fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,", sum[0],
                             sum[1], sum[2], sum[3], maxrss, maxbase, maxstg);
-                fprintf(csv, "%d,\"%s\",%s\n", reps, c->sec,
+                fprintf(csv, "%d,\"%s\",%s,", reps, c->sec,
                         allbad ? "FAIL" : "ok");
+                bench_steady_csv(csv, &sy,
+                                 !is_auto || reps >= BENCH_AUTO_REPS);
+                static const char *mn[] = {"", "direct", "sieve",
+                                           "etp-static", "etp-dynamic"};
+                fprintf(csv, ",%s,%.2f,%s\n", is_auto ? bench_planner(mc) : "",
+                        bench_load(),
+                        is_auto && lastmax >= PASSION_METHOD_DIRECT &&
+                                lastmax <= PASSION_METHOD_ETP_DYNAMIC
+                            ? mn[lastmax]
+                            : "");
                 fflush(csv);
             }
         }
@@ -501,9 +578,11 @@ int main(int argc, char **argv)
     if (csv && csv != stdout)
         fclose(csv);
     free(all);
-    passion_file_close(f);
-    passion_array_free(arr);
-    passion_finalize(ctx);
+    for (int k = 2; k >= 0; k--) {
+        passion_file_close(fx[k]);
+        passion_array_free(ax[k]);
+        passion_finalize(cx[k]);
+    }
     if (a.rank == 0)
         unlink(path);
     MPI_Finalize();

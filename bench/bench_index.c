@@ -1,7 +1,9 @@
 /*
  * bench_index.c - suite `index` (issue 4): the index algorithm of Bruck et
  * al. for every radix r = 2..P against MPI_Alltoall, with the other fixed
- * algorithms and `auto`, blocks of 8 B to 256 KiB. Each row has the
+ * algorithms and `auto` (planner measure; `auto-estimate`: planner
+ * estimate, each in its own context, at least BENCH_AUTO_REPS calls a
+ * case), blocks of 8 B to 256 KiB. Each row has the
  * rounds and bytes sent (Bruck's C1 and C2 for index), the model's
  * prediction with the calibrated costs, and the check against
  * MPI_Alltoall; projection rows give the model at P = 64..1024.
@@ -18,29 +20,33 @@
 int main(int argc, char **argv)
 {
     bench_args a;
-    passion_ctx *ctx;
+    passion_ctx *ctx, *autos[2];
     FILE *csv;
     coll_xchg_costs costs;
-    int st = xb_begin(argc, argv, "bench-index", &a, &ctx, &csv, &costs);
+    int st = xb_begin(argc, argv, "bench-index", &a, &ctx, autos, &csv,
+                      &costs);
     if (st)
         return st;
     int P = a.size, rc = 0;
 
     xb_method m[80];
     int nm = 0;
-    m[nm++] = (xb_method){"mpi-raw", -1, 0, 0, 1};
-    m[nm++] = (xb_method){"mpi", PASSION_XCHG_MPI, 0, 0, 1};
-    m[nm++] = (xb_method){"a1", PASSION_XCHG_A1, 0, 0, 1};
-    m[nm++] = (xb_method){"pairwise", PASSION_XCHG_PAIRWISE, 0, 0, 1};
+    m[nm++] = (xb_method){"mpi-raw", -1, 0, 0, 1, NULL};
+    m[nm++] = (xb_method){"mpi", PASSION_XCHG_MPI, 0, 0, 1, NULL};
+    m[nm++] = (xb_method){"a1", PASSION_XCHG_A1, 0, 0, 1, NULL};
+    m[nm++] = (xb_method){"pairwise", PASSION_XCHG_PAIRWISE, 0, 0, 1,
+                          NULL};
     for (int r = 2; r <= P && nm < 70; r++) {
-        m[nm] = (xb_method){"", PASSION_XCHG_INDEX, r, 0, 1};
+        m[nm] = (xb_method){"", PASSION_XCHG_INDEX, r, 0, 1, NULL};
         snprintf(m[nm].name, sizeof m[nm].name, "index-r%d", r);
         nm++;
     }
-    m[nm++] = (xb_method){"fourstage", PASSION_XCHG_FOURSTAGE, 0, 0, 1};
-    m[nm++] = (xb_method){"fourstage-nb", PASSION_XCHG_FOURSTAGE_NB, 0, 0, 1};
-    m[nm++] = (xb_method){"auto", PASSION_XCHG_AUTO, 0, 0, 0};
-    m[nm++] = (xb_method){"a1-spin", PASSION_XCHG_A1, 0, 1, 0};
+    m[nm++] = (xb_method){"fourstage", PASSION_XCHG_FOURSTAGE, 0, 0, 1,
+                          NULL};
+    m[nm++] = (xb_method){"fourstage-nb", PASSION_XCHG_FOURSTAGE_NB, 0, 0, 1,
+                          NULL};
+    xb_add_autos(m, &nm, autos);
+    m[nm++] = (xb_method){"a1-spin", PASSION_XCHG_A1, 0, 1, 0, NULL};
 
     int64_t full[] = {8, 64, 512, 4096, 32768, 262144};
     int64_t quick[] = {8, 4096, 262144};
@@ -68,6 +74,8 @@ int main(int argc, char **argv)
     bench_progress(&a, "index P=%d %s done\n", P, a.regime);
     if (csv && csv != stdout)
         fclose(csv);
+    passion_finalize(autos[1]);
+    passion_finalize(autos[0]);
     passion_finalize(ctx);
     MPI_Finalize();
     return rc ? 1 : 0;

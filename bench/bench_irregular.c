@@ -3,7 +3,8 @@
  * algorithm (blocking and dual-buffer non-blocking) against A1, pairwise
  * exchange and MPI_Alltoallv, and `auto`, on the patterns of Liu, Wang
  * and Prasanna's section 4 (Fig. 14) and a uniform one, Mmax from 8 B to
- * 64 KiB:
+ * 64 KiB (`auto`: planner measure, `auto-estimate`: planner estimate,
+ * each in its own context, at least BENCH_AUTO_REPS calls a case):
  *   pattern1 (one spike): every node sends Mmax bytes to one node chosen
  *            at random, and a few bytes (Mmax/32, at least 1) to the rest;
  *   pattern2 (2-D transpose): node i sends Mmax bytes to node
@@ -50,25 +51,26 @@ static int64_t *pattern(int which, int P, int64_t mmax)
 int main(int argc, char **argv)
 {
     bench_args a;
-    passion_ctx *ctx;
+    passion_ctx *ctx, *autos[2];
     FILE *csv;
     coll_xchg_costs costs;
-    int st = xb_begin(argc, argv, "bench-irregular", &a, &ctx, &csv, &costs);
+    int st = xb_begin(argc, argv, "bench-irregular", &a, &ctx, autos, &csv,
+                      &costs);
     if (st)
         return st;
     int P = a.size, rc = 0;
 
-    xb_method m[] = {
-        {"mpi-raw", -1, 0, 0, 1},
-        {"mpi", PASSION_XCHG_MPI, 0, 0, 1},
-        {"a1", PASSION_XCHG_A1, 0, 0, 1},
-        {"pairwise", PASSION_XCHG_PAIRWISE, 0, 0, 1},
-        {"fourstage", PASSION_XCHG_FOURSTAGE, 0, 0, 1},
-        {"fourstage-nb", PASSION_XCHG_FOURSTAGE_NB, 0, 0, 1},
-        {"auto", PASSION_XCHG_AUTO, 0, 0, 0},
-        {"a1-spin", PASSION_XCHG_A1, 0, 1, 0},
+    xb_method m[10] = {
+        {"mpi-raw", -1, 0, 0, 1, NULL},
+        {"mpi", PASSION_XCHG_MPI, 0, 0, 1, NULL},
+        {"a1", PASSION_XCHG_A1, 0, 0, 1, NULL},
+        {"pairwise", PASSION_XCHG_PAIRWISE, 0, 0, 1, NULL},
+        {"fourstage", PASSION_XCHG_FOURSTAGE, 0, 0, 1, NULL},
+        {"fourstage-nb", PASSION_XCHG_FOURSTAGE_NB, 0, 0, 1, NULL},
     };
-    int nm = (int)(sizeof m / sizeof m[0]);
+    int nm = 6;
+    xb_add_autos(m, &nm, autos);
+    m[nm++] = (xb_method){"a1-spin", PASSION_XCHG_A1, 0, 1, 0, NULL};
     const char *names[] = {"pattern1", "pattern2", "uniform"};
     int64_t full[] = {8, 64, 512, 4096, 65536};
     int64_t quick[] = {8, 4096};
@@ -104,6 +106,8 @@ int main(int argc, char **argv)
     bench_progress(&a, "irregular P=%d %s done\n", P, a.regime);
     if (csv && csv != stdout)
         fclose(csv);
+    passion_finalize(autos[1]);
+    passion_finalize(autos[0]);
     passion_finalize(ctx);
     MPI_Finalize();
     return rc ? 1 : 0;

@@ -26,13 +26,23 @@
  * Modes (rows `run`; method etp-dynamic for the fixed settings):
  *   auto            passion's defaults: method auto, exchange auto, the
  *                   default aggregators (on several nodes the cheaper of
- *                   one per node and all ranks by the model)
+ *                   one per node and all ranks by the model), the planner
+ *                   measuring (planner=measure)
+ *   auto-estimate   the same with planner=estimate (the cost model alone)
  *   direct          independent requests, no exchange (skipped where a
  *                   rank has more than 2^16 contiguous runs: 6.5-I, 6.6-I)
  *   a1/all, a1/node         flat exchange (A1), all ranks / one per node
  *   twolevel/all, twolevel/node   the two-level exchange, the same
  *                   (x/node skipped on nodes of one rank: it is x/all)
  *   romio-nodes     ROMIO collective, cb_nodes = nodes (see above)
+ * Every mode has a context of its own (direct too: the read-back check
+ * and the restore of a write case run there, so no untimed call reaches
+ * an auto mode's planner). The auto modes run at least BENCH_AUTO_REPS
+ * repetitions (the planner measures on the first calls of a signature;
+ * beyond the others' repetitions they run alone, in turn); first_s is
+ * the first call's time, steady_s the median of the last half
+ * (steady_min_s, steady_p90_s its spread), planner the auto modes'
+ * planner, load the 1-minute load average at the row.
  * Repetitions are interleaved over the modes (their order a fresh seeded
  * permutation every repetition: mode_order); seconds is the median of
  * the slowest rank's time, min_seconds the fastest repetition,
@@ -43,7 +53,8 @@
  * waits for a descheduled one waits for the tick: P = 4, --quick, times
  * of 4.0, 8.0, 12.0 ms), so the median of a few repetitions takes one of
  * those values; the mean over many repetitions is what the ratios use.
- * Counters are summed over ranks for one call (the first repetition's):
+ * Counters are summed over ranks for one call (the last repetition's:
+ * auto's after its planner decided):
  * inter_msgs/inter_bytes (between virtual nodes), intra_msgs, io_clients
  * (ranks that made file requests), io_calls, rounds (communication
  * rounds: passion_counters.rounds). chosen: what auto ran (method and
@@ -94,11 +105,11 @@ static struct net {
     double lat_us, byte_ns;
 } nets[] = {{"fast", 1.0, 0.08}, {"slow", 50.0, 1.0}}; /* --slow US,NS */
 
-enum { M_AUTO, M_DIRECT, M_A1_ALL, M_A1_NODE, M_TL_ALL, M_TL_NODE,
-       M_ROMIO, NMODE };
+enum { M_AUTO, M_AUTO_EST, M_DIRECT, M_A1_ALL, M_A1_NODE, M_TL_ALL,
+       M_TL_NODE, M_ROMIO, NMODE };
 static const char *mnames[NMODE] = {
-    "auto", "direct", "a1/all", "a1/node", "twolevel/all", "twolevel/node",
-    "romio-nodes"};
+    "auto", "auto-estimate", "direct", "a1/all", "a1/node", "twolevel/all",
+    "twolevel/node", "romio-nodes"};
 
 static int elem_rc(const passion_section *s, int64_t i, int64_t *r,
                    int64_t *c)
@@ -219,7 +230,8 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
     snprintf(base, sizeof base,
              "virtual_node_ranks=%d,sim_net_latency_us=%g,"
              "sim_net_byte_ns=%g", k, nt->lat_us, nt->byte_ns);
-    const char *extra[NMODE] = {"", NULL, "exchange=a1,cb_per_node=%d",
+    const char *extra[NMODE] = {"planner=measure", "planner=estimate", "",
+                                "exchange=a1,cb_per_node=%d",
                                 "exchange=a1,cb_per_node=1",
                                 "exchange=twolevel,cb_per_node=%d",
                                 "exchange=twolevel,cb_per_node=1", NULL};
@@ -284,6 +296,16 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
         int reps = a->reps ? a->reps : a->quick ? 2 : 3;
         if (reps > REPS_MAX)
             reps = REPS_MAX;
+        /* the auto modes: enough calls for the planner to decide before
+           the steady window (the last half) */
+        int nrep[NMODE], most = 0;
+        for (int m = 0; m < NMODE; m++) {
+            nrep[m] = m == M_AUTO || m == M_AUTO_EST ? bench_auto_reps(reps)
+                                                     : reps;
+            if (nrep[m] > REPS_MAX)
+                nrep[m] = REPS_MAX;
+            most = nrep[m] > most ? nrep[m] : most;
+        }
         double t[NMODE][REPS_MAX];
         uint64_t sum[NMODE][6];
         char chosen[NMODE][48];
@@ -299,15 +321,16 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
            fixed seed (the same on every rank), so that no mode always
            follows the same other mode (see mode_order) */
         int ord[NMODE];
-        for (int r = 0; r < reps; r++)
+        for (int r = 0; r < most; r++)
             for (int j = 0; j < NMODE; j++) {
                 if (j == 0)
                     mode_order(ord, ci, r);
                 const int m = ord[j];
-                if ((m == M_DIRECT && skip_direct) ||
+                if ((m == M_DIRECT && skip_direct) || r >= nrep[m] ||
                     (same_node && (m == M_A1_NODE || m == M_TL_NODE)))
                     continue;
-                mode_ctx *x = &mc[m == M_DIRECT ? M_AUTO : m];
+                const int is_auto = m == M_AUTO || m == M_AUTO_EST;
+                mode_ctx *x = &mc[m];
                 uint32_t salt = (uint32_t)(ci * 16 + m + 1);
                 if (op_write)
                     for (int64_t i = 0; i < ne; i++) {
@@ -317,7 +340,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                     }
                 else
                     memset(buf, 0, (size_t)(ne > 0 ? ne : 1) * 4);
-                int method = m == M_AUTO     ? PASSION_METHOD_AUTO
+                int method = is_auto         ? PASSION_METHOD_AUTO
                              : m == M_DIRECT ? PASSION_METHOD_DIRECT
                                              : PASSION_METHOD_ETP_DYNAMIC;
                 if (m != M_ROMIO)
@@ -333,7 +356,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                     e = passion_file_read_all(x->f, s, buf, NULL, method);
                 t[m][r] = bench_max_time(MPI_Wtime() - t0);
                 bad[m] |= e != 0;
-                if (r == 0 && m != M_ROMIO) {
+                if (r == nrep[m] - 1 && m != M_ROMIO) {
                     passion_counters cn;
                     passion_counters_get(x->ctx, &cn);
                     uint64_t v[6] = {cn.messages_inter_node,
@@ -343,7 +366,7 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                                      cn.rounds};
                     MPI_Allreduce(v, sum[m], 6, MPI_UINT64_T, MPI_SUM,
                                   MPI_COMM_WORLD);
-                    if (m == M_AUTO) {
+                    if (is_auto) {
                         passion_method pm = PASSION_METHOD_AUTO;
                         passion_ctx_last_method(x->ctx, &pm, &pred[m]);
                         /* a rank may have moved nothing: the method of
@@ -377,8 +400,8 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                     /* read back this rank's section independently (the
                        sections of a write case are disjoint) */
                     uint32_t *back = malloc((size_t)(ne > 0 ? ne : 1) * 4);
-                    int e2 = passion_file_read(mc[M_AUTO].f, s, back, NULL,
-                                               PASSION_METHOD_DIRECT);
+                    int e2 = passion_file_read(mc[M_DIRECT].f, s, back,
+                                               NULL, PASSION_METHOD_DIRECT);
                     bad[m] |= e2 != 0 ||
                               memcmp(back, buf, (size_t)ne * 4) != 0;
                     free(back);
@@ -390,15 +413,17 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                 elem_rc(s, i, &rr, &cc);
                 buf[i] = bench_thesis_orig(N, rr, cc);
             }
-            passion_file_write_all(mc[M_AUTO].f, s, buf, NULL,
+            passion_file_write_all(mc[M_DIRECT].f, s, buf, NULL,
                                    PASSION_METHOD_AUTO);
         }
         int allbad[NMODE];
         MPI_Allreduce(bad, allbad, NMODE, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        double load = bench_load();
         for (int m = 0; m < NMODE && csv; m++) {
+            const int is_auto = m == M_AUTO || m == M_AUTO_EST;
             if (m == M_DIRECT && skip_direct) {
                 fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,,,,,,,,,,0,"
-                        "skipped (%lld runs),,,\n", c->name, c->op, P,
+                        "skipped (%lld runs),,,,,,,,,\n", c->name, c->op, P,
                         a->ranks_note, nodes, k, nt->name, regime,
                         mnames[m], (long long)runs);
                 continue;
@@ -406,20 +431,23 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
             if (same_node && (m == M_A1_NODE || m == M_TL_NODE)) {
                 fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,,,,,,,,,,0,"
                         "skipped (the same setting as %s on nodes of one "
-                        "rank),,,\n", c->name, c->op, P, a->ranks_note,
+                        "rank),,,,,,,,,\n", c->name, c->op, P, a->ranks_note,
                         nodes, k, nt->name, regime, mnames[m],
                         mnames[m == M_A1_NODE ? M_A1_ALL : M_TL_ALL]);
                 continue;
             }
+            const int n = nrep[m];
             double tmin = t[m][0], tsum = 0, ts[REPS_MAX];
-            for (int r = 0; r < reps; r++) {
+            bench_steady sy;
+            bench_steady_of(t[m], n, &sy);
+            for (int r = 0; r < n; r++) {
                 tmin = t[m][r] < tmin ? t[m][r] : tmin;
                 tsum += t[m][r];
                 ts[r] = t[m][r];
             }
             fprintf(csv, "run,%s,%s,%d,%s,%d,%d,%s,%s,%s,%.6g,%.6g,", c->name,
                     c->op, P, a->ranks_note, nodes, k, nt->name, regime,
-                    mnames[m], bench_median(ts, reps), tmin);
+                    mnames[m], bench_median(ts, n), tmin);
             if (m == M_ROMIO)
                 fprintf(csv, ",,,,,%s,,", "not charged");
             else
@@ -429,16 +457,19 @@ static void run_split(const bench_args *a, FILE *csv, const char *path,
                         (unsigned long long)sum[m][2],
                         (unsigned long long)sum[m][3],
                         (unsigned long long)sum[m][4], chosen[m], pred[m]);
-            fprintf(csv, "%d,%s,%.6g,", reps, allbad[m] ? "FAIL" : "ok",
-                    tsum / reps);
+            fprintf(csv, "%d,%s,%.6g,", n, allbad[m] ? "FAIL" : "ok",
+                    tsum / n);
             if (m != M_ROMIO)
                 fprintf(csv, "%llu", (unsigned long long)sum[m][5]);
             fputc(',', csv);
             /* every repetition's time in repetition order: the modes of
                one repetition ran back to back, so the table pairs them */
-            for (int r = 0; r < reps; r++)
+            for (int r = 0; r < n; r++)
                 fprintf(csv, "%s%.4g", r ? ";" : "", t[m][r]);
-            fputc('\n', csv);
+            fputc(',', csv);
+            bench_steady_csv(csv, &sy, !is_auto || n >= BENCH_AUTO_REPS);
+            fprintf(csv, ",%s,%.2f\n",
+                    is_auto ? bench_planner(mc[m].ctx) : "", load);
         }
         if (csv)
             fflush(csv);
@@ -559,7 +590,8 @@ int main(int argc, char **argv)
         "kind,case,op,procs,ranks,nodes,ranks_per_node,net,regime,method,"
         "seconds,min_seconds,inter_msgs,inter_bytes,intra_msgs,io_clients,"
         "io_calls,chosen,predicted,reps,check,mean_seconds,rounds,"
-        "rep_seconds");
+        "rep_seconds,first_s,steady_s,steady_min_s,steady_p90_s,planner,"
+        "load");
     passion_ctx *ctx = NULL;
     if (bench_init(&ctx, "%s", "")) {
         MPI_Finalize();

@@ -24,7 +24,10 @@
  * file extent at most 256 MiB and 2^19 contiguous runs (counts are halved
  * until it fits: keeps ROMIO's offset lists and the run time in bounds).
  *
- * Modes, every one on every case: passion (auto: what a user gets),
+ * Modes, every one on every case: passion (auto: what a user gets, the
+ * planner measuring), passion-estimate (auto with planner=estimate: the
+ * cost model alone), each auto in a context of its own (its file opened
+ * there too: no other mode's calls reach its planner's records),
  * passion's fixed methods direct, sieve, etp-static, etp-dynamic (what
  * auto could have chosen), and the peers romio-coll, romio-coll-tuned,
  * romio-indep (as in bench_etp.c) and hdf5-coll, hdf5-indep (hyperslabs of
@@ -39,7 +42,11 @@
  * few hundred bytes in 3-5 cases a run where the peers took 0.1 ms. Direct and
  * hdf5-indep (one MPI-IO request per contiguous run) are skipped where a
  * rank has more than 2^18 runs (2^16 cold): millions of requests. A mode
- * whose first call takes more than 5 s is not repeated.
+ * whose first call takes more than 5 s is not repeated. The auto modes
+ * run at least BENCH_AUTO_REPS calls (the planner measures on the first
+ * calls of a signature; the other modes' repetitions done, they run
+ * alone, in turn), stopped after 60 s unless --reps is given (their
+ * steady columns then empty).
  *
  * Verification: the file's byte at data offset b holds f(b), a hash of b;
  * every read is compared with it; a write stores f(b) ^ mask(mode, rank)
@@ -67,6 +74,10 @@
  * adds nothing) and `predicted` the seconds its cost model predicted (the
  * first repetition's, summed over a case's tile calls; empty when no call
  * made a prediction).
+ * first_s: the first call's time; steady_s: the median of the last half
+ * of the calls, steady_min_s and steady_p90_s its spread; planner: the
+ * auto modes' planner; load: the 1-minute load average at the row;
+ * steady_chosen: what an auto mode ran in its last call (as chosen).
  * bench/table.py gives the distribution of passion / best peer.
  */
 #include "bench_hdf5.h"
@@ -85,17 +96,24 @@
 #define DEFAULT_SEED 20261123ULL
 #define CASES_PER_ARRAY 5
 
-enum { M_AUTO, M_DIRECT, M_SIEVE, M_STATIC, M_DYNAMIC, M_RCOLL, M_RTUNED,
-       M_RINDEP, M_H5COLL, M_H5INDEP, NMODES };
+enum { M_AUTO, M_AUTO_EST, M_DIRECT, M_SIEVE, M_STATIC, M_DYNAMIC,
+       M_RCOLL, M_RTUNED, M_RINDEP, M_H5COLL, M_H5INDEP, NMODES };
 static const char *mnames[NMODES] = {
-    "passion", "direct", "sieve", "etp-static", "etp-dynamic",
-    "romio-coll", "romio-coll-tuned", "romio-indep", "hdf5-coll",
-    "hdf5-indep"};
+    "passion", "passion-estimate", "direct", "sieve", "etp-static",
+    "etp-dynamic", "romio-coll", "romio-coll-tuned", "romio-indep",
+    "hdf5-coll", "hdf5-indep"};
 /* passion's method, -1 ROMIO, -2 HDF5 */
 static const int mids[NMODES] = {
-    PASSION_METHOD_AUTO, PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE,
-    PASSION_METHOD_ETP_STATIC, PASSION_METHOD_ETP_DYNAMIC, -1, -1, -1, -2,
-    -2};
+    PASSION_METHOD_AUTO, PASSION_METHOD_AUTO, PASSION_METHOD_DIRECT,
+    PASSION_METHOD_SIEVE, PASSION_METHOD_ETP_STATIC,
+    PASSION_METHOD_ETP_DYNAMIC, -1, -1, -1, -2, -2};
+#define TMAX 64 /* calls of a mode in a case at most */
+/* the context (and file) a passion mode runs in: 0 the fixed methods',
+   1 auto's with planner measure, 2 planner estimate */
+static int ctx_index(int m)
+{
+    return m == M_AUTO ? 1 : m == M_AUTO_EST ? 2 : 0;
+}
 
 /* ---------------------------------------------------------------- random */
 
@@ -560,9 +578,9 @@ static int hdf5_access(bench_h5 *h, int m, const parr *a,
 
 typedef struct run {
     const bench_args *ba;
-    passion_ctx *ctx;
-    passion_array *pa;
-    passion_file *f;
+    passion_ctx *cx[3]; /* by ctx_index */
+    passion_array *pa[3];
+    passion_file *f[3];
     const char *path;
     const parr *a;   /* the array whose file is open */
     int64_t base;    /* its data offset in the file */
@@ -580,14 +598,15 @@ typedef struct cio {
     uint8_t *buf, *expect;
     int64_t nbytes, toff[MAXTILES];
     int64_t elems, runs, ext, lo, hi, maxruns;
-    int reps, bits;
-    double predicted; /* auto's prediction, first repetition */
+    int reps, bits[2];  /* the auto modes' choices (chosen_bits) */
+    int last_bits[2];   /* theirs in their last call */
+    double predicted[2]; /* their predictions, first repetition */
     int skip[NMODES];
 } cio;
 
 /* one mode's results on this rank */
 typedef struct mres {
-    double t[16];
+    double t[TMAX], spent;
     int nrep, err;
     long peak, base;
     passion_counters cnt;
@@ -621,13 +640,15 @@ static int call_mode(run *R, int m, const pcase *c, uint8_t *buf,
         else if (mids[m] == -2)
             e = R->h5 ? hdf5_access(R->h5, m, R->a, &t[i], b, op_write) : -1;
         else if (op_write)
-            e = passion_file_write_all(R->f, &t[i], b, NULL, mids[m]);
+            e = passion_file_write_all(R->f[ctx_index(m)], &t[i], b, NULL,
+                                       mids[m]);
         else
-            e = passion_file_read_all(R->f, &t[i], b, NULL, mids[m]);
+            e = passion_file_read_all(R->f[ctx_index(m)], &t[i], b, NULL,
+                                      mids[m]);
         err |= e != 0;
-        if (m == M_AUTO && bits) {
+        if (ctx_index(m) && bits) {
             double p = 0;
-            *bits |= chosen_bits(R->ctx, &p);
+            *bits |= chosen_bits(R->cx[ctx_index(m)], &p);
             *pred += p;
         }
     }
@@ -710,17 +731,26 @@ static void shape_str(const parr *a, char *out, size_t len)
                               a->shape[d]);
 }
 
+/* Close the array's file in every context. Collective. */
+static void array_close(run *R)
+{
+    for (int k = 2; k >= 0; k--) {
+        if (R->f[k])
+            passion_file_close(R->f[k]);
+        if (R->pa[k])
+            passion_array_free(R->pa[k]);
+        R->f[k] = NULL, R->pa[k] = NULL;
+    }
+}
+
 /* Make array a's file (the HDF5 dataset, or a raw file without HDF5),
-   open it with passion and fill it; the first time, auto's calibrations
-   run here, outside any timing. Collective. */
+   open it with passion in every context and fill it; the first time,
+   auto's calibrations run here (in every context), outside any timing.
+   Collective. */
 static int array_open(run *R, const parr *a)
 {
     const bench_args *ba = R->ba;
-    if (R->f) {
-        passion_file_close(R->f);
-        passion_array_free(R->pa);
-        R->f = NULL, R->pa = NULL;
-    }
+    array_close(R);
     R->a = a;
     passion_array_spec spec;
     passion_array_spec_init(&spec, a->nd, a->shape, a->esize);
@@ -737,17 +767,20 @@ static int array_open(run *R, const parr *a)
         spec.header_bytes = R->base;
         mode = PASSION_MODE_RDWR;
     }
-    if (!rc)
-        rc = passion_array_create(R->ctx, &spec, &R->pa);
-    if (!rc)
-        rc = passion_file_open(R->pa, R->path, mode, &R->f);
+    for (int k = 0; k < 3 && !rc; k++) {
+        rc = passion_array_create(R->cx[k], &spec, &R->pa[k]);
+        if (!rc)
+            rc = passion_file_open(R->pa[k], R->path,
+                                   k ? PASSION_MODE_RDWR : mode, &R->f[k]);
+    }
     if (rc)
         return rc;
     fill_file(R);
     if (!R->calibrated) {
         /* cold: auto's file-cost measurement (its first calls on
            uncached data) happens here, outside the timing */
-        bench_first_use(ba, R->pa, R->f, R->path);
+        for (int k = 0; k < 3; k++)
+            bench_first_use(ba, R->pa[k], R->f[k], R->path);
         R->calibrated = 1;
     }
     return 0;
@@ -821,7 +854,8 @@ static void timed_call(run *R, cio *io, int m, int r, mres *res)
     MPI_Barrier(MPI_COMM_WORLD);
     if (ba->cold && ba->rank == 0)
         bench_drop_cache_path(R->path);
-    passion_counters_reset(R->ctx);
+    passion_ctx *mc = R->cx[ctx_index(m)];
+    passion_counters_reset(mc);
     bench_rss_reset();
     long b0 = bench_rss_peak_kib();
     MPI_Barrier(MPI_COMM_WORLD);
@@ -838,18 +872,20 @@ static void timed_call(run *R, cio *io, int m, int r, mres *res)
         }
     }
     res->t[r] = bench_max_time(MPI_Wtime() - t0);
+    res->spent += res->t[r];
     long p0 = bench_rss_peak_kib();
     res->peak = p0 > res->peak ? p0 : res->peak;
     res->base = b0 > res->base ? b0 : res->base;
     if (mids[m] >= 0) {
         passion_counters k;
-        passion_counters_get(R->ctx, &k);
+        passion_counters_get(mc, &k);
         if (r == 0)
             res->cnt = k;
-        if (m == M_AUTO) {
-            io->bits |= bits;
+        if (ctx_index(m)) {
+            io->bits[ctx_index(m) - 1] |= bits;
+            io->last_bits[ctx_index(m) - 1] = bits;
             if (r == 0)
-                io->predicted = pred;
+                io->predicted[ctx_index(m) - 1] = pred;
         }
     }
     res->err |= e;
@@ -857,22 +893,35 @@ static void timed_call(run *R, cio *io, int m, int r, mres *res)
         res->err = 1;
 }
 
-/* Reads: repetition 1 of every mode, then repetition 2... A mode whose
-   first call took more than 5 s is not repeated. */
+/* After call r of mode m: a mode whose first call took more than 5 s is
+   not repeated; an auto mode's calls stop after 60 s (its steady columns
+   then empty); never with --reps. */
+static void cut_reps(const run *R, int m, int r, mres *res)
+{
+    if (R->ba->reps)
+        return;
+    if (ctx_index(m) ? res->spent > 60.0 : r == 0 && res->t[0] > 5.0)
+        res->nrep = r + 1;
+}
+
+/* Reads: repetition 1 of every mode, then repetition 2... (the auto
+   modes' calls beyond the others' repetitions alone, in turn). */
 static void run_reads(run *R, cio *io, int ci, mres *res)
 {
+    int most = 0;
+    for (int m = 0; m < NMODES; m++)
+        most = res[m].nrep > most ? res[m].nrep : most;
     /* the modes' order turns by one every repetition and case (the
        mode first in a repetition runs right after the previous call's
        or case's work: the write-back and cache drop of a case just
        written); the same on every rank */
-    for (int r = 0; r < io->reps; r++)
+    for (int r = 0; r < most; r++)
         for (int k = 0; k < NMODES; k++) {
             const int m = (k + r + ci) % NMODES;
             if (io->skip[m] || r >= res[m].nrep)
                 continue;
             timed_call(R, io, m, r, &res[m]);
-            if (r == 0 && res[m].t[0] > 5.0 && !R->ba->reps)
-                res[m].nrep = 1;
+            cut_reps(R, m, r, &res[m]);
         }
 }
 
@@ -892,12 +941,9 @@ static void run_writes(run *R, cio *io, int ci, mres *res)
         uint8_t mk = wmask(salt, ba->rank);
         for (int64_t i = 0; i < io->nbytes; i++)
             io->buf[i] = io->expect[i] ^ mk;
-        for (int r = 0; r < io->reps; r++) {
+        for (int r = 0; r < res[m].nrep; r++) {
             timed_call(R, io, m, r, &res[m]);
-            if (r == 0 && res[m].t[0] > 5.0 && !ba->reps) {
-                res[m].nrep = 1;
-                break;
-            }
+            cut_reps(R, m, r, &res[m]);
         }
         MPI_Barrier(MPI_COMM_WORLD);
         if (io->hi > io->lo)
@@ -914,7 +960,7 @@ static void write_rows(run *R, cio *io, mres *res)
     const bench_args *ba = R->ba;
     const parr *a = R->a;
     const pcase *c = io->c;
-    int bits = 0, err[NMODES], allerr[NMODES];
+    int bits[4] = {0, 0, 0, 0}, err[NMODES], allerr[NMODES];
     long peak[NMODES], base[NMODES], maxpeak[NMODES], maxbase[NMODES];
     unsigned long long mine4[NMODES][4], sum4[NMODES][4], stg[NMODES],
         maxstg[NMODES];
@@ -928,7 +974,9 @@ static void write_rows(run *R, cio *io, mres *res)
         mine4[m][3] = res[m].cnt.messages_sent;
         stg[m] = res[m].cnt.peak_staging;
     }
-    MPI_Allreduce(&io->bits, &bits, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
+    int mine[4] = {io->bits[0], io->bits[1], io->last_bits[0],
+                   io->last_bits[1]};
+    MPI_Allreduce(mine, bits, 4, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
     MPI_Allreduce(err, allerr, NMODES, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     MPI_Reduce(peak, maxpeak, NMODES, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(base, maxbase, NMODES, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -939,15 +987,22 @@ static void write_rows(run *R, cio *io, mres *res)
     FILE *csv = R->csv;
     if (!csv)
         return;
-    char shp[96], chosen[32] = "";
+    /* chosen[0..1]: every call's choices, [2..3] the last call's */
+    char shp[96], chosen[4][48] = {"", "", "", ""};
     shape_str(a, shp, sizeof shp);
     static const char *bn[4] = {"direct", "sieve", "etp-static",
                                 "etp-dynamic"};
-    for (int k = 0; k < 4; k++)
-        if (bits & (1 << k))
-            snprintf(chosen + strlen(chosen), sizeof chosen - strlen(chosen),
-                     "%s%s", chosen[0] ? "+" : "", bn[k]);
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 4; k++)
+            if (bits[j] & (1 << k))
+                snprintf(chosen[j] + strlen(chosen[j]),
+                         sizeof chosen[j] - strlen(chosen[j]), "%s%s",
+                         chosen[j][0] ? "+" : "", bn[k]);
+    double load = bench_load();
     for (int m = 0; m < NMODES; m++) {
+        const int ax = ctx_index(m); /* 1, 2: an auto mode */
+        bench_steady sy;
+        bench_steady_of(res[m].t, io->skip[m] ? 0 : res[m].nrep, &sy);
         fprintf(csv, "%s,%s,%s,%d,%s,%s,%s,", io->name, c->kind,
                 c->write ? "write" : "read", ba->size, ba->ranks_note,
                 ba->regime, mnames[m]);
@@ -975,15 +1030,18 @@ static void write_rows(run *R, cio *io, mres *res)
                     allerr[m] ? "FAIL" : "ok");
         else {
             char pred[32] = "";
-            if (m == M_AUTO && io->predicted > 0) /* 0: none made */
-                snprintf(pred, sizeof pred, "%.3g", io->predicted);
+            if (ax && io->predicted[ax - 1] > 0) /* 0: none made */
+                snprintf(pred, sizeof pred, "%.3g", io->predicted[ax - 1]);
             fprintf(csv, "%llu,%llu,%llu,%llu,%ld,%ld,%llu,%s,%s,%s,",
                     sum4[m][0], sum4[m][1], sum4[m][2], sum4[m][3],
                     maxpeak[m], maxbase[m], maxstg[m],
-                    m == M_AUTO ? chosen : "", pred,
+                    ax ? chosen[ax - 1] : "", pred,
                     allerr[m] ? "FAIL" : "ok");
         }
-        fprintf(csv, "%" PRIu64 "\n", R->seed);
+        fprintf(csv, "%" PRIu64 ",", R->seed);
+        bench_steady_csv(csv, &sy, !ax || res[m].nrep >= BENCH_AUTO_REPS);
+        fprintf(csv, ",%s,%.2f,%s\n", ax ? bench_planner(R->cx[ax]) : "",
+                load, ax ? chosen[ax + 1] : "");
     }
     fflush(csv);
 }
@@ -1080,8 +1138,14 @@ int main(int argc, char **argv)
     }
     if (ba.quick)
         maxb = 4 << 20, bigmin = 8 << 20, bigmax = 32 << 20;
-    passion_ctx *ctx;
-    int rc = bench_init(&ctx, "%s", opts);
+    /* the fixed methods' context, and auto's two (ctx_index) */
+    passion_ctx *cx[3] = {NULL, NULL, NULL};
+    int rc = bench_init(&cx[0], "%s", opts);
+    if (!rc)
+        rc = bench_init_planner(&cx[1], "measure", "%s", opts);
+    if (!rc)
+        rc = bench_init_planner(&cx[2], "estimate", "%s", opts);
+    passion_ctx *ctx = cx[0];
     if (rc) {
         if (ba.rank == 0)
             fprintf(stderr, "patterns: passion_init: %s\n",
@@ -1109,10 +1173,19 @@ int main(int argc, char **argv)
                 seed, ncases, narr, P, ba.regime,
                 memlim ? " (arrays >= 8x the memory limit)" : "",
                 bench_h5_version());
+    if (ba.rank == 0)
+        fprintf(stderr, "patterns: auto runs twice, planner=%s (passion) "
+                "and planner=%s (passion-estimate), each in its own "
+                "context, at least %d calls a case (the others: the "
+                "suite's reps); steady = median of the last half of the "
+                "calls\n", bench_planner(cx[1]), bench_planner(cx[2]),
+                BENCH_AUTO_REPS);
     char path[600];
     run R;
     memset(&R, 0, sizeof R);
-    R.ba = &ba, R.ctx = ctx, R.path = path, R.seed = seed;
+    R.ba = &ba, R.path = path, R.seed = seed;
+    for (int k = 0; k < 3; k++)
+        R.cx[k] = cx[k];
     R.have_h5 = bench_h5_available();
     for (int m = 0; m < NMODES; m++)
         R.fh[m] = MPI_FILE_NULL;
@@ -1125,7 +1198,9 @@ int main(int argc, char **argv)
             "case,kind,op,procs,ranks,regime,method,seconds,min_seconds,"
             "reps,nd,order,esize,shape,array_bytes,tiles,elems,runs,"
             "extent_bytes,io_calls,bytes_read,bytes_written,messages,"
-            "peak_rss_kib,base_rss_kib,peak_staging,chosen,predicted,check,seed");
+            "peak_rss_kib,base_rss_kib,peak_staging,chosen,predicted,check,"
+            "seed,first_s,steady_s,steady_min_s,steady_p90_s,planner,load,"
+            "steady_chosen");
     for (int ci = 0; ci < ncases && !list; ci++) {
         const pcase *c = &cases[ci];
         const parr *a = &arrs[c->arr];
@@ -1149,15 +1224,16 @@ int main(int argc, char **argv)
         mres res[NMODES];
         memset(res, 0, sizeof res);
         for (int m = 0; m < NMODES; m++)
-            res[m].nrep = io.reps;
+            res[m].nrep = ctx_index(m) ? bench_auto_reps(io.reps) : io.reps;
         for (int m = 0; m < NMODES; m++)
             if (mids[m] == -1 && !io.skip[m])
                 R.fh[m] = romio_open(path, m, P);
         if (R.have_h5 && bench_h5_open(MPI_COMM_WORLD, path, &R.h5))
             R.h5 = NULL;
-        bench_progress(&ba, "patterns P=%d %s %s %s %s, %d reps", P,
-                       ba.regime, io.name, c->kind,
-                       c->write ? "write" : "read", io.reps);
+        bench_progress(&ba, "patterns P=%d %s %s %s %s, %d reps (auto %d)",
+                       P, ba.regime, io.name, c->kind,
+                       c->write ? "write" : "read", io.reps,
+                       res[M_AUTO].nrep);
         if (c->write)
             run_writes(&R, &io, ci, res);
         else
@@ -1172,17 +1248,15 @@ int main(int argc, char **argv)
     }
     if (!list)
         bench_progress(&ba, "patterns P=%d %s done\n", P, ba.regime);
-    if (R.f) {
-        passion_file_close(R.f);
-        passion_array_free(R.pa);
-    }
+    array_close(&R);
     if (R.csv && R.csv != stdout)
         fclose(R.csv);
     for (int i = 0; i < ncases; i++)
         free(cases[i].sec);
     free(cases);
     free(arrs);
-    passion_finalize(ctx);
+    for (int k = 2; k >= 0; k--)
+        passion_finalize(cx[k]);
     if (ba.rank == 0 && !list)
         unlink(path);
     MPI_Finalize();

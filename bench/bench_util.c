@@ -344,3 +344,60 @@ double bench_load(void)
     }
     return l;
 }
+
+int bench_init_planner(passion_ctx **ctx, const char *mode,
+                       const char *fmt, ...)
+{
+    char list[448];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list, sizeof list, fmt, ap);
+    va_end(ap);
+    return bench_init(ctx, "%s%splanner=%s", list, list[0] ? "," : "",
+                      mode);
+}
+
+const char *bench_planner(const passion_ctx *ctx)
+{
+    static char buf[4][32];
+    static int k;
+    char *b = buf[k++ & 3];
+    if (passion_ctx_option_get(ctx, "planner", b, sizeof buf[0]))
+        b[0] = '\0';
+    return b;
+}
+
+int bench_auto_reps(int reps)
+{
+    return reps > BENCH_AUTO_REPS ? reps : BENCH_AUTO_REPS;
+}
+
+void bench_steady_of(const double *t, int n, bench_steady *s)
+{
+    memset(s, 0, sizeof *s);
+    if (n <= 0)
+        return;
+    int w0 = n / 2, w = n - w0;
+    double *v = malloc((size_t)w * sizeof *v);
+    if (!v)
+        return;
+    memcpy(v, t + w0, (size_t)w * sizeof *v);
+    s->first = t[0];
+    s->window = w;
+    s->steady = bench_median(v, w); /* sorts v */
+    s->steady_min = v[0];
+    int k = (9 * w + 9) / 10; /* nearest rank: ceil(0.9 w) */
+    s->steady_p90 = v[(k > 0 ? k : 1) - 1];
+    free(v);
+}
+
+void bench_steady_csv(FILE *csv, const bench_steady *s, int steady)
+{
+    if (s->window <= 0)
+        fprintf(csv, ",,,");
+    else if (!steady)
+        fprintf(csv, "%.6g,,,", s->first);
+    else
+        fprintf(csv, "%.6g,%.6g,%.6g,%.6g", s->first, s->steady,
+                s->steady_min, s->steady_p90);
+}

@@ -122,6 +122,51 @@ MPI_File bench_romio_open(const char *path, int hints, int nodes);
 void bench_first_use(const bench_args *a, const passion_array *pa,
                      passion_file *f, const char *path);
 
+/*
+ * auto under the planner (collective/planner/planner.h). The suites run
+ * method auto twice, each in a context of its own (no other method's
+ * calls reach its planner's records): `auto` with planner=measure (the
+ * default; its first calls of a call signature try the candidates) and
+ * `auto-estimate` with planner=estimate (the cost model alone).
+ * BENCH_PLAN_CALLS: calls of one signature by which measure has decided
+ * (at most 5 candidates x 3 trials, then the agreement). An auto method
+ * runs at least BENCH_AUTO_REPS calls of a case, so that the steady
+ * window (the last half) begins after them.
+ */
+#define BENCH_PLAN_CALLS 16
+#define BENCH_AUTO_REPS (2 * BENCH_PLAN_CALLS)
+
+/* A context as bench_init's, with planner=mode ("measure" or "estimate")
+   added to the printf-formatted options. Collective; 0 or the code. */
+int bench_init_planner(passion_ctx **ctx, const char *mode,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The planner mode ctx runs (its option planner, after PASSION_OPTIONS:
+   what ran, whatever was asked), "" on error. */
+const char *bench_planner(const passion_ctx *ctx);
+
+/* The repetitions an auto method runs where the others run reps. */
+int bench_auto_reps(int reps);
+
+/*
+ * A method's times of n calls in call order (the slowest rank's each):
+ * first = call 0, steady = the median of the last half (calls n/2..n-1),
+ * steady_min and steady_p90 (nearest rank) of that window. Nothing in t
+ * is changed.
+ */
+typedef struct bench_steady {
+    double first, steady, steady_min, steady_p90;
+    int window; /* calls in the window, 0: no call */
+} bench_steady;
+void bench_steady_of(const double *t, int n, bench_steady *s);
+
+/* The CSV fields first_s,steady_s,steady_min_s,steady_p90_s of s (no
+   separator before or after; all empty when no call ran); the steady ones
+   left empty when steady is 0 (an auto method that ran fewer than
+   BENCH_AUTO_REPS calls: its window would hold the planner's trials). */
+void bench_steady_csv(FILE *csv, const bench_steady *s, int steady);
+
 /* 1-minute load average (other jobs on the machine skew times); -1 if
    unknown. */
 double bench_load(void);

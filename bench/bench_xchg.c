@@ -40,6 +40,12 @@ coll_xchg_shape xb_shape(int P, const xb_case *c)
     return s;
 }
 
+/* the context a method runs in */
+static passion_ctx *ctx_of(passion_ctx *ctx, const xb_method *m)
+{
+    return m->ctx ? m->ctx : ctx;
+}
+
 static double model_of(const coll_xchg_costs *costs, const xb_method *m,
                        const coll_xchg_shape *s, char *chosen, size_t n)
 {
@@ -112,13 +118,21 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
         MPI_Alltoallv(sb, isc, isd, MPI_BYTE, ref, irc, ird, MPI_BYTE,
                       MPI_COMM_WORLD);
 
-    double *t = calloc((size_t)nm * (size_t)reps, sizeof *t);
+    /* every method reps calls, auto at least BENCH_AUTO_REPS (the
+       repetitions beyond reps run the auto methods alone) */
+    int *nrep = malloc((size_t)nm * sizeof *nrep), R = reps;
+    for (int k = 0; k < nm; k++) {
+        nrep[k] = m[k].alg == PASSION_XCHG_AUTO ? bench_auto_reps(reps)
+                                                 : reps;
+        R = nrep[k] > R ? nrep[k] : R;
+    }
+    double *t = calloc((size_t)nm * (size_t)R, sizeof *t);
     int64_t *st = calloc((size_t)nm * 6, sizeof *st); /* max over ranks */
     int *bad = calloc((size_t)nm, sizeof *bad);
     int *fail = calloc((size_t)nm, sizeof *fail);
     int *order = malloc((size_t)nm * sizeof *order);
     uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)c->bytes;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < R; r++) {
         /* every repetition in another order (the same on all ranks), so
            that no method always follows the same one: what the previous
            call leaves behind (ranks still leaving it, caches) is spread
@@ -135,6 +149,9 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
         for (int kk = 0; kk < nm; kk++) {
             int k = order[kk];
             const xb_method *x = &m[k];
+            passion_ctx *xc = ctx_of(ctx, x);
+            if (r >= nrep[k])
+                continue;
             memset(rb, 0, (size_t)rn + 1);
             if (a->cold)
                 flush_caches();
@@ -151,21 +168,21 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
                     MPI_Alltoallv(sb, isc, isd, MPI_BYTE, rb, irc, ird,
                                   MPI_BYTE, MPI_COMM_WORLD);
             } else if (c->block >= 0) {
-                rcode = passion_alltoall(ctx, sb, rb, c->block, MPI_BYTE,
+                rcode = passion_alltoall(xc, sb, rb, c->block, MPI_BYTE,
                                          x->alg, x->radix);
             } else {
-                rcode = passion_alltoallv(ctx, sb, sc, sd, rb, rc, rd,
+                rcode = passion_alltoallv(xc, sb, sc, sd, rb, rc, rd,
                                           MPI_BYTE, x->alg, x->radix);
             }
-            t[(size_t)k * reps + r] = MPI_Wtime() - t0;
+            t[(size_t)k * R + r] = MPI_Wtime() - t0;
             coll_xchg_set_wait(COLL_WAIT_HYBRID);
             if (rcode)
                 fail[k] = 1;
             if (memcmp(rb, ref, (size_t)rn))
                 bad[k] = 1;
-            if (x->alg >= 0 && r == reps - 1) {
+            if (x->alg >= 0 && r == nrep[k] - 1) {
                 coll_xchg_stats s;
-                coll_xchg_last(ctx, &s);
+                coll_xchg_last(xc, &s);
                 int64_t *o = &st[k * 6];
                 o[0] = s.rounds;
                 o[1] = s.messages;
@@ -176,8 +193,17 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
             }
         }
     }
-    MPI_Allreduce(MPI_IN_PLACE, t, nm * reps, MPI_DOUBLE, MPI_MAX,
+    MPI_Allreduce(MPI_IN_PLACE, t, nm * R, MPI_DOUBLE, MPI_MAX,
                   MPI_COMM_WORLD);
+    /* the auto methods' predictions from their contexts' own costs
+       (collective: each calibrated at xb_begin, so no communication) */
+    coll_xchg_costs *own = malloc((size_t)nm * sizeof *own);
+    for (int k = 0; k < nm; k++) {
+        own[k] = *costs;
+        if (m[k].ctx)
+            coll_xchg_costs_get(m[k].ctx, &own[k]);
+    }
+    double load = bench_load();
     MPI_Allreduce(MPI_IN_PLACE, st, nm * 6, MPI_INT64_T, MPI_MAX,
                   MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, bad, nm, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -185,10 +211,14 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
     coll_xchg_shape shape = xb_shape(P, c);
     for (int k = 0; k < nm && csv; k++) {
         const xb_method *x = &m[k];
-        double *v = &t[(size_t)k * reps];
-        double med = bench_median(v, reps), mn = v[0];
+        const int n = nrep[k];
+        double *v = &t[(size_t)k * R];
+        double *sorted = malloc((size_t)n * sizeof *sorted);
+        memcpy(sorted, v, (size_t)n * sizeof *sorted);
+        double med = bench_median(sorted, n), mn = sorted[0];
+        free(sorted);
         char chosen[32] = "";
-        double pred = model_of(costs, x, &shape, chosen, sizeof chosen);
+        double pred = model_of(&own[k], x, &shape, chosen, sizeof chosen);
         const int64_t *o = &st[k * 6];
         if (x->alg == PASSION_XCHG_AUTO) {
             if (o[4] == PASSION_XCHG_INDEX)
@@ -198,7 +228,7 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
                 snprintf(chosen, sizeof chosen, "%s",
                          coll_xchg_name((int)o[4]));
             /* the model of what auto ran */
-            pred = coll_xchg_model(costs, (int)o[4], (int)o[5], &shape,
+            pred = coll_xchg_model(&own[k], (int)o[4], (int)o[5], &shape,
                                    NULL);
         }
         fprintf(csv, "%s,measured,%s,%d,%s,%s,%lld,%.6g,%.6g,", c->name,
@@ -217,14 +247,24 @@ int xb_run_case(passion_ctx *ctx, const bench_args *a, FILE *csv,
             fprintf(csv, "%d,", radix);
         else
             fprintf(csv, ",");
-        fprintf(csv, "%.6g,%s,%d,%s\n", pred, chosen, reps,
+        fprintf(csv, "%.6g,%s,%d,%s,", pred, chosen, n,
                 fail[k] ? "ERROR" : bad[k] ? "WRONG" : "ok");
+        bench_steady sy;
+        bench_steady_of(v, n, &sy);
+        bench_steady_csv(csv, &sy,
+                         x->alg != PASSION_XCHG_AUTO || n >= BENCH_AUTO_REPS);
+        fprintf(csv, ",%s,%.2f\n",
+                x->alg == PASSION_XCHG_AUTO ? bench_planner(ctx_of(ctx, x))
+                                            : "",
+                load);
     }
     if (csv)
         fflush(csv);
     int anybad = 0;
     for (int k = 0; k < nm; k++)
         anybad |= bad[k] | fail[k];
+    free(own);
+    free(nrep);
     free(order);
     free(t);
     free(st);
@@ -250,7 +290,7 @@ void xb_project(FILE *csv, const bench_args *a, const coll_xchg_costs *costs,
     char op[48];
     snprintf(op, sizeof op, "projection-from-P%d", a->size);
     for (size_t i = 0; i < sizeof algs / sizeof algs[0]; i++)
-        fprintf(csv, "%s,%s,%s,%d,model,%s,%lld,,,,,,,,%.6g,,0,model\n",
+        fprintf(csv, "%s,%s,%s,%d,model,%s,%lld,,,,,,,,%.6g,,0,model,,,,,,\n",
                 casename, op, coll_xchg_name(algs[i]), P, a->regime,
                 (long long)bytes,
                 coll_xchg_model(costs, algs[i], 0, s, NULL));
@@ -261,7 +301,7 @@ void xb_project(FILE *csv, const bench_args *a, const coll_xchg_costs *costs,
             coll_index_counts(P, rs[i], &c1, &c2);
             fprintf(csv,
                     "%s,%s,index-r%d,%d,model,%s,%lld,,,%lld,%lld,%lld,,%d,"
-                    "%.6g,,0,model\n",
+                    "%.6g,,0,model,,,,,,\n",
                     casename, op, rs[i], P, a->regime, (long long)bytes,
                     (long long)c1, (long long)c1, (long long)(c2 * s->block),
                     rs[i],
@@ -278,7 +318,8 @@ void xb_project(FILE *csv, const bench_args *a, const coll_xchg_costs *costs,
     char rad[16] = "";
     if (ch.alg == PASSION_XCHG_INDEX)
         snprintf(rad, sizeof rad, "%d", ch.radix);
-    fprintf(csv, "%s,%s,auto,%d,model,%s,%lld,,,,,,,%s,%.6g,%s,0,model\n",
+    fprintf(csv,
+            "%s,%s,auto,%d,model,%s,%lld,,,,,,,%s,%.6g,%s,0,model,,,,,,\n",
             casename, op, P, a->regime, (long long)bytes, rad, ch.seconds,
             chosen);
 }
@@ -293,16 +334,26 @@ void xb_calibration_row(FILE *csv, const bench_args *a,
     double load = bench_load();
     fprintf(csv,
             "round=%.3g msg=%.3g byte=%.3g copy=%.3g loadavg=%.2f,"
-            "calibration,calibrate,%d,%s,%s,,%.6g,,,,,,,,,1,ok\n",
+            "calibration,calibrate,%d,%s,%s,,%.6g,,,,,,,,,1,ok,,,,,,%.2f\n",
             c->round, c->msg, c->byte, c->copy, load, a->size,
-            a->ranks_note, a->regime, seconds);
+            a->ranks_note, a->regime, seconds, load);
+}
+
+void xb_add_autos(xb_method *m, int *nm, passion_ctx *const autos[2])
+{
+    m[*nm] = (xb_method){"auto", PASSION_XCHG_AUTO, 0, 0, 0, autos[0]};
+    m[*nm + 1] = (xb_method){"auto-estimate", PASSION_XCHG_AUTO, 0, 0, 0,
+                             autos[1]};
+    *nm += 2;
 }
 
 int xb_begin(int argc, char **argv, const char *prog, bench_args *a,
-             passion_ctx **ctx, FILE **csv, coll_xchg_costs *costs)
+             passion_ctx **ctx, passion_ctx *autos[2], FILE **csv,
+             coll_xchg_costs *costs)
 {
     MPI_Init(&argc, &argv);
     *ctx = NULL;
+    autos[0] = autos[1] = NULL;
     *csv = NULL;
     if (bench_args_parse(a, argc, argv)) {
         if (a->rank == 0)
@@ -311,7 +362,9 @@ int xb_begin(int argc, char **argv, const char *prog, bench_args *a,
         MPI_Finalize();
         return 2;
     }
-    if (passion_init(MPI_COMM_WORLD, NULL, ctx)) {
+    if (passion_init(MPI_COMM_WORLD, NULL, ctx) ||
+        bench_init_planner(&autos[0], "measure", "%s", "") ||
+        bench_init_planner(&autos[1], "estimate", "%s", "")) {
         MPI_Finalize();
         return 1;
     }
@@ -319,5 +372,17 @@ int xb_begin(int argc, char **argv, const char *prog, bench_args *a,
     double t0 = MPI_Wtime();
     coll_xchg_costs_get(*ctx, costs);
     xb_calibration_row(*csv, a, costs, bench_max_time(MPI_Wtime() - t0));
+    /* the auto contexts' calibrations, untimed (each context measures
+       its own message costs on its first exchange) */
+    coll_xchg_costs other;
+    coll_xchg_costs_get(autos[0], &other);
+    coll_xchg_costs_get(autos[1], &other);
+    if (a->rank == 0)
+        fprintf(stderr, "%s: auto runs twice, planner=%s (auto) and "
+                "planner=%s (auto-estimate), each in its own context, at "
+                "least %d calls a case (the others: the suite's reps); "
+                "steady = median of the last half of the calls\n", prog,
+                bench_planner(autos[0]), bench_planner(autos[1]),
+                BENCH_AUTO_REPS);
     return 0;
 }

@@ -7,10 +7,15 @@
  * A case is a P x P matrix of byte counts (or a regular block size). Each
  * repetition runs every method once, in turn, after a barrier; a method's
  * time for a repetition is the maximum over ranks; the row gives the
- * median and the minimum over repetitions. Every call's receive buffer is
- * compared with MPI_Alltoall(v)'s. Regime warm: buffers stay in the CPU
- * caches between repetitions; cold: every rank writes 32 MiB of other
- * data before each call (an in-memory exchange has no page cache).
+ * median and the minimum over repetitions, first_s the first call's,
+ * steady_s the median of the last half (steady_min_s, steady_p90_s its
+ * spread; bench_steady_of). The auto methods run in contexts of their own
+ * (planner measure and estimate, column planner), at least
+ * BENCH_AUTO_REPS repetitions: beyond the case's reps only they run, in
+ * turn. Every call's receive buffer is compared with MPI_Alltoall(v)'s.
+ * Regime warm: buffers stay in the CPU caches between repetitions; cold:
+ * every rank writes 32 MiB of other data before each call (an in-memory
+ * exchange has no page cache).
  */
 #ifndef PASSION_BENCH_XCHG_H
 #define PASSION_BENCH_XCHG_H
@@ -24,6 +29,8 @@ typedef struct xb_method {
     int radix;
     int spin;  /* 1: wait by spinning (diagnostic) */
     int fixed; /* counts as a fixed algorithm for the goal */
+    passion_ctx *ctx; /* NULL: the suite's context; the auto methods
+                         their own (planner measure or estimate) */
 } xb_method;
 
 typedef struct xb_case {
@@ -36,7 +43,7 @@ typedef struct xb_case {
 #define XB_CSV_HEADER                                                      \
     "case,op,method,procs,ranks,regime,bytes,seconds,seconds_min,rounds,"  \
     "messages,bytes_sent,peak_staging,radix,predicted_seconds,chosen,"     \
-    "reps,check"
+    "reps,check,first_s,steady_s,steady_min_s,steady_p90_s,planner,load"
 
 /* The shape of a case (for the model). */
 coll_xchg_shape xb_shape(int P, const xb_case *c);
@@ -52,10 +59,16 @@ void xb_project(FILE *csv, const bench_args *a, const coll_xchg_costs *costs,
                 const coll_xchg_shape *s, int allow_index);
 
 /* Start of an exchange suite's main: MPI_Init, the arguments (usage on
-   error), a context, the CSV and the calibration (its row written).
-   0, or the status main returns (MPI already finalised). */
+   error), a context, the auto methods' two (autos[0] planner=measure,
+   autos[1] planner=estimate), the CSV and the calibration of all three
+   (the first's row written). 0, or the status main returns (MPI already
+   finalised). */
 int xb_begin(int argc, char **argv, const char *prog, bench_args *a,
-             passion_ctx **ctx, FILE **csv, coll_xchg_costs *costs);
+             passion_ctx **ctx, passion_ctx *autos[2], FILE **csv,
+             coll_xchg_costs *costs);
+
+/* The two auto methods (`auto`: measure, `auto-estimate`) at m[*nm]. */
+void xb_add_autos(xb_method *m, int *nm, passion_ctx *const autos[2]);
 
 /* A row describing the calibration (op "calibration"). Rank 0. */
 void xb_calibration_row(FILE *csv, const bench_args *a,

@@ -4,6 +4,10 @@ operation, seconds per case (log scale), one bar per method.
 
 Usage: plot.py SUITE CSV OUT.png   (exits 0 without a plot for suites whose
 CSV has no case/method/seconds columns)
+       plot.py --planner SUITE CSV OUT.png   (auto under the planner: the
+CSV's auto rows against the best peer, and first call against steady
+state, sorted ratios with the goal lines; no plot where the CSV has no
+planner column)
 """
 import csv
 import os
@@ -14,6 +18,10 @@ from collections import OrderedDict
 
 
 def main():
+    if sys.argv[1] == "--planner":
+        suite, path, png = sys.argv[2], sys.argv[3], sys.argv[4]
+        with open(path) as f:
+            return planner_plot(list(csv.DictReader(f)), suite, png)
     suite, path, png = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(path) as f:
         rows = list(csv.DictReader(f))
@@ -152,6 +160,70 @@ def patterns_plot(rows, png):
             "set arrow from 0.9, graph 0 to 0.9, graph 1 nohead dt 3",
             "set arrow from 0.5, graph 0 to 0.5, graph 1 nohead dt 3",
             "plot " + ", ".join(plots)]
+    subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
+    return 0
+
+
+def planner_plot(rows, suite, png):
+    """Auto under the planner, both modes (bench/table.py planner_ratios):
+    left, auto steady / best peer steady per case, sorted, one curve per
+    (P, regime, method), goal lines at 1.0 and 1.5; right, auto first /
+    auto steady, goal line at 1.05. Log scales."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import table
+    table.mpiio_of(rows)  # ompio-* peers under their tables' names
+    es = table.planner_ratios(rows, suite)
+    if not es:
+        return 0
+    keep = table.PLANNER[suite][0]
+    ps, regs, load, cores = table.run_conditions([r for r in rows
+                                                  if keep(r)])
+    tmp = tempfile.mkdtemp()
+    panels = []
+    for k, what, goals in (
+            ("r_peer", "auto steady / best peer steady",
+             [(1.0, "red", 1, "1.0"), (1.5, "dark-orange", 2, "1.5")]),
+            ("r_first", "auto first call / auto steady",
+             [(1.05, "red", 1, "1.05")])):
+        curves = OrderedDict()
+        for e in es:
+            if e[k] is not None:
+                curves.setdefault((e["procs"], e["regime"], e["method"],
+                                   e["planner"]), []).append(e[k])
+        plots = []
+        for i, ((p, reg, m, pl), v) in enumerate(curves.items()):
+            v.sort()
+            dat = os.path.join(tmp, f"{k}{i}.dat")
+            with open(dat, "w") as f:
+                for j, x in enumerate(v):
+                    f.write(f"{(j + 0.5) / len(v):.6f} {x:.6g}\n")
+            plots.append(f"'{dat}' using 1:2 with linespoints pt 7 ps 0.5 "
+                         f"title 'P={p} {reg} {m} ({pl}, {len(v)})'")
+        panels.append((what, goals, plots))
+    peer = {"index": "mpi-raw (MPI_Alltoall)",
+            "irregular": "mpi-raw (MPI_Alltoallv)",
+            "nodes": "romio-nodes (NOT charged by the simulated network)"
+            }.get(suite, "the fastest of the ROMIO and HDF5 modes")
+    cmds = ["set terminal pngcairo size 1300,600 font ',9'",
+            f"set output '{png}'",
+            "set multiplot layout 1,2 title "
+            f"\"passion bench {suite}: auto under the planner (measure, "
+            f"estimate); peer: {peer}\\n{ps}; {regs}; 1-min load "
+            f"{load} on {cores} cores (P above {cores} oversubscribed)\""]
+    for what, goals, plots in panels:
+        cmds += ["unset arrow", "unset label",
+                 f"set title '{what}, per case, sorted'",
+                 "set xlabel 'fraction of cases'", "set xrange [0:1]",
+                 "set ylabel 'ratio (log)'", "set logscale y", "set grid",
+                 "set key top left"]
+        for y, col, dt, lab in goals:
+            cmds += [f"set arrow from 0,{y} to 1,{y} nohead lw 2 dt {dt} "
+                     f"lc rgb '{col}' front",
+                     f"set label 'goal {lab}' at 0.82,{y * 1.06} "
+                     f"tc rgb '{col}' front"]
+        cmds.append("plot " + ", ".join(plots) if plots else
+                    "plot 1 title 'no ratios'")
+    cmds.append("unset multiplot")
     subprocess.run(["gnuplot"], input="\n".join(cmds), text=True, check=True)
     return 0
 

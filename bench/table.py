@@ -111,12 +111,17 @@ def main():
         return
     header = list(rows[0].keys())
     if suite == "patterns":
-        write_md(md, "\n".join(patterns_tables(rows, path)) + "\n", io)
+        out = patterns_tables(rows, path)
+        out[2:2] = planner_tables(rows, suite)
+        write_md(md, "\n".join(out) + "\n", io)
         return
     if suite == "nodes":
-        write_md(md, "\n".join(nodes_tables(rows, path)) + "\n", io)
+        out = nodes_tables(rows, path)
+        out[2:2] = planner_tables(rows, suite)
+        write_md(md, "\n".join(out) + "\n", io)
         return
-    parts = [f"# Benchmark `{suite}`\n", table(header, rows), ""]
+    parts = [f"# Benchmark `{suite}`\n"] + planner_tables(rows, suite) + \
+        [table(header, rows), ""]
     if suite in RATIOS and "method" in header:
         num, dens = RATIOS[suite]
         key = [k for k in ("case", "op", "procs", "regime") if k in header]
@@ -223,7 +228,7 @@ def overlap_table(rows):
 
 
 # methods of the exchange suites that are not fixed algorithms
-XCHG_NOT_FIXED = ("auto", "a1-spin", "calibrate")
+XCHG_NOT_FIXED = ("auto", "auto-estimate", "a1-spin", "calibrate")
 
 
 def exchange_tables(rows):
@@ -878,6 +883,202 @@ def nodes_tables(rows, path):
         out += ["## Projection: all-to-all exchange (model, bench-twolevel)"
                 "\n", "Fabric 100 Gb/s InfiniBand HDR100 (1 us, 12.5 GB/s); "
                 "costs as above.\n", table(hh, tt), ""]
+    return out
+
+
+# The planner (auto's first call and steady state, per planner mode):
+# per suite, the rows that are cases, passion's fixed methods (None: every
+# method that is neither auto nor a peer nor XCHG_NOT_FIXED) and the peers
+PLANNER = {
+    "index": (lambda r: r.get("op") == "measured", None, ["mpi-raw"]),
+    "irregular": (lambda r: r.get("op") == "measured", None, ["mpi-raw"]),
+    "etp": (lambda r: True, ["direct", "etp-static", "etp-dynamic"], PEERS),
+    "etp-large": (lambda r: True, ["direct", "etp-static", "etp-dynamic"],
+                  PEERS),
+    "patterns": (lambda r: True, FIXED, PEERS),
+    "nodes": (lambda r: r.get("kind") == "run", NODES_FIXED,
+              ["romio-nodes"]),
+}
+PEER_NOTE = {
+    "index": "MPI's own MPI_Alltoall (mpi-raw)",
+    "irregular": "MPI's own MPI_Alltoallv (mpi-raw)",
+    "nodes": "ROMIO collective (romio-nodes; its messages are NOT charged "
+             "by the simulated network, so this ratio flatters ROMIO on the "
+             "slow network)",
+}
+
+
+def fnum(r, k):
+    """A row's field as a float, None where empty or missing."""
+    try:
+        return float(r.get(k) or "")
+    except ValueError:
+        return None
+
+
+def planner_ratios(rows, suite):
+    """One entry per case and auto method (a row with a planner): its
+    first call, steady state and spread, and the ratios against the best
+    fixed method's and the best peer's steady state (None where missing).
+    Shared by table.py and plot.py."""
+    if suite not in PLANNER or not rows or "planner" not in rows[0]:
+        return []
+    keep, fixed, peers = PLANNER[suite]
+    key = ("case", "op", "procs", "regime")
+    groups = by_key([r for r in rows if keep(r)], key)
+    out = []
+    for k, g in groups.items():
+        autos = [m for m, r in g.items() if r.get("planner")]
+        fx = fixed if fixed is not None else [
+            m for m in g if m not in autos and m not in peers
+            and m not in XCHG_NOT_FIXED]
+
+        def best(names):
+            v = [(fnum(g[m], "steady_s"), m) for m in names if m in g
+                 and g[m].get("check") == "ok"
+                 and fnum(g[m], "steady_s")]
+            return min(v) if v else (None, "")
+        bf, bfm = best(fx)
+        bp, bpm = best(peers)
+        for m in autos:
+            a = g[m]
+            st, fi = fnum(a, "steady_s"), fnum(a, "first_s")
+            ok = a.get("check") == "ok"
+            e = dict(zip(key, k))
+            e.update({
+                "ranks": a.get("ranks", ""), "method": m,
+                "planner": a["planner"], "calls": a.get("reps", ""),
+                "first": fi, "steady": st,
+                "steady_min": fnum(a, "steady_min_s"),
+                "steady_p90": fnum(a, "steady_p90_s"),
+                "chosen": a.get("steady_chosen") or a.get("chosen", ""),
+                "check": a.get("check", ""),
+                "best fixed": bfm, "fixed steady": bf,
+                "fixed calls": g[bfm].get("reps", "") if bfm else "",
+                "best peer": bpm, "peer steady": bp,
+                "peer calls": g[bpm].get("reps", "") if bpm else "",
+                "load": a.get("load", "")})
+            e["r_fixed"] = st / bf if ok and st and bf else None
+            e["r_peer"] = st / bp if ok and st and bp else None
+            e["r_first"] = fi / st if ok and st and fi else None
+            out.append(e)
+    return out
+
+
+PLANNER_RATIOS = (("r_fixed", "auto steady / best fixed steady"),
+                  ("r_peer", "auto steady / best peer steady"),
+                  ("r_first", "auto first / auto steady"))
+
+
+def run_conditions(rows):
+    """The P, ranks note, regimes and load average of a CSV's rows, as a
+    sentence for the tables and the plots' titles."""
+    ps = sorted({(int(r["procs"]), r.get("ranks", "")) for r in rows
+                 if (r.get("procs") or "").isdigit()})
+    regs = list(OrderedDict.fromkeys(r["regime"] for r in rows
+                                     if r.get("regime")))
+    loads = [fnum(r, "load") for r in rows if fnum(r, "load") is not None]
+    cores = os.cpu_count() or 0
+    load = (f"{min(loads):.2f}-{max(loads):.2f}" if loads else "unknown")
+    return (", ".join(f"P={p} ({n or '?'})" for p, n in ps),
+            ", ".join(regs), load, cores)
+
+
+def planner_tables(rows, suite):
+    """Auto under the planner, both modes: the distributions over the cases
+    of auto steady / best fixed, auto steady / best peer and auto first /
+    auto steady (median, p90, worst, cases within 1.05x and 1.1x), and
+    every case."""
+    es = planner_ratios(rows, suite)
+    if not es:
+        return []
+    keep, fixed, peers = PLANNER[suite]
+    cases = [r for r in rows if keep(r)]
+    ps, regs, load, cores = run_conditions(cases)
+    busy = max((fnum(r, "load") or 0 for r in cases), default=0) >= cores
+    out = ["## Planner: auto's first call and steady state, planner "
+           "measure and estimate\n",
+           f"Runs: {ps}; regime {regs}; 1-minute load average {load} "
+           f"(over the rows) on a machine of {cores} cores" +
+           (" (at or above the core count: other jobs shared the machine, "
+            "times are noisy)" if busy else "") +
+           f". P above the core count is oversubscribed (on this {cores}-"
+           "core VM: P >= 4 in these suites): more ranks than cores, a "
+           "message may wait for a descheduled receiver.\n",
+           "Each auto method runs in a context of its own: `planner` "
+           "measure (its first calls of a call signature try up to 4-5 "
+           "candidates 3 times each, then the ranks keep the fastest) or "
+           "estimate (the cost model alone). first = the case's first call "
+           "(repetition 0), steady = the median of the last half of the "
+           "calls, min/p90 its spread; every time the slowest rank's. The "
+           "auto methods ran at least 32 calls a case (the planner decides "
+           "within the first 16), the others the suite's repetitions "
+           "(columns calls: a steady window of one call where a method ran "
+           "two). best fixed: the fastest steady state of passion's fixed "
+           "methods (" + (", ".join(fixed) if fixed else "every fixed "
+                          "algorithm but mpi-raw") + "); best peer: of " +
+           PEER_NOTE.get(suite, ", ".join(peers)) + ". Below 1 means auto "
+           "is faster. Goals (the plot's lines): steady / best peer 1.0 "
+           "(1.5 at worst); first / steady 1.05. The other tables of this "
+           "file use each method's `seconds` (median of all its calls; "
+           "nodes: the mean), for auto the planner's trial calls "
+           "included.\n"]
+    dh = ["P", "ranks", "regime", "method", "planner", "ratio", "cases",
+          "median", "p90", "worst", "<= 1.05x", "<= 1.1x"]
+    dr = []
+    dist = OrderedDict()
+    for e in es:
+        dist.setdefault((e["procs"], e["ranks"], e["regime"], e["method"],
+                         e["planner"]), []).append(e)
+    unfinished = [e for e in es if e["steady"] is None]
+    for (p, rk, reg, m, pl), v in dist.items():
+        for k, label in PLANNER_RATIOS:
+            x = sorted(e[k] for e in v if e[k] is not None)
+            if not x:
+                continue
+            dr.append({"P": p, "ranks": rk, "regime": reg, "method": m,
+                       "planner": pl, "ratio": label, "cases": str(len(x)),
+                       "median": f"{pct(x, 0.5):.3f}",
+                       "p90": f"{pct(x, 0.9):.3f}", "worst": f"{x[-1]:.3f}",
+                       "<= 1.05x": str(sum(1 for y in x if y <= 1.05)),
+                       "<= 1.1x": str(sum(1 for y in x if y <= 1.1))})
+    out += ["### Distributions over the cases\n", table(dh, dr), ""]
+    if unfinished:
+        out += [f"{len(unfinished)} auto rows have no steady state (fewer "
+                "than 32 calls: the 60 s budget of a slow case, or a "
+                "failed check): " + ", ".join(
+                    f"{e['case']} {e['method']} P={e['procs']}"
+                    for e in unfinished[:10]) + "\n"]
+    bad = [r for r in cases if r.get("check") and r["check"] != "ok"
+           and not r["check"].startswith("skipped")]
+    out += [f"Checks: {len(bad)} rows not ok" +
+            (": " + ", ".join(f"{r['case']} {r['method']}"
+                              for r in bad[:10]) if bad else
+             " (every result was checked)") + ".\n"]
+
+    def g(x, d=4):
+        return "" if x is None else f"{x:.{d}g}"
+    ch = ["case", "op", "P", "regime", "method", "planner", "calls",
+          "first s", "steady s", "steady min-p90 s", "ran (last call)",
+          "best fixed", "fixed s (calls)", "best peer", "peer s (calls)",
+          "steady/fixed", "steady/peer", "first/steady"]
+    cr = [{"case": e["case"], "op": e["op"], "P": e["procs"],
+           "regime": e["regime"], "method": e["method"],
+           "planner": e["planner"], "calls": e["calls"],
+           "first s": g(e["first"]), "steady s": g(e["steady"]),
+           "steady min-p90 s": f"{g(e['steady_min'], 3)}-"
+                               f"{g(e['steady_p90'], 3)}"
+           if e["steady"] is not None else "",
+           "ran (last call)": e["chosen"], "best fixed": e["best fixed"],
+           "fixed s (calls)": f"{g(e['fixed steady'])} ({e['fixed calls']})"
+           if e["fixed steady"] else "",
+           "best peer": e["best peer"],
+           "peer s (calls)": f"{g(e['peer steady'])} ({e['peer calls']})"
+           if e["peer steady"] else "",
+           "steady/fixed": g(e["r_fixed"], 3),
+           "steady/peer": g(e["r_peer"], 3),
+           "first/steady": g(e["r_first"], 3)} for e in es]
+    out += ["### Every case\n", table(ch, cr), ""]
     return out
 
 
