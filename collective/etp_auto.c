@@ -28,7 +28,7 @@
 #include <math.h>
 #include <string.h>
 
-#define COLL_AUTO_MARGIN 3.0
+#define COLL_AUTO_MARGIN 10.0
 
 static uint64_t mix(uint64_t h, int64_t v)
 {
@@ -147,17 +147,11 @@ int coll_auto_pick(coll_plan *p, int *chosen, double *predicted,
         a->applies = 0;
         return PASSION_OK;
     }
-    plan_pick pk = plan_next(r, plan_state_mode(ctx));
-    if (pk.agree) {
-        double v[PLAN_CANDS];
-        int n = plan_times(r, v);
-        rc = core_agree_max(ctx, PASSION_OK, v, n);
-        if (rc) {
-            a->applies = 0;
-            return rc;
-        }
-        plan_decide(r, v, &pk);
-        plan_state_learned(a->plan);
+    plan_pick pk;
+    rc = plan_state_next(ctx, a->plan, r, &pk);
+    if (rc) {
+        a->applies = 0;
+        return rc;
     }
     a->idx = pk.index;
     /* estimate decides at once; measure once it agreed on a winner */

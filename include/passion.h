@@ -225,16 +225,18 @@ typedef enum passion_engine {
  *                   (none set: all ranks on one node, one per node else)
  *   stripe_size     file domain alignment, 0 = the file system's; 0
  *   planner         estimate | measure: how auto chooses (the exchange's
- *                   algorithm): estimate runs what the cost model ranks
- *                   first, the same every call; measure times the
- *                   candidates the model ranks close (MPI's own call
- *                   among them) on the first calls of a repeated call
+ *                   algorithm, a collective section access's method):
+ *                   estimate runs what the cost model ranks first, the
+ *                   same every call; measure times the candidates the
+ *                   model ranks close (MPI's own call among the
+ *                   exchange's) on the first calls of a repeated call
  *                   signature and keeps the fastest, measured again
- *                   after 4096 calls; measure
+ *                   after 4096 calls; the same on every rank; measure
  *   wisdom          file of what measure learned: read by rank 0 at the
  *                   first planned call (its signatures run their winner
  *                   from the first call, never measured again), merged
- *                   back by rank 0 when the context is freed; ""
+ *                   back by rank 0 when the context is freed; set on
+ *                   every rank or on none; ""
  * Test and benchmark (a simulation, see passion_context(3)):
  *   sim_net_latency_us  microseconds every message between two (virtual)
  *                   nodes costs its sender before it is sent; 0

@@ -125,7 +125,8 @@ static int info(int argc, char **argv)
             "engine", "io_latency", "io_bandwidth", "io_concurrency",
             "msg_alpha", "msg_beta", "wait_spin", "netcdf_format",
             "virtual_node_ranks", "sim_net_latency_us", "sim_net_byte_ns",
-            "cb_nodes", "cb_per_node", "cb_ranks", "stripe_size",
+            "cb_nodes", "cb_per_node", "cb_ranks", "stripe_size", "planner",
+            "wisdom",
             "verbosity", "fault_fail_at", "fault_errno", "fault_short",
             "fault_alloc_at", "fault_ranks"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -833,16 +833,10 @@ static int auto_next(xchg_call *c, const coll_xchg_shape *s, int64_t budget,
             return PASSION_OK;
         }
     }
-    plan_pick pk = plan_next(r, plan_state_mode(ctx));
-    if (pk.agree) {
-        double v[PLAN_CANDS];
-        int n = plan_times(r, v);
-        rc = core_agree_max(ctx, PASSION_OK, v, n);
-        if (rc)
-            return rc;
-        plan_decide(r, v, &pk);
-        plan_state_learned(c->plan);
-    }
+    plan_pick pk;
+    rc = plan_state_next(ctx, c->plan, r, &pk);
+    if (rc)
+        return rc;
     c->prec = r;
     c->pidx = pk.index;
     *out = as_choice(&r->cand[pk.index]);

@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the largest wisdom file read (some 100 bytes a signature) */
-#define WISDOM_MAX (16u << 20)
 
 struct plan_state {
     plan_table table;
@@ -37,7 +35,7 @@ static int save(passion_ctx *ctx, plan_state *s, char *why, size_t wlen)
     plan_table_init(&merged);
     char *old = NULL;
     size_t len = 0;
-    int rc = core_posix_slurp(path, WISDOM_MAX, &old, &len);
+    int rc = core_posix_slurp(path, PLAN_WISDOM_MAX, &old, &len);
     if (rc == -ENOENT) {
         rc = 0;
     } else if (rc) {
@@ -106,10 +104,21 @@ int plan_state_mode(const passion_ctx *ctx)
     return ctx->opt.planner == 0 ? PLAN_ESTIMATE : PLAN_MEASURE;
 }
 
-void plan_state_learned(plan_state *s)
+int plan_state_next(passion_ctx *ctx, plan_state *s, plan_rec *r,
+                    plan_pick *pk)
 {
-    if (s)
-        s->learned = 1;
+    *pk = plan_next(r, plan_state_mode(ctx));
+    if (!pk->agree)
+        return PASSION_OK;
+    /* a measurement ends: the slowest rank's best time of each */
+    double v[PLAN_CANDS];
+    int n = plan_times(r, v);
+    int rc = core_agree_max(ctx, PASSION_OK, v, n);
+    if (rc)
+        return rc;
+    plan_decide(r, v, pk);
+    s->learned = 1;
+    return PASSION_OK;
 }
 
 int plan_state_load(passion_ctx *ctx, plan_state *s, MPI_Comm comm)
@@ -126,7 +135,7 @@ int plan_state_load(passion_ctx *ctx, plan_state *s, MPI_Comm comm)
     char *text = NULL;
     size_t len = 0;
     if (ctx->rank == 0) {
-        int r = core_posix_slurp(ctx->opt.wisdom, WISDOM_MAX, &text, &len);
+        int r = core_posix_slurp(ctx->opt.wisdom, PLAN_WISDOM_MAX, &text, &len);
         if (r == -ENOENT)
             r = 0; /* no wisdom yet: this run makes it */
         head[0] = r;

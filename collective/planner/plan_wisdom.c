@@ -20,7 +20,6 @@
 #include <string.h>
 
 /* the largest file read: plan_state.c reads no more either */
-#define WISDOM_MAX (16u << 20)
 
 /* ------------------------------------------------------------ reading */
 
@@ -44,11 +43,11 @@ static int load(passion_ctx *ctx, plan_table *t, const char *path)
 {
     char *text = NULL;
     size_t len = 0;
-    int e = core_posix_slurp(path, WISDOM_MAX, &text, &len);
+    int e = core_posix_slurp(path, PLAN_WISDOM_MAX, &text, &len);
     if (e == -EFBIG)
         return core_err(ctx, PASSION_EFORMAT,
                         "%s: over %u bytes: not a wisdom file", path,
-                        WISDOM_MAX);
+                        PLAN_WISDOM_MAX);
     if (e)
         return core_err(ctx, core_errno_code(-e), "%s: %s", path,
                         strerror(-e));
@@ -90,6 +89,8 @@ typedef struct key_view {
 
 typedef struct op_view {
     const char *op;         /* plan_op_name's */
+    const char *const *methods; /* the methods' names by value, or NULL: */
+    int nmethods;
     const char *method_opt; /* the option whose values name the methods */
     /* sets that option to a method (its enum value) */
     void (*method_set)(core_options *o, int method);
@@ -102,6 +103,18 @@ static void xchg_set(core_options *o, int method)
     o->exchange = method; /* enum passion_xchg */
 }
 
+/* enum passion_method: auto's independent candidate is each rank's own
+   choice (etp_auto.c) */
+static const char *const access_methods[] = {"independent", "direct",
+                                             "sieve", "etp-static",
+                                             "etp-dynamic"};
+/* the keys of a collective access (collective/etp_auto.c: sig_of) */
+#define ACCESS_KEYS                                                       \
+    {{KV_INT, "P", NULL}, {KV_INT, "ndims", NULL},                        \
+     {KV_INT, "elem_size", NULL}, {KV_HEX, "array", NULL},                \
+     {KV_HEX, "sections", NULL}, {KV_FLAG, "cached", "uncached"},         \
+     {KV_POW2, "budget", NULL}, {KV_INT, "nodes", NULL}}
+
 static const op_view views[] = {
     {.op = "exchange", .method_opt = "exchange", .method_set = xchg_set,
      .param = "radix",
@@ -109,6 +122,10 @@ static const op_view views[] = {
              {KV_INT, "node_max", NULL}, {KV_FLAG, "regular", "irregular"},
              {KV_POW2, "lmax", NULL}, {KV_POW2, "mmax", NULL},
              {KV_HEX, "fit", NULL}, {KV_NONE, NULL, NULL}}},
+    {.op = "read", .methods = access_methods, .nmethods = 5,
+     .key = ACCESS_KEYS},
+    {.op = "write", .methods = access_methods, .nmethods = 5,
+     .key = ACCESS_KEYS},
 };
 
 static const op_view *view_of(int op)
@@ -156,7 +173,10 @@ static void describe_rec(const plan_rec *r, char *s, size_t cap, size_t *n)
     }
     const plan_cand *c = &r->cand[r->winner >= 0 ? r->winner : 0];
     char method[64] = "";
-    if (v) {
+    if (v && v->methods) {
+        if (c->method >= 0 && c->method < v->nmethods)
+            snprintf(method, sizeof method, "%s", v->methods[c->method]);
+    } else if (v) {
         /* the option's own spelling of the value (passion/options.c) */
         core_options o;
         core_options_default(&o);

@@ -41,6 +41,7 @@ enum { PLAN_OP_XCHG = 0, PLAN_OP_READ = 1, PLAN_OP_WRITE = 2,
 #define PLAN_TRIALS 3     /* calls per candidate in one measurement */
 #define PLAN_RECHECK 4096 /* calls of a decided signature between two */
 #define PLAN_SLOW 1e300   /* a time no candidate reaches: not observed */
+#define PLAN_WISDOM_MAX (16u << 20) /* bytes of the largest wisdom file */
 
 typedef struct plan_sig {
     int op;
@@ -123,9 +124,12 @@ typedef struct plan_state plan_state;
 CORE_HIDDEN plan_state *plan_state_get(passion_ctx *ctx);
 CORE_HIDDEN plan_table *plan_state_table(plan_state *s);
 CORE_HIDDEN int plan_state_mode(const passion_ctx *ctx);
-/* A record was decided by measurement: the wisdom file is written when
-   the context goes. */
-CORE_HIDDEN void plan_state_learned(plan_state *s);
+/* Collective over the context's ranks (every rank with the same record):
+   the candidate the call runs (plan_next), the measured times agreed
+   (maximum over ranks) and the winner kept where a measurement ends; an
+   error is agreed. */
+CORE_HIDDEN int plan_state_next(passion_ctx *ctx, plan_state *s,
+                                plan_rec *r, plan_pick *pk);
 /* Collective over comm (every rank of the context): the wisdom file read
    on the first call, agreed code. */
 CORE_HIDDEN int plan_state_load(passion_ctx *ctx, plan_state *s,
