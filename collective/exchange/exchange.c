@@ -731,6 +731,8 @@ static void auto_sig(const xchg_call *c, const coll_xchg_shape *s,
     sig->key[3] = s->block >= 0;
     sig->key[4] = log2_up(s->lmax);
     sig->key[5] = log2_up(s->mmax);
+    if (coll_xchg_sig_get(c->state, s, budget, &sig->key[6]))
+        return;
     int64_t fit = 0;
     for (int i = 0; i < coll_xchg_ops_count(); i++) {
         const coll_xchg_ops *ops = coll_xchg_ops_at(i);
@@ -742,6 +744,7 @@ static void auto_sig(const xchg_call *c, const coll_xchg_shape *s,
             fit |= (int64_t)1 << i;
     }
     sig->key[6] = fit;
+    coll_xchg_sig_put(c->state, s, budget, fit);
 }
 
 /* the candidates, best estimate first */

@@ -179,6 +179,16 @@ CORE_HIDDEN void coll_xchg_state_set_costs(coll_xchg_state *st,
    as a fresh one would. Local. */
 CORE_HIDDEN void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
                                       size_t bytes);
+/* The planner signature auto last computed, for the same shape and
+   budget (a pure function of them once the costs are known: auto_sig
+   prices every algorithm's staging, which a repeated exchange would pay
+   per call): 1 and *key, else 0. */
+CORE_HIDDEN int coll_xchg_sig_get(const coll_xchg_state *st,
+                                  const coll_xchg_shape *s, int64_t budget,
+                                  int64_t *key);
+CORE_HIDDEN void coll_xchg_sig_put(coll_xchg_state *st,
+                                   const coll_xchg_shape *s, int64_t budget,
+                                   int64_t key);
 CORE_HIDDEN void coll_xchg_state_set_last(coll_xchg_state *st,
                                           const coll_xchg_stats *last);
 

@@ -20,6 +20,10 @@ struct coll_xchg_state {
     coll_xchg_stats last;
     MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
     coll_nodes nodes; /* made with comm (xchg_nodes.c) */
+    /* auto's last signature key: the algorithms that fit (coll_xchg_sig_get) */
+    int sig_ok;
+    coll_xchg_shape sig_shape;
+    int64_t sig_budget, sig_key;
     void *buf; /* coll_xchg_state_buf */
     size_t buf_bytes;
 };
@@ -119,6 +123,35 @@ void coll_xchg_state_set_costs(coll_xchg_state *st, const coll_xchg_costs *c)
         return;
     st->calibrated = 1;
     st->costs = *c;
+}
+
+static int shape_eq(const coll_xchg_shape *a, const coll_xchg_shape *b)
+{
+    return a->procs == b->procs && a->block == b->block &&
+           a->lmax == b->lmax && a->lmax_x == b->lmax_x &&
+           a->mmax == b->mmax && a->total == b->total &&
+           a->nodes == b->nodes && a->node_max == b->node_max;
+}
+
+int coll_xchg_sig_get(const coll_xchg_state *st, const coll_xchg_shape *s,
+                      int64_t budget, int64_t *key)
+{
+    if (!st || !st->sig_ok || st->sig_budget != budget ||
+        !shape_eq(&st->sig_shape, s))
+        return 0;
+    *key = st->sig_key;
+    return 1;
+}
+
+void coll_xchg_sig_put(coll_xchg_state *st, const coll_xchg_shape *s,
+                       int64_t budget, int64_t key)
+{
+    if (!st)
+        return;
+    st->sig_ok = 1;
+    st->sig_shape = *s;
+    st->sig_budget = budget;
+    st->sig_key = key;
 }
 
 void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
