@@ -121,7 +121,8 @@ static void test_rule(void)
             calls++;
         }
         if (n > 1) {
-            /* the reference: least slowest-rank best, ties to the first */
+            /* the reference: least slowest-rank best, ties to the first;
+               the first (the estimate's) unless beaten by PLAN_MARGIN */
             int w = -1;
             double wt = HUGE_VAL;
             for (int i = 0; i < n; i++) {
@@ -131,6 +132,9 @@ static void test_rule(void)
                     w = i;
                 }
             }
+            double m0 = fmax(ref[0][0], fmax(ref[1][0], ref[2][0]));
+            if (never != 0 && w != 0 && !(wt < m0 * (1 - PLAN_MARGIN)))
+                w = 0;
             TH_CHECK(pk.index == w && rk[0].winner == w,
                      "kept %d, the reference %d (n %d, never %d)", pk.index,
                      w, n, never);

@@ -14,7 +14,8 @@
  *     calls; each call's time on this rank is observed (plan_observe);
  *     then the ranks agree on every candidate's slowest-rank best time
  *     (one reduction of plan_times' vector, made by the dispatcher, given
- *     back to plan_decide) and the fastest is kept; after PLAN_RECHECK
+ *     back to plan_decide) and the fastest is kept (the estimate's first
+ *     unless another beat it by PLAN_MARGIN); after PLAN_RECHECK
  *     calls the candidates are measured again. A signature that wisdom
  *     holds runs wisdom's winner from its first call and is not measured.
  * Invariant: what plan_next answers depends only on agreed inputs (the
@@ -41,6 +42,8 @@ enum { PLAN_OP_XCHG = 0, PLAN_OP_READ = 1, PLAN_OP_WRITE = 2,
 #define PLAN_TRIALS 3     /* calls per candidate in one measurement */
 #define PLAN_RECHECK 4096 /* calls of a decided signature between two */
 #define PLAN_SLOW 1e300   /* a time no candidate reaches: not observed */
+#define PLAN_MARGIN 0.1   /* how much faster than the estimate's first
+                             another candidate must be measured to win */
 #define PLAN_WISDOM_MAX (16u << 20) /* bytes of the largest wisdom file */
 
 typedef struct plan_sig {
