@@ -508,7 +508,9 @@ CORE_HIDDEN int coll_method_choose(coll_plan *p, double *seconds,
 typedef struct coll_auto {
     int applies;        /* the planner decides this call */
     int decided;        /* its record has a winner */
-    int overridden;     /* it runs another method than the model's */
+    int overridden;     /* it runs another method than the model's, or
+                           the model was not asked (no_model) */
+    int no_model;       /* the record decides without the model */
     int idx;            /* the candidate that runs */
     plan_state *plan;
     plan_sig sig;
@@ -519,7 +521,8 @@ typedef struct coll_auto {
 } coll_auto;
 /* After the FAD, before coll_method_choose: saves the plan's settings;
    1 when the planner decides and has no record of the call (then pass
-   coll_method_choose an array for its prices). */
+   coll_method_choose an array for its prices); a->no_model set when
+   coll_method_choose is not to be called at all. */
 CORE_HIDDEN int coll_auto_begin(coll_plan *p, coll_auto *a);
 /* The planner's answer (collective when it applies): *chosen and
    *predicted replaced where it runs another method than the model's

@@ -93,7 +93,14 @@ int coll_auto_begin(coll_plan *p, coll_auto *a)
         return 0;
     a->applies = 1;
     sig_of(p, &a->sig);
-    return !plan_find(plan_state_table(a->plan), &a->sig);
+    int known = plan_find(plan_state_table(a->plan), &a->sig) != NULL;
+    /* measure with a record: the record's candidates are run as given
+       fixed, so the model is not needed (its pricing of every method
+       costs CPU in every call); on several nodes its choice carries the
+       aggregators and exchange it priced, which a fixed method lacks */
+    a->no_model = known && plan_state_mode(p->ctx) == PLAN_MEASURE &&
+                  p->ctx->nnodes <= 1;
+    return !known;
 }
 
 /* the candidates from the model's prices, its choice first */
@@ -157,7 +164,7 @@ int coll_auto_pick(coll_plan *p, int *chosen, double *predicted,
     /* estimate decides at once; measure once it agreed on a winner */
     a->decided = r->winner >= 0 || plan_state_mode(ctx) == PLAN_ESTIMATE;
     const int m = r->cand[pk.index].method;
-    if (m == *chosen)
+    if (m == *chosen && !a->no_model)
         return PASSION_OK;
     /* another method: as it runs given fixed */
     a->overridden = 1;

@@ -172,7 +172,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     if (method == PASSION_METHOD_AUTO) {
         double est[PASSION_METHOD_ETP_DYNAMIC + 1];
         int fresh = coll_auto_begin(&p, &ap);
-        chosen = coll_method_choose(&p, &predicted, fresh ? est : NULL);
+        chosen = ap.no_model ? PASSION_METHOD_AUTO
+                             : coll_method_choose(&p, &predicted,
+                                                  fresh ? est : NULL);
         /* the planner: the model's choice, or the measured one */
         rc = coll_auto_pick(&p, &chosen, &predicted, fresh ? est : NULL,
                             &ap);
