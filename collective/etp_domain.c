@@ -14,7 +14,7 @@
  * file domains to stripes for the same reason). An element belongs to
  * the domain that holds its first byte.
  *
- * Aggregators (issue 13, ROMIO's cb_nodes / cb_config_list hints): the
+ * Aggregators (ROMIO's cb_nodes / cb_config_list hints): the
  * ranks that do the file I/O, chosen by coll_aggregators_set (the options,
  * else the default: every rank on one node, one per node on several, or
  * the set method auto priced cheaper, p->aggr); the others get

@@ -116,7 +116,7 @@ static double write_latency(const coll_plan *p)
  * where each spans the file), shared by the exchange candidates. Before,
  * each of the 8 candidates (2 methods x 2 aggregator sets x 2 exchanges)
  * counted every pair of ranks and domains 4 times: the model's CPU grew
- * as P^2, 550 us a call per rank at P = 32 (issue 13's probe).
+ * as P^2, 550 us a call per rank at P = 32 (a probe).
  */
 typedef struct etp_shape {
     int64_t span_sum, max_span, naggs, useful_all; /* the domains' spans */
@@ -194,7 +194,7 @@ static void etp_shape_of(const coll_plan *p, etp_shape *sh)
 }
 
 /*
- * What the nodes add to the two-phase method's rounds (issue 13). Every
+ * What the nodes add to the two-phase method's rounds. Every
  * round is one exchange call; on several nodes (coll_agree_by_nodes) its
  * entry agreement is a round of its own (within the node, among the
  * leaders, within the node again: coll_agree_cost_shape, whose leaders'
@@ -464,7 +464,7 @@ static double ind_time(coll_plan *p, int method, double S,
 
 /*
  * The exchange the two-phase method's rounds run, under the exchange's
- * auto on several nodes (issue 13): each candidate priced on its OWN
+ * auto on several nodes: each candidate priced on its OWN
  * rounds, those its staging cuts as the same algorithm fixed cuts them
  * (coll_plan_caps_alg: the two-level exchange's leaders' blocks shrink
  * the rounds, A1 holds none), with its own file requests, messages

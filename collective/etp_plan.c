@@ -378,7 +378,7 @@ static void file_calibrate(coll_plan *p, coll_ext *e, int long_only)
        latency, the largest bandwidth: load only ever slows a reading): a
        single measurement ranged 0.13-3.5 ms latency and 36-148 MB/s
        between runs of one benchmark on a loaded machine, and flipped
-       auto's choices from run to run (issue 14) */
+       auto's choices from run to run */
     if (r[0] > 0 && e->file_nlat < COLL_FILE_SAMPLES) {
         e->file_nlat++;
         if (e->file_lat == 0 || r[0] < e->file_lat)
@@ -833,7 +833,7 @@ int coll_io_early(passion_file *f, const passion_section *s,
         double S = coll_sync_cost(ctx);
         /* the same read whose ranks chose an independent method last
            call (a memory layout aside): reading early saves the round
-           the agreement after it costs (issue 14: auto paid two rounds
+           the agreement after it costs (auto paid two rounds
            where the fixed method it chose paid one); read with the
            method chosen then (direct on every rank where the model
            found that cheaper than each rank's own sieve choice: before,

@@ -188,7 +188,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        uncached file the time minus the prediction is mostly the device's
        error from the model (a read predicted 0.8 ms took 6.4 ms), the
        independent class's learned cost sat at its cap and which class
-       won varied from run to run with the calls before it (issue 14) */
+       won varied from run to run with the calls before it */
     double t_run = core_now(), raw = p.pred_raw;
     const int warm = p.warm;
     uint64_t useful = ctx->cnt.bytes_useful;
@@ -214,7 +214,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
        same for both classes (fixed_cost adds one learned round to each),
        and under load it holds the other ranks' scheduling delays, which
        made a class's figure sit at its cap in some runs and not others
-       (issue 14: independent 1 ms against two-phase 0 in one of nine
+       (independent 1 ms against two-phase 0 in one of nine
        runs, every small case then two-phase) */
     double t_end = core_now();
     /* a write that failed after some rank wrote names who wrote */

@@ -197,8 +197,8 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     same.byte = ctx->opt.sim_net_byte_ns;
     same.cb_nodes = ctx->opt.cb_nodes;
     same.cb_per_node = ctx->opt.cb_per_node;
-    /* the exchange's agreement takes its path by this option (issue 13:
-       by nodes for a fixed node-aware algorithm) without asking */
+    /* the exchange's agreement takes its path by this option (by
+       nodes for a fixed node-aware algorithm) without asking */
     same.exchange = ctx->opt.exchange;
     same.stripe = ctx->opt.stripe_size;
     /* the planner decides with the ranks alike */

@@ -61,7 +61,7 @@ typedef struct core_options {
     int planner;            /* 0 estimate, 1 measure (default):
                                collective/planner/planner.h */
     char wisdom[CORE_PATH_MAX]; /* the planner's wisdom file ("" none) */
-    /* nodes (issue 13; passion/net.c) */
+    /* nodes (passion/net.c) */
     int virtual_node_ranks; /* > 0: virtual nodes of this many consecutive
                                ranks instead of the shared-memory split
                                (env PASSION_VIRTUAL_NODE_RANKS wins) */
@@ -637,7 +637,7 @@ CORE_HIDDEN char *core_io_bounce_get(core_fh *fh, int64_t want,
  * pool, else of staging); then moved
  * into place (a memmove of the middle, the edges copied). Without it such
  * a read went through the buffered descriptor, on a kernel worker for the
- * ring (issue 14: a prefetching sweep of memory-limited slabs hid only a
+ * ring (a prefetching sweep of memory-limited slabs hid only a
  * quarter of its I/O).
  */
 typedef struct core_shift {
@@ -739,7 +739,7 @@ CORE_HIDDEN int core_io_advise(core_fh *fh, int64_t off, int64_t len,
    (sorted here): the least. A read's time is the device's latency plus
    whatever the host added (a descheduled rank, another process's I/O):
    only the least is the device's. Their median gave 0.1-4 ms between runs
-   of one case on this shared VM (issue 14), and the model's choices
+   of one case on this shared VM, and the model's choices
    followed it: in one memory-limited run of `bench/run patterns` (P=2,
    seed 20261123) auto read the block-cyclic tiles of c007 and c030 with a
    hole-limited sieve (c007: 1,696 requests, 15.8 MB, 0.076 s) where
@@ -878,7 +878,7 @@ CORE_HIDDEN int64_t core_aio_enters(const passion_ctx *ctx);
  * entered in the ring's buffer table, so that the engine's reads and writes
  * that lie inside it go to the kernel as READ_FIXED / WRITE_FIXED and the
  * kernel does not pin the caller's pages for every request (O_DIRECT: the
- * page pinning was half of the submitting system call's time; issue 14).
+ * page pinning was half of the submitting system call's time).
  * Returns the slot (>= 0), or -1 when the buffer stays unregistered (thread
  * engine, table full, over 1 GiB, RLIMIT_MEMLOCK, an old kernel): nothing
  * changes for its requests then, so callers need not check. Unregister

@@ -207,7 +207,7 @@ int passion_engine_get(passion_ctx *ctx, passion_engine *engine)
    completes, so the budget bounds them together); otherwise the ring
    reads it unaligned through the driver's buffered descriptor (a single
    worker thread, bouncing piece by piece, made the prefetching sweep of
-   issue 14's memory-limited run 3x slower than no prefetch). */
+   a memory-limited run 3x slower than no prefetch). */
 static int ring_prep(core_op *op)
 {
     core_fh *fh = op->fh;

@@ -225,7 +225,7 @@ static void batch_done(core_op *op)
    ring and read as a stream (the posix driver's pieces), since the
    ring's concurrent requests defeat the kernel's readahead: 64 buffered
    2 MiB reads in flight took 0.44 s on this VM, the same reads one at a
-   time 0.27 s (issue 14). */
+   time 0.27 s. */
 static int is_stream(core_fh *fh, const core_iov *v, int write)
 {
     int buffered = 0;

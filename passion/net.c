@@ -1,5 +1,5 @@
 /*
- * net.c - nodes and the simulated network (issue 13).
+ * net.c - nodes and the simulated network.
  *
  * Nodes: passion_init splits the context's ranks into nodes, the ranks
  * that share memory (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) or,

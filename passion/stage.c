@@ -23,7 +23,7 @@
  * becomes one block-layer segment per physically contiguous range, so on
  * 4 KiB pages a 1 MiB request is 256 segments, and this VM's virtio disk
  * (no indirect descriptors, 254 segments per request) fills its queue with
- * one such request. Measured (issue 14; 64 MiB O_DIRECT read in 1 MiB
+ * one such request. Measured (64 MiB O_DIRECT read in 1 MiB
  * preads, cold, best of 5, three rounds at load 13): 44-91 ms from a
  * buffer on 4 KiB pages, 13-21 ms from one on huge pages; in 256 KiB
  * preads 140-147 against 51-104 ms. First touch costs one fault per 2 MiB
@@ -216,7 +216,7 @@ void core_stage_free(passion_ctx *ctx, void *p, int64_t bytes)
  * The edge pool: a shifted O_DIRECT read (io_req.c) needs a page or three
  * beside the caller's buffer, also when the caller's own staging (slab
  * buffers as wide as it asked) has used the whole budget; a fixed
- * CORE_EDGE_PAGES pages per context serve them (issue 14: the O_DIRECT
+ * CORE_EDGE_PAGES pages per context serve them (the O_DIRECT
  * slab reads of bench-prefetch's 16384x16384 image, whose four slab
  * buffers exceed the 64 MiB budget, otherwise went through the buffered
  * descriptor).

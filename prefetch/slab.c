@@ -24,7 +24,7 @@
  * worker that competes with the computation for the cores (every core is
  * busy when there is a rank per core) and cost a hand-off per slab; the
  * kernel's own sequential readahead already overlaps much of a buffered
- * sweep without prefetch, so there the asynchronous read lost (issue 14).
+ * sweep without prefetch, so there the asynchronous read lost.
  * Used when the slab's covering file range is dense (at most twice its
  * bytes); strided slabs, O_DIRECT and drivers without advice keep the
  * asynchronous read. Writes to a buffered file are a copy into the page
@@ -172,7 +172,7 @@ static void slab_range(const passion_slab_iter *it, int64_t k, int64_t *start,
  * to the device only when its file range and its memory are aligned to the
  * handle's unit (drv_posix: 4 KiB); otherwise the driver writes it through
  * the page cache, which under memory pressure stalls in the kernel's dirty
- * throttling on the computing thread. Measured (issue 14, bench-prefetch
+ * throttling on the computing thread. Measured (bench-prefetch
  * memlimit, 23552x23552 u8 image, 23552-byte columns, slabs of 87
  * columns, P = 1, load 5-6): every slab's write was unaligned and the
  * prefetching O_DIRECT sweep waited 1.04-1.49 s for writes, of a t_io of
@@ -419,7 +419,7 @@ static int setup(passion_slab_iter *it, passion_file *f,
  * Registered buffers (prefetch, io_uring, O_DIRECT): each buffer that an
  * O_DIRECT handle reads into or writes from asynchronously is pinned once
  * for the sweep (core_aio_register) instead of by every request. Measured
- * (issue 14, perf on bench-prefetch cold O_DIRECT, 2048x2048 f32, P = 1):
+ * (perf on bench-prefetch cold O_DIRECT, 2048x2048 f32, P = 1):
  * the submitting io_uring_enter calls took about 3.8 ms per prefetching
  * sweep, of which 2 ms pinning the caller's pages (gup_fast, slow with
  * interrupts toggled under this VM's paravirtualisation) and 0.6 ms the

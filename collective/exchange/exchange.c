@@ -500,7 +500,7 @@ static int agree_flag(coll_xchg_plan *pl, int rc)
 }
 
 /*
- * The agreement by nodes (issue 13): the headers fold within each node
+ * The agreement by nodes: the headers fold within each node
  * (node_comm), the node leaders exchange their nodes' folds (one message
  * to every other leader, each charged by the simulated network like any
  * message between nodes), and every leader gives the result to its node:

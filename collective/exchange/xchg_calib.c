@@ -27,7 +27,7 @@
  * 0.2 ns/B, copy 0.1 ns/B; source COLL_COSTS_SIMNET). A measurement there
  * is taken under load, by ranks that outnumber the cores: its medians
  * moved from run to run by more than the difference between the flat
- * and the two-level exchange on the 1 ms network (issue 13), so `auto`
+ * and the two-level exchange on the 1 ms network, so `auto`
  * chose one or the other from run to run. With fixed figures its choice
  * is a function of the options and the shape alone: the same on every
  * run.
