@@ -38,14 +38,6 @@ static uint64_t mix(uint64_t h, int64_t v)
     return h;
 }
 
-static int64_t log2_up(int64_t x)
-{
-    int64_t k = 0;
-    while (k < 62 && ((int64_t)1 << k) < x)
-        k++;
-    return k;
-}
-
 static void sig_of(const coll_plan *p, plan_sig *sig)
 {
     const passion_array_spec *sp = &p->f->a->spec;
@@ -73,7 +65,7 @@ static void sig_of(const coll_plan *p, plan_sig *sig)
     sig->key[3] = (int64_t)(shape >> 1);
     sig->key[4] = (int64_t)(secs >> 1);
     sig->key[5] = p->warm;
-    sig->key[6] = log2_up(p->ctx->opt.memory_budget);
+    sig->key[6] = plan_log2_up(p->ctx->opt.memory_budget);
     sig->key[7] = p->ctx->nnodes;
 }
 

@@ -32,7 +32,6 @@
  * Invariant: every exit after step 3 is taken by all ranks alike.
  */
 #include "exchange.h"
-#include "../planner/planner.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -605,9 +604,8 @@ typedef struct xchg_call {
     const coll_xchg_args *a;
     coll_xchg_choice *predict; /* not NULL: say what would run, no run */
     coll_xchg_state *state;
-    plan_state *plan;        /* the context's planner */
-    plan_rec *prec;          /* auto's record of this call, NULL none */
-    int pidx;                /* the candidate of it that runs */
+    coll_xchg_auto au;       /* auto's planner (au.rec: this call's
+                                record, NULL none) */
     coll_xchg_plan pl;
     xchg_local L;
     xchg_round *x;           /* the round of headers (P <= COLL_A2A_MAX) */
@@ -701,151 +699,6 @@ static int budget_enomem(xchg_call *c)
                     (long long)(least + held));
 }
 
-/*
- * auto through the planner (collective/planner/planner.h). A call's
- * signature: P, the nodes, regular or not, the powers of two of Lmax and
- * of the largest message, and which algorithms fit the budget; its
- * candidates: those the model ranks within XCHG_MARGIN of its best (at
- * most XCHG_CANDS - 1 of them) and MPI's own call always, so that
- * measured, auto is never slower than what it wraps.
- */
-#define XCHG_MARGIN 3.0
-#define XCHG_CANDS 4
-
-static int64_t log2_up(int64_t x)
-{
-    int64_t k = 0;
-    while (k < 62 && ((int64_t)1 << k) < x)
-        k++;
-    return k;
-}
-
-static void auto_sig(const xchg_call *c, const coll_xchg_shape *s,
-                     int64_t budget, plan_sig *sig)
-{
-    memset(sig, 0, sizeof *sig);
-    sig->op = PLAN_OP_XCHG;
-    sig->key[0] = s->procs;
-    sig->key[1] = s->nodes;
-    sig->key[2] = s->node_max;
-    sig->key[3] = s->block >= 0;
-    sig->key[4] = log2_up(s->lmax);
-    sig->key[5] = log2_up(s->mmax);
-    if (coll_xchg_sig_get(c->state, s, budget, &sig->key[6]))
-        return;
-    int64_t fit = 0;
-    for (int i = 0; i < coll_xchg_ops_count(); i++) {
-        const coll_xchg_ops *ops = coll_xchg_ops_at(i);
-        if (ops->regular_only && s->block < 0)
-            continue;
-        int r = 0;
-        coll_xchg_model(&c->costs, ops->id, 0, s, &r);
-        if (coll_xchg_staging(ops->id, r, s) <= budget)
-            fit |= (int64_t)1 << i;
-    }
-    sig->key[6] = fit;
-    coll_xchg_sig_put(c->state, s, budget, fit);
-}
-
-/* the candidates, best estimate first */
-static int auto_cands(const xchg_call *c, const coll_xchg_shape *s,
-                      int64_t budget, plan_cand *out)
-{
-    plan_cand all[16];
-    int n = 0;
-    for (int i = 0; i < coll_xchg_ops_count() && n < 16; i++) {
-        const coll_xchg_ops *ops = coll_xchg_ops_at(i);
-        if (ops->regular_only && s->block < 0)
-            continue;
-        int r = 0;
-        double t = coll_xchg_model(&c->costs, ops->id, 0, s, &r);
-        if (coll_xchg_staging(ops->id, r, s) > budget)
-            continue;
-        plan_cand k = {ops->id, ops->has_radix ? r : 0, t};
-        /* insertion by estimate; ties keep the table's order */
-        int j = n++;
-        while (j > 0 && all[j - 1].estimate > t) {
-            all[j] = all[j - 1];
-            j--;
-        }
-        all[j] = k;
-    }
-    int m = 0;
-    for (int i = 0; i < n && m < XCHG_CANDS - 1; i++)
-        if (all[i].method != PASSION_XCHG_MPI &&
-            (m == 0 || all[i].estimate <= XCHG_MARGIN * all[0].estimate))
-            out[m++] = all[i];
-    for (int i = 0; i < n; i++)
-        if (all[i].method == PASSION_XCHG_MPI) {
-            /* in its rank by the estimate */
-            int j = m++;
-            while (j > 0 && out[j - 1].estimate > all[i].estimate) {
-                out[j] = out[j - 1];
-                j--;
-            }
-            out[j] = all[i];
-        }
-    return m;
-}
-
-static coll_xchg_choice as_choice(const plan_cand *k)
-{
-    coll_xchg_choice ch = {k->method, k->param, k->estimate};
-    return ch;
-}
-
-/* what auto would run, nothing counted (the guess, a prediction) */
-static coll_xchg_choice auto_peek(xchg_call *c, const coll_xchg_shape *s,
-                                  int64_t budget)
-{
-    plan_sig sig;
-    auto_sig(c, s, budget, &sig);
-    plan_rec *r = plan_find(plan_state_table(c->plan), &sig);
-    if (r)
-        return as_choice(&r->cand[plan_peek(r, plan_state_mode(c->ctx))]);
-    return coll_xchg_choose_within(&c->costs, s, budget);
-}
-
-/* what auto runs (collective, after the agreement): the planner's
-   answer, with the agreement of the measured times when a measurement
-   ends */
-static int auto_next(xchg_call *c, const coll_xchg_shape *s, int64_t budget,
-                     coll_xchg_choice *out)
-{
-    passion_ctx *ctx = c->ctx;
-    int rc = plan_state_load(ctx, c->plan, c->pl.comm);
-    if (rc)
-        return rc;
-    plan_table *t = plan_state_table(c->plan);
-    plan_sig sig;
-    auto_sig(c, s, budget, &sig);
-    plan_rec *r = plan_find(t, &sig);
-    if (!r) {
-        plan_cand k[XCHG_CANDS];
-        int n = auto_cands(c, s, budget, k);
-        if (n == 0) {
-            /* nothing fits: the model's choice says how much it needs */
-            *out = coll_xchg_choose_within(&c->costs, s, budget);
-            return PASSION_OK;
-        }
-        r = plan_add(t, &sig, k, n);
-        if (!r) {
-            /* no room for the record (the same on every rank, which all
-               hold the same table): the estimate, unrecorded */
-            *out = as_choice(&k[0]);
-            return PASSION_OK;
-        }
-    }
-    plan_pick pk;
-    rc = plan_state_next(ctx, c->plan, r, &pk);
-    if (rc)
-        return rc;
-    c->prec = r;
-    c->pidx = pk.index;
-    *out = as_choice(&r->cand[pk.index]);
-    return PASSION_OK;
-}
-
 /* The request pool, the algorithm's tables, its staging when the
    dispatcher allocates it, and the arrays of a step. */
 static int prepare(xchg_call *c, int alg, int radix, int64_t steps,
@@ -933,7 +786,10 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
     pl->st.alg = -1;
     pl->fused_max = -1;
     c->state = coll_xchg_state_get(ctx);
-    c->plan = plan_state_get(ctx);
+    c->au.ctx = ctx;
+    c->au.state = c->state;
+    c->au.plan = plan_state_get(ctx);
+    c->au.costs = &c->costs;
     int crc = coll_xchg_comm_setup(ctx, &pl->comm);
     c->from_option = a->alg == PASSION_XCHG_DEFAULT;
     c->alg = c->from_option ? ctx->opt.exchange : a->alg;
@@ -950,7 +806,7 @@ static int call_begin(xchg_call *c, passion_ctx *ctx,
         if (!rc)
             rc = crc;
     }
-    if (!rc && (!c->state || !c->plan))
+    if (!rc && (!c->state || !c->au.plan))
         rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
     if (!rc && c->alg != PASSION_XCHG_AUTO && !coll_xchg_ops_get(c->alg))
         rc = core_err(ctx, PASSION_EINVAL, "unknown exchange algorithm %d",
@@ -1033,7 +889,7 @@ static int call_guess(xchg_call *c, int rc)
             c->guess_steps =
                 steps_for(c->guess, c->guess_radix, &s, c->budget, NULL);
     } else if (c->ready) {
-        coll_xchg_choice ch = auto_peek(c, &s, c->budget);
+        coll_xchg_choice ch = coll_xchg_auto_peek(&c->au, &s, c->budget);
         c->guess = ch.alg;
         c->guess_radix = ch.radix;
         c->guess_steps = 1;
@@ -1208,9 +1064,10 @@ static int call_choose(xchg_call *c)
     if (wants_auto(c, s->block >= 0)) {
         coll_xchg_choice ch;
         if (c->predict) {
-            ch = auto_peek(c, s, c->abudget);
+            ch = coll_xchg_auto_peek(&c->au, s, c->abudget);
         } else {
-            int rc = auto_next(c, s, c->abudget, &ch);
+            c->au.comm = c->pl.comm;
+            int rc = coll_xchg_auto_next(&c->au, s, c->abudget, &ch);
             if (rc)
                 return rc;
         }
@@ -1409,8 +1266,8 @@ static void call_end(xchg_call *c, double t0, int rc)
     pl->st.seconds = core_now() - t0;
     if (c->predict)
         return;
-    if (c->prec && !rc)
-        plan_observe(c->prec, c->pidx, pl->st.seconds);
+    if (c->au.rec && !rc)
+        plan_observe(c->au.rec, c->au.idx, pl->st.seconds);
     passion_ctx *ctx = c->ctx;
     ctx->cnt.messages_sent += (uint64_t)pl->st.messages;
     ctx->cnt.bytes_sent += (uint64_t)pl->st.bytes_sent;

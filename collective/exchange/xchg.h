@@ -11,6 +11,7 @@
 #define PASSION_COLL_XCHG_H
 
 #include "../../passion/core.h"
+#include "../planner/planner.h"
 
 #define COLL_TAG 0x5e00
 
@@ -179,6 +180,29 @@ CORE_HIDDEN void coll_xchg_state_set_costs(coll_xchg_state *st,
    as a fresh one would. Local. */
 CORE_HIDDEN void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
                                       size_t bytes);
+/* auto through the planner (xchg_auto.c): the context, its exchange
+   state and planner, the costs (known), the communicator of the call;
+   rec and idx: the record and candidate coll_xchg_auto_next ran (rec
+   NULL: none). */
+typedef struct coll_xchg_auto {
+    passion_ctx *ctx;
+    coll_xchg_state *state;
+    plan_state *plan;
+    const coll_xchg_costs *costs;
+    MPI_Comm comm;
+    plan_rec *rec;
+    int idx;
+} coll_xchg_auto;
+/* What auto would run, nothing counted (a guess, a prediction). */
+CORE_HIDDEN coll_xchg_choice coll_xchg_auto_peek(const coll_xchg_auto *a,
+                                                 const coll_xchg_shape *s,
+                                                 int64_t budget);
+/* What auto runs: collective over a->comm (every rank with the agreed s
+   and budget), the wisdom read at the first call, the measured times
+   agreed where a measurement ends; an error is agreed. */
+CORE_HIDDEN int coll_xchg_auto_next(coll_xchg_auto *a,
+                                    const coll_xchg_shape *s,
+                                    int64_t budget, coll_xchg_choice *out);
 /* The planner signature auto last computed, for the same shape and
    budget (a pure function of them once the costs are known: auto_sig
    prices every algorithm's staging, which a repeated exchange would pay

@@ -46,6 +46,15 @@ enum { PLAN_OP_XCHG = 0, PLAN_OP_READ = 1, PLAN_OP_WRITE = 2,
                              another candidate must be measured to win */
 #define PLAN_WISDOM_MAX (16u << 20) /* bytes of the largest wisdom file */
 
+/* the least k with 2^k >= x (0 for x <= 1): signatures' size classes */
+static inline int64_t plan_log2_up(int64_t x)
+{
+    int64_t k = 0;
+    while (k < 62 && ((int64_t)1 << k) < x)
+        k++;
+    return k;
+}
+
 typedef struct plan_sig {
     int op;
     int64_t key[PLAN_KEYS];
