@@ -104,7 +104,6 @@ plan_rec *plan_add(plan_table *t, const plan_sig *sig, const plan_cand *cand,
     r->n = n > PLAN_CANDS ? PLAN_CANDS : n;
     memcpy(r->cand, cand, (size_t)r->n * sizeof *cand);
     r->wisdom = 0;
-    r->last = 0;
     for (int i = 0; i < PLAN_CANDS; i++)
         r->agreed[i] = PLAN_SLOW;
     restart(r);
@@ -149,7 +148,6 @@ plan_pick plan_next(plan_rec *r, int mode)
         pk.index = trial_at(r, r->calls++, &pk.agree);
         pk.trial = !pk.agree;
     }
-    r->last = pk.index;
     return pk;
 }
 
@@ -178,7 +176,6 @@ void plan_decide(plan_rec *r, const double *v, plan_pick *pk)
     r->calls = 0;
     pk->index = w;
     pk->agree = 0;
-    r->last = w;
 }
 
 void plan_observe(plan_rec *r, int idx, double seconds)

@@ -77,7 +77,6 @@ typedef struct plan_rec {
                                     began */
     int winner;                  /* index, -1 while measuring */
     int wisdom;                  /* winner from wisdom: never measured */
-    int last;                    /* index plan_next gave last */
 } plan_rec;
 
 #define PLAN_MAX_RECS 1024
