@@ -85,9 +85,9 @@ double core_wait_policy(passion_ctx *ctx)
     /* ctx->cpu_share (core_host_count): above 1 where the node's ranks
        outnumber the processors their affinity masks cover together. Not
        this rank's own mask: Open MPI binds each rank to one core by
-       default, and P = 2 bound ranks on the 2 cores counted as
-       oversubscribed (a 20 us spin, then 50 us sleeps), where each rank
-       has a core of its own */
+       default, and ranks bound one to a core would count as
+       oversubscribed (a short spin, then sleeps) although each rank has
+       a core of its own */
     const int over = ctx->cpu_share > 1;
     if (s <= 0)
         s = over ? CORE_SPIN_SHORT : CORE_SPIN_LONG;
@@ -135,8 +135,8 @@ int core_waitall(int n, MPI_Request *req)
         return PASSION_OK;
     CORE_CHAOS(WAIT);
     /* the clock is read once every CORE_POLLS_PER_CLOCK polls while
-       spinning (a read costs about as much as a poll: 70 ns on this VM's
-       kvm-clock), and no more once the spin time is over: every poll
+       spinning (on a virtual machine's clock a read costs about as much
+       as a poll), and no more once the spin time is over: every poll
        then yields. The spin time counts from the first read, so a wait
        done within CORE_POLLS_PER_CLOCK polls (a small exchange's) reads
        no clock at all. */

@@ -13,6 +13,9 @@
  * reads ctx->fault_allocs afterwards to know whether the call made N
  * allocations at all.
  *
+ * The injection is a test build's (-Dtest_hooks=true); elsewhere the
+ * option does not exist and core_alloc_fault is a constant 0.
+ *
  * Invariant: an injected failure looks exactly like malloc returning NULL
  * (errno ENOMEM); the counter is atomic, as the prefetch worker may
  * allocate while the caller's thread does.
@@ -23,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef PASSION_TEST_HOOKS
+/* (a test build's: elsewhere core_alloc_fault is 0, core_alloc.h) */
 int core_fault_rank(const passion_ctx *ctx)
 {
     return ctx->opt.fault_ranks < 0 || ctx->opt.fault_ranks == ctx->rank;
@@ -38,6 +43,7 @@ int core_alloc_fault(passion_ctx *ctx)
     errno = ENOMEM;
     return 1;
 }
+#endif
 
 void *core_malloc(passion_ctx *ctx, size_t n)
 {
@@ -70,9 +76,8 @@ char *core_strdup(passion_ctx *ctx, const char *s)
  * Why: a call's request lists and batch tables were malloc'ed and freed
  * every call; memory the process hands back to the system in between
  * (glibc trims the heap's top and unmaps large chunks; a caller may run
- * malloc_trim) comes back as fresh pages, a page fault each (11-75 us
- * on the development VM under load: an extended two-phase read of a few
- * bytes took 126 us against 21 us with seven such faults per call). The
+ * malloc_trim) comes back as fresh pages, a page fault each, which in
+ * a call of a few bytes costs more than the call's own work. The
  * blocks are kept in a per-context cache, each with its size in a
  * header; at most TMP_CACHED of up to TMPA_MAX bytes.
  */

@@ -103,10 +103,9 @@ static int fd_for(const posix_fh *h, const void *buf, int64_t len,
  * CORE_STREAM_PIECE bytes: the copy of one piece then overlaps the
  * device's reading of the next (the readahead runs ahead of a sequential
  * reader), where one large read(2) of uncached pages waited for most of
- * its pages before copying. Measured on this VM (a 64 MiB uncached file,
- * two processes reading one half each, virtio disk with 8 MiB readahead,
- * 5 interleaved runs, medians): one read per half 61 ms, pieces of 4 MiB
- * 36 ms, 2 MiB 30 ms, 1 MiB 26 ms, 512 KiB 30 ms, 256 KiB 38 ms. The
+ * its pages before copying. The piece trades that overlap (smaller is
+ * better) against one system call per piece (larger is better); the
+ * sweep that chose CORE_STREAM_PIECE is in the commit that set it. The
  * result is the bytes read before the first short read or error (its
  * -errno when there were none); one driver request to the caller.
  */
@@ -411,9 +410,9 @@ static void measure_fd(int fd, int sfd, int64_t lo, int64_t hi, char *buf,
     int64_t a0 = (lo + pg - 1) / pg * pg, a1 = hi / pg * pg;
     if (a1 - a0 < 16 * pg || big < pg)
         return;
-    /* the latency first, on the descriptor without readahead (after a
-       stream, whose readahead runs up to 8 MiB past it on this VM, a
-       small extent had no uncached page left to time) */
+    /* the latency first, on the descriptor without readahead: after a
+       stream, whose readahead runs megabytes past it, a small extent has
+       no uncached page left to time */
     double t[8];
     int nt = 0;
     int64_t span = (a1 - a0) / pg;
@@ -498,9 +497,9 @@ double core_posix_latency(double *t, int n)
    otherwise read ahead of them and leave no uncached page to time; a
    buffered file's bandwidth stream to another, with the readahead the
    handle's own reads get (the handle's descriptors keep theirs). The
-   stream's rate is what long reads see: one 1 MiB read without
-   readahead measured 0.5-1.5 GB/s on this VM where the two-phase
-   method's aggregators streamed 67 MB in 15-26 ms (2.6-4.4 GB/s). */
+   stream's rate is what long reads see, and a read without readahead
+   sees a fraction of it, so a bandwidth timed without readahead would
+   price every long read too high. */
 static void posix_measure(core_fh *fh, int64_t lo, int64_t hi, char *buf,
                           int64_t big, double *lat, double *bw,
                           int64_t *bw_len)

@@ -51,10 +51,9 @@ int core_io_bounce_span(const core_fh *fh, const void *buf, int64_t len,
  * A bounce of what the budget leaves, but none below CORE_BOUNCE_MIN (or
  * the whole span when that is smaller): a read then goes unaligned to the
  * driver's buffered descriptor in one request. A bounce of the one page a
- * full budget left split a 2 MiB read into 512 O_DIRECT reads of 4 KiB:
- * a memory-limited run (23552^2 u8, 64 MiB, P = 1, slab buffers
- * filling the budget) on the worker-thread engine took 49.7 s with
- * prefetch against 13.4 s without (io_wait 40.2 s, load 8).
+ * full budget left would split a 2 MiB read into 512 O_DIRECT reads of
+ * 4 KiB, and a memory-limited slab iteration with prefetch would then
+ * spend its time waiting on them.
  */
 char *core_io_bounce_get(core_fh *fh, int64_t want, int64_t *got)
 {

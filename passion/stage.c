@@ -3,8 +3,8 @@
  * kept in the context between calls.
  *
  * Why keep them: a fresh buffer of tens of MiB costs one page fault per
- * 4 KiB page on first touch (11-75 us each on the development VM), which
- * dominated sieved reads of a few MiB. Freed blocks stay mapped in a small
+ * 4 KiB page on first touch, which can dominate a sieved read of a few
+ * MiB. Freed blocks stay mapped in a small
  * per-context cache and serve later requests of a similar size.
  *
  * Invariants: staging_now counts the bytes the callers asked for (a
@@ -23,11 +23,8 @@
  * becomes one block-layer segment per physically contiguous range, so on
  * 4 KiB pages a 1 MiB request is 256 segments, and this VM's virtio disk
  * (no indirect descriptors, 254 segments per request) fills its queue with
- * one such request. Measured (64 MiB O_DIRECT read in 1 MiB
- * preads, cold, best of 5, three rounds at load 13): 44-91 ms from a
- * buffer on 4 KiB pages, 13-21 ms from one on huge pages; in 256 KiB
- * preads 140-147 against 51-104 ms. First touch costs one fault per 2 MiB
- * instead of 512. Only whole huge pages inside the block are advised, so
+ * one such request, where a buffer on huge pages makes it a few segments.
+ * First touch costs one fault per 2 MiB instead of 512. Only whole huge pages inside the block are advised, so
  * the block never takes more memory than its bytes; where the kernel has
  * no huge page at hand it uses small ones, as before.
  */
