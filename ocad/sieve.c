@@ -83,9 +83,9 @@ void ocad_req_calibrate(passion_ctx *ctx, core_fh *fh, int64_t lo,
     /* outside the counters, as the file-cost calibration */
     passion_counters keep = ctx->cnt;
     int rc = PASSION_OK, k = 0;
-    /* try -1 warms up: the engine's first use (starting the ring) cost
-       10-14 us per request of 16 in this measurement, the later tries
-       0.35-1 us */
+    /* try -1 warms up: the engine's first use (starting the ring) costs
+       an order of magnitude more per request than the later tries, and
+       is not what the calls will pay */
     for (int tr = -1; tr < OCAD_CALIB_TRIES && !rc; tr++) {
         for (int i = 0; i < N; i++)
             v[i] = (core_iov){buf + (size_t)i * MAX, len,
