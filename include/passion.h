@@ -49,7 +49,9 @@
  *  - functions returning a pointer or a count (passion_version,
  *    passion_strerror, passion_ctx_errdetail, passion_options_errdetail,
  *    passion_file_path, passion_array_get_spec, passion_engine_name,
- *    passion_section_elems, passion_ctx_comm) never fail on valid handles;
+ *    passion_section_elems, passion_ctx_comm) never fail on valid handles
+ *    (passion_driver_name and passion_xchg_name return NULL past the
+ *    last value of their enumeration);
  *  - "collective" calls must be made by every rank of the context's
  *    communicator; they return the same code on every rank and never hang
  *    because one rank failed. Calls not marked collective are independent;
@@ -185,6 +187,13 @@ typedef enum passion_xchg {
                                    four-stage among node leaders,
                                    distribute within nodes */
 } passion_xchg;
+
+/* The option's name of a driver ("posix", "mpiio", "fault") or of an
+   exchange algorithm ("auto", "mpi", ...; PASSION_XCHG_DEFAULT has none);
+   static storage. NULL for a value outside the enumeration, so a loop
+   from 0 lists every name and ends at the first NULL. */
+PASSION_API const char *passion_driver_name(passion_driver driver);
+PASSION_API const char *passion_xchg_name(passion_xchg alg);
 
 /* Asynchronous I/O engines (option `engine`). */
 typedef enum passion_engine {

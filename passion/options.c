@@ -9,6 +9,7 @@
  * nothing); every key is spelled once, in the table, as the field's name.
  */
 #include "core.h"
+#include "names.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,17 +19,14 @@
 #include <strings.h>
 
 /* Value kinds: integer (range), size (K/M/G suffixes), real (>= 0),
-   enumeration (names[i] is the value i), rank list ("r:r:...", ranks in
+   enumeration (names[i] is the value i for i in lo..hi; a table of
+   names.h, NULL-ended, gives hi itself), rank list ("r:r:...", ranks in
    lo..hi, stored as text in a char array of `width` bytes), path (any
    text shorter than `width` bytes, stored the same way). */
 enum { K_INT, K_SIZE, K_REAL, K_ENUM, K_RANKS, K_PATH };
 /* the kinds stored as text */
 #define K_TEXT(kind) ((kind) == K_RANKS || (kind) == K_PATH)
 
-static const char *const drivers[] = {"posix", "mpiio", "fault"};
-static const char *const xchgs[] = {"auto", "mpi", "pairwise", "a1",
-                                    "index", "fourstage", "fourstage-nb",
-                                    "twolevel"};
 static const char *const engines[] = {"auto", "uring", "thread"};
 static const char *const ncformats[] = {"cdf5", "cdf2", "cdf1"};
 static const char *const planners[] = {"estimate", "measure"};
@@ -46,10 +44,10 @@ typedef struct key_def {
     (int)sizeof(((core_options *)0)->field)
 static const key_def keys[] = {
     {"memory_budget", K_SIZE, F(memory_budget), 1, INT64_MAX, NULL},
-    {"driver", K_ENUM, F(driver), 0, 2, drivers},
+    {"driver", K_ENUM, F(driver), 0, -1, core_driver_names},
     {"direct_io", K_INT, F(direct_io), 0, 1, NULL},
     {"verbosity", K_INT, F(verbosity), 0, 3, NULL},
-    {"exchange", K_ENUM, F(exchange), 0, 7, xchgs},
+    {"exchange", K_ENUM, F(exchange), 0, -1, core_xchg_names},
     {"radix", K_INT, F(radix), 0, 1 << 30, NULL},
     {"engine", K_ENUM, F(engine), 0, 2, engines},
     {"io_latency", K_REAL, F(io_latency), 0, 0, NULL},
@@ -91,6 +89,14 @@ void core_options_default(core_options *o)
     o->planner = 1; /* measure */
     o->fault_errno = EIO;
     o->fault_ranks = -1;
+}
+
+/* The highest value of a key: a names table of names.h (hi below lo in
+   the key's row) ends at its NULL. */
+static int64_t hi_of(const key_def *k)
+{
+    return k->hi < k->lo && k->names ? core_names_count(k->names) - 1
+                                     : k->hi;
 }
 
 static int fail(char *detail, size_t dlen, const char *fmt, ...)
@@ -151,10 +157,10 @@ static int set_int(core_options *o, const key_def *k, int64_t v,
                     "\"r:r:...\" as text", k->key);
     if (k->kind == K_PATH)
         return fail(detail, dlen, "option %s takes a file name", k->key);
-    if (v < k->lo || v > k->hi)
+    if (v < k->lo || v > hi_of(k))
         return fail(detail, dlen,
                     "option %s: %" PRId64 " outside %" PRId64 "..%" PRId64,
-                    k->key, v, k->lo, k->hi);
+                    k->key, v, k->lo, hi_of(k));
     store_int(o, k, v);
     return PASSION_OK;
 }
@@ -257,13 +263,14 @@ static int set_text(core_options *o, const key_def *k, const char *v,
         return set_real(o, k, x, detail, dlen);
     }
     if (k->kind == K_ENUM) {
-        for (int64_t i = k->lo; i <= k->hi; i++)
+        int64_t hi = hi_of(k);
+        for (int64_t i = k->lo; i <= hi; i++)
             if (!strcasecmp(v, k->names[i]))
                 return set_int(o, k, i, detail, dlen);
         char list[128] = "";
-        for (int64_t i = k->lo; i <= k->hi; i++) {
+        for (int64_t i = k->lo; i <= hi; i++) {
             strncat(list, k->names[i], sizeof list - strlen(list) - 1);
-            if (i < k->hi)
+            if (i < hi)
                 strncat(list, "|", sizeof list - strlen(list) - 1);
         }
         return fail(detail, dlen, "option %s: '%s' is not one of %s",
@@ -320,7 +327,7 @@ int core_options_get(const core_options *o, const char *key, char *buf,
     } else if (k->kind == K_ENUM) {
         int64_t v = load_int(o, k);
         n = snprintf(buf, len, "%s",
-                     v >= k->lo && v <= k->hi ? k->names[v] : "?");
+                     v >= k->lo && v <= hi_of(k) ? k->names[v] : "?");
     } else {
         n = snprintf(buf, len, "%" PRId64, load_int(o, k));
     }

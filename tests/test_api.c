@@ -51,6 +51,28 @@ static void test_options_handle(void)
                  opt_is(o, "memory_budget", "2147483648"), "2g");
     TH_CHECK(passion_options_set(o, "exchange", "FourStage-NB") == 0 &&
                  opt_is(o, "exchange", "fourstage-nb"), "enum by name");
+    /* the names calls list what the options take, and end in NULL */
+    int nx = 0, nd = 0;
+    for (; passion_xchg_name((passion_xchg)nx); nx++)
+        TH_CHECK(passion_options_set(o, "exchange",
+                                     passion_xchg_name((passion_xchg)nx)) ==
+                         0 && passion_options_set_int(o, "exchange", nx) ==
+                         0 && opt_is(o, "exchange",
+                                     passion_xchg_name((passion_xchg)nx)),
+                 "exchange %d by its name", nx);
+    for (; passion_driver_name((passion_driver)nd); nd++)
+        TH_CHECK(passion_options_set(o, "driver",
+                                     passion_driver_name((passion_driver)nd)) ==
+                     passion_options_set_int(o, "driver", nd),
+                 "driver %d by its name and by its value", nd);
+    TH_CHECK(nx == PASSION_XCHG_TWOLEVEL + 1 &&
+                 nd == PASSION_DRIVER_FAULT + 1 &&
+                 !passion_xchg_name(PASSION_XCHG_DEFAULT) &&
+                 passion_options_set_int(o, "exchange", nx) ==
+                     PASSION_EINVAL &&
+                 passion_options_set_int(o, "driver", nd) == PASSION_EINVAL,
+             "%d algorithms, %d drivers", nx, nd);
+    TH_CHECK(passion_options_set(o, "exchange", "FourStage-NB") == 0, "reset");
     TH_CHECK(passion_options_set(o, "io_latency", "2.5e-4") == 0 &&
                  opt_is(o, "io_latency", "0.00025000000000000001"),
              "real as text");

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
+static const char usage_head[] =
     "usage: mpiexec -n P passion COMMAND [OPTIONS]\n"
     "\n"
     "passion " PASSION_VERSION_STRING
@@ -49,7 +49,11 @@ static const char usage[] =
     "environment:\n"
     "  PASSION_OPTIONS  comma-separated key=value options applied to every\n"
     "                   context, e.g. memory_budget=16M,engine=thread,\n"
-    "                   direct_io=1,verbosity=1\n"
+    "                   direct_io=1,verbosity=1; the drivers and exchange\n"
+    "                   algorithms are\n";
+/* after usage_head: the library's own names (passion_driver_name,
+   passion_xchg_name), then the rest */
+static const char usage_tail[] =
     "  PASSION_ENGINE   auto|uring|thread: the asynchronous I/O engine\n"
     "                   (thread = the driver on a worker thread, no io_uring)\n"
     "\n"
@@ -62,6 +66,37 @@ static const char usage[] =
     "  mpiexec -n 2 passion convert u.npy 'u.%d.laf' --dist 'CYCLIC(256),*'\n";
 
 static int rank_;
+
+static const char *driver_name(int v)
+{
+    return passion_driver_name((passion_driver)v);
+}
+
+static const char *xchg_name(int v)
+{
+    return passion_xchg_name((passion_xchg)v);
+}
+
+/* "KEY=a|b|c" under the usage's column 19, wrapped before column 80 */
+static void usage_names(const char *key, const char *(*name)(int v))
+{
+    int col = printf("%19s%s=", "", key), indent = col;
+    for (int v = 0; name(v); v++) {
+        int last = !name(v + 1), w = (int)strlen(name(v)) + !last;
+        if (v && col + w > 79)
+            col = printf("\n%*s", indent, "") - 1;
+        col += printf("%s%s", name(v), last ? "" : "|");
+    }
+    printf("\n");
+}
+
+static void usage(void)
+{
+    cli_usage(stdout, usage_head);
+    usage_names("driver", driver_name);
+    usage_names("exchange", xchg_name);
+    cli_usage(stdout, usage_tail);
+}
 
 static const char info_usage[] =
     "usage: passion info [--budget SIZE] [--options K=V,...]\n"
@@ -164,7 +199,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
                !strcmp(cmd, "-h")) {
         if (rank_ == 0)
-            cli_usage(stdout, usage);
+            usage();
     } else if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         if (rank_ == 0)
             printf("passion %s\n", passion_version(NULL, NULL, NULL));

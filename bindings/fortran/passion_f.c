@@ -369,8 +369,10 @@ int passion_f_part_next_all(passion_part_iter *it, passion_f_part *fp)
    every rank: it compares them in its agreement) */
 static passion_xchg xchg_of(int64_t alg)
 {
-    return alg < PASSION_XCHG_DEFAULT || alg > PASSION_XCHG_TWOLEVEL
-               ? (passion_xchg)1000 : (passion_xchg)alg;
+    return alg == PASSION_XCHG_DEFAULT ||
+                   (alg >= 0 && alg < 1000 &&
+                    passion_xchg_name((passion_xchg)alg))
+               ? (passion_xchg)alg : (passion_xchg)1000;
 }
 
 static int radix_of(int64_t radix)

@@ -1,10 +1,12 @@
 /*
- * xchg_table.c - the table of exchange algorithms: the one place that
- * lists them. Order matters only for ties of the model: our own
- * algorithms first, MPI's call last.
+ * xchg_table.c - the table of exchange algorithms' ops. Order matters
+ * only for ties of the model: our own algorithms first, MPI's call last.
+ * The algorithms' names are passion/names.h's (passion_xchg_name), the
+ * one list of them; an entry's own name must be the same
+ * (tests/check_tables.py checks it).
  *
- * Invariant: every entry has a distinct id (enum passion_xchg), a name
- * as passion_options_set spells it, a model and a run.
+ * Invariant: every entry has a distinct id (enum passion_xchg), a model
+ * and a run; every value of the enumeration but auto has an entry.
  */
 #include "xchg.h"
 
@@ -34,8 +36,5 @@ const coll_xchg_ops *coll_xchg_ops_get(int alg)
 
 const char *coll_xchg_name(int alg)
 {
-    if (alg == PASSION_XCHG_AUTO)
-        return "auto";
-    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
-    return ops ? ops->name : NULL;
+    return passion_xchg_name((passion_xchg)alg);
 }
