@@ -6,8 +6,10 @@
  * point-to-point helpers the algorithms share. It uses only the core
  * (passion/); the two-phase method and the public calls above use it.
  *
- * Files: exchange.c the dispatcher (one call) and the public calls;
- * xchg_table.c the ops table; xchg_state.c all per-context state;
+ * Files: exchange.c the dispatcher (one call), with xchg_call.h its
+ * inside, xchg_round.c its round of headers and xchg_budget.c its budget
+ * and steps; xchg_api.c the public calls; xchg_table.c the ops table;
+ * xchg_state.c all per-context state;
  * xchg_model.c the model, the choice and the staging bound; xchg_cost.c
  * the shapes and the agreement cost the algorithms use themselves;
  * xchg_calib.c the calibration; xchg_p2p.c messages, waits, staging

@@ -18,10 +18,10 @@
 /* --------------------------------------------------------- cost model */
 
 /*
- * Linear cost model (CCL's idea, seeds/003; ALGORITHMS.md section 5): a
- * communication round in which a rank sends k messages of at most s bytes
- * each costs  round + k*msg + (bytes sent)*byte,  a local copy of n bytes
- * costs n*copy. For one-port algorithms (one message per round) this is
+ * Linear cost model (CCL's idea): a communication round in which a rank
+ * sends k messages of at most s bytes each costs
+ * round + k*msg + (bytes sent)*byte,  a local copy of n bytes costs
+ * n*copy. For one-port algorithms (one message per round) this is
  * Bruck's C1*alpha + C2*beta with alpha = round + msg.
  *
  * alpha, defined once for the whole library: the seconds of a round of
@@ -220,7 +220,7 @@ CORE_HIDDEN void coll_xchg_state_set_last(coll_xchg_state *st,
    round); above, a non-blocking allreduce (log2 P rounds). */
 #define COLL_A2A_MAX 64
 
-/* The entry agreement goes by nodes (exchange.c, agree_nodes: the
+/* The entry agreement goes by nodes (xchg_round.c, coll_xchg_agree_nodes:
    headers fold within each node, the node leaders exchange the folds,
    each leader gives the result to its node) when the ranks sit on
    several nodes, some with more than one rank; a property of the context

@@ -57,7 +57,8 @@ double coll_agree_cost(const coll_xchg_costs *c, int P)
 }
 
 
-/* bytes of one header of the entry agreement (exchange.c: V_N words) */
+/* bytes of one header of the entry agreement (xchg_call.h: COLL_V_N
+   words) */
 #define AGREE_HDR_BYTES 208.0
 
 double coll_agree_cost_shape(const coll_xchg_costs *c,
