@@ -32,16 +32,16 @@ static int cdf_magic(const unsigned char *b, int64_t n)
            (b[3] == 1 || b[3] == 2 || b[3] == 5);
 }
 
-/* The registry. Helpers plug their hooks in here: HDF5 (core_h5_meta /
-   core_h5_create), netCDF classic, and the local sets' description. */
+/* The registry. Helpers plug their hooks in here: HDF5 (ocad_h5_meta /
+   ocad_h5_create), netCDF classic, and the local sets' description. */
 static const ocad_format formats[OCAD_FMT_COUNT] = {
     [OCAD_FMT_RAW] = {.name = "raw", .exts = ""},
     [OCAD_FMT_NPY] = {.name = "npy", .exts = ".npy", .magic = npy_magic,
                       .read_meta = ocad_npy_meta,
                       .create = ocad_npy_create},
     [OCAD_FMT_HDF5] = {.name = "hdf5", .exts = ".h5 .hdf5", .objects = 1,
-                       .magic = hdf5_magic, .read_meta = core_h5_meta,
-                       .create = core_h5_create, .list = core_h5_list},
+                       .magic = hdf5_magic, .read_meta = ocad_h5_meta,
+                       .create = ocad_h5_create, .list = ocad_h5_list},
     [OCAD_FMT_NETCDF] = {.name = "netcdf", .exts = ".nc", .objects = 1,
                          .magic = cdf_magic, .read_meta = ocad_nc_meta,
                          .create = ocad_nc_create, .list = ocad_nc_list,

@@ -343,6 +343,31 @@ CORE_HIDDEN int ocad_npy_create(passion_ctx *ctx, const char *path,
                                 const char *obj, const core_fmt_meta *m,
                                 int64_t *data_offset);
 
+/* ---- HDF5 datasets (fmt_hdf5.c, fmt_hdf5_dset.c, fmt_hdf5_create.c) ---- */
+
+/*
+ * The only code that calls libhdf5 (built with the HDF5 option).
+ * Rank-local: the caller runs them on rank 0 and broadcasts.
+ * ocad_h5_meta: the metadata of dataset dset of an existing file (a
+ * contiguous dataset; anything else is refused with a message naming the
+ * layout). ocad_h5_create: a new file at path holding dataset dset of m's
+ * shape and type, contiguous, allocated; *data_offset where its data
+ * starts. PASSION_ENOTSUP (with a message) when built without HDF5.
+ */
+CORE_HIDDEN int ocad_h5_meta(passion_ctx *ctx, const char *path,
+                             const char *dset, core_fmt_meta *m);
+CORE_HIDDEN int ocad_h5_create(passion_ctx *ctx, const char *path,
+                               const char *dset, const core_fmt_meta *m,
+                               int64_t *data_offset);
+/* ocad_h5_list: the datasets of path (passion_array_list's rules; obj ""
+   or "/" the whole file, a group the datasets below it, a dataset only
+   itself): entries[0 .. min(max, *count) - 1], *count how many. */
+CORE_HIDDEN int ocad_h5_list(passion_ctx *ctx, const char *path,
+                             const char *obj, passion_array_entry *e,
+                             int max, int *count);
+/* 1 if built with HDF5. */
+CORE_HIDDEN int ocad_h5_available(void);
+
 /* ---- element types and byte order (convert.c) ---- */
 
 /* 1 if (kind, size) is a valid element type (see passion_kind). */
