@@ -389,6 +389,107 @@ CORE_HIDDEN double coll_token_cost(const coll_plan *p, double S);
  */
 CORE_HIDDEN int coll_shared_writers(const coll_plan *p, int *writes);
 
+/* ---- the per-context state (etp_state.c) ---- */
+
+/*
+ * The collective layer's per-context state (ctx->ext[CORE_EXT_COLL],
+ * freed at passion_finalize):
+ *  - the round buffers' fallback reservation, kept from one collective
+ *    call to the next: mapping and unmapping it on every call cost
+ *    several microseconds, a large share of a small section's time. Only
+ *    address space: the rounds carve from it only when malloc fails, so
+ *    it stays non-resident;
+ *  - the file cost model, measured on the first uncached extents met
+ *    (file_calibrate): tries made, the latency / bandwidth samples agreed
+ *    over ranks (one per try that measured) and the best of them (0 = not
+ *    measured). The message costs are the exchange subsystem's
+ *    (coll_xchg_costs_get).
+ */
+typedef struct coll_ext {
+    void *reserve;
+    int64_t bytes;
+    /* the FAD's round: this rank's last arrival (ns, mod 2^32) and wait
+       (ns; 0 = none yet), and the samples learned (coll_sync_cost) */
+    uint32_t sync_at, sync_wait;
+    double sync[COLL_SYNC_KEEP];
+    int sync_n, sync_i;
+    double sync_med; /* their median (coll_sync_cost), kept as learned */
+    double sync_sorted[COLL_SYNC_KEEP]; /* the samples in order (sync_n):
+                                           the median without a sort */
+    /* plan_caps of the last call: budget, ranks and exchange option it
+       was computed for (caps_P 0 = none yet) */
+    int64_t caps_M, caps_xchg;
+    int caps_P, caps_alg;
+    /* the fixed costs' samples per class (coll_fixed_learn) */
+    double fixed[COLL_FIX_N][COLL_FIXED_KEEP];
+    int fixed_n[COLL_FIX_N], fixed_i[COLL_FIX_N];
+    int file_tries, file_nlat, file_nbw;
+    double file_lat, file_bw;
+    /* the bytes the best bandwidth reading streamed, and the tries made
+       for a longer stream than that (stream_pending) */
+    int64_t file_bw_len;
+    int file_long_tries;
+    /* this rank's long reads in the last collective call on uncached
+       data (pages of 4 KiB, microseconds: the COLL_FAD_STREAM word), and
+       the best bandwidth learned from them (coll_stream_note) */
+    uint32_t stream_pages, stream_us;
+    double stream_bw;
+    int64_t stream_len; /* stream_bw's bytes per streaming rank */
+    int64_t file_bw_rank; /* file_bw's stream bytes per streaming rank */
+    /* the last auto read whose ranks chose an independent method: its
+       access (coll_early_sig; 0 = none). The same access again is read
+       early whatever its cost (coll_io_early) */
+    uint64_t indep_sig;
+    int indep_left; /* early reads left on it before auto chooses again */
+    int indep_method; /* the method chosen: auto (sieve.c's) or direct */
+} coll_ext;
+
+/* The context's state, made on first use (NULL: no memory). */
+CORE_HIDDEN coll_ext *coll_ext_get(passion_ctx *ctx);
+/* The round buffers' fallback reservation of at least bytes (address
+   space, kept from one call to the next); NULL: none. */
+CORE_HIDDEN void *coll_reserve_get(passion_ctx *ctx, int64_t bytes);
+
+/* ---- the FAD's words and what is learned from them ---- */
+
+/* This rank's COLL_FAD_SYNC word (its arrival and wait at the previous
+   round; 0: none; makes the state) and, after the FAD, the round's
+   sample learned from every rank's word, then this round's arrival t0
+   and wait t1 - t0 kept for the next (etp_sync.c). */
+CORE_HIDDEN int64_t coll_sync_word(passion_ctx *ctx);
+CORE_HIDDEN void coll_sync_learn(passion_ctx *ctx, const int64_t *fad,
+                                 int W, double t0, double t1);
+/* This rank's COLL_FAD_FIXED word: per class 32 bits, the samples held
+   (bits 24-31) and the learned cost in ns (bits 0-23) (etp_fixed.c). */
+CORE_HIDDEN int64_t coll_fixed_word(passion_ctx *ctx);
+/* This rank's COLL_FAD_STREAM word (its long reads of the last uncached
+   call: pages and microseconds) and, after the FAD, the bandwidth learned
+   from every rank's (etp_stream.c). */
+CORE_HIDDEN int64_t coll_stream_word(passion_ctx *ctx);
+CORE_HIDDEN void coll_stream_learn(passion_ctx *ctx, const int64_t *fad,
+                                   int W);
+/* This rank's COLL_FAD_CACHED word (etp_early.c) and rank r's probe from
+   the FAD (per mille, -1: none). */
+CORE_HIDDEN int64_t coll_early_word(const coll_early *e);
+CORE_HIDDEN int coll_early_cached(const coll_plan *p, int r);
+/* The file's calibration still takes readings (fewer than
+   COLL_FILE_SAMPLES latency samples and tries left; also with no state):
+   the early path waits for it (etp_filecost.c). */
+CORE_HIDDEN int coll_file_pending(const coll_ext *e);
+/* After the probe: calibrate the file's costs where due (uncached data,
+   probed > 0 ranks probed; readings pending, or a longer stream than the
+   best reading's), on every rank alike (etp_filecost.c). */
+CORE_HIDDEN void coll_file_measure(coll_plan *p, int64_t probed);
+/* The file costs of a call: options, else measured, else the defaults;
+   memory-like when the data is cached (warm): a request costs req, the
+   learned cost of a cached read request (0: COLL_WARM_LATENCY), a write
+   request at least COLL_WARM_LATENCY (etp_filecost.c). */
+CORE_HIDDEN ocad_env coll_call_env(passion_ctx *ctx, int warm, double req,
+                                   int op_write);
+/* p->byext sorted, p->ext_overlap and (writes) p->overlap from the FAD
+   (etp_overlap.c). */
+CORE_HIDDEN void coll_plan_overlap(coll_plan *p);
+
 /* ---- file domains and the round schedule (etp_domain.c) ---- */
 
 /* Static (whole array) or dynamic (bounding extent), boundaries aligned
