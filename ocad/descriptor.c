@@ -33,6 +33,98 @@ int passion_array_spec_init(passion_array_spec *s, int ndims,
     return PASSION_OK;
 }
 
+/* The element type (kind, size) and byte order of in, into out. */
+static int spec_type(passion_ctx *ctx, const passion_array_spec *in,
+                     passion_array_spec *out)
+{
+    if (!ocad_type_valid(in->kind, in->elem_size)) {
+        if ((int)in->kind < PASSION_KIND_BYTES ||
+            (int)in->kind > PASSION_KIND_BOOL)
+            return core_err(ctx, PASSION_EINVAL, "unknown kind %d",
+                            (int)in->kind);
+        return core_err(ctx, PASSION_EINVAL,
+                        "kind %s has no %lld-byte elements (int/uint: 1 2 4 "
+                        "8, float: 2 4 8 16, complex: 8 16 32, bool: 1, "
+                        "bytes: 1..64)", ocad_kind_name(in->kind),
+                        (long long)in->elem_size);
+    }
+    if ((int)in->endian < PASSION_ENDIAN_NATIVE ||
+        (int)in->endian > PASSION_ENDIAN_BIG)
+        return core_err(ctx, PASSION_EINVAL, "unknown endian %d",
+                        (int)in->endian);
+    out->kind = in->kind;
+    out->endian = in->endian;
+    return PASSION_OK;
+}
+
+/* The storage order of in's nd dimensions as a permutation, out->order. */
+static int spec_order(passion_ctx *ctx, const passion_array_spec *in, int nd,
+                      passion_array_spec *out)
+{
+    int seen[PASSION_MAX_DIMS] = {0};
+    for (int k = 0; k < nd; k++) {
+        int d;
+        switch (in->storage) {
+        case PASSION_ROW_MAJOR: d = k; break;
+        case PASSION_COL_MAJOR: d = nd - 1 - k; break;
+        case PASSION_ORDER_CUSTOM: d = in->order[k]; break;
+        default:
+            return core_err(ctx, PASSION_EINVAL, "unknown storage %d",
+                            in->storage);
+        }
+        if (d < 0 || d >= nd || seen[d]++)
+            return core_err(ctx, PASSION_EINVAL,
+                            "order[] is not a permutation of 0..%d", nd - 1);
+        out->order[k] = d;
+    }
+    return PASSION_OK;
+}
+
+/* The block of dimension d (n indices over g grid ranks) by its
+   distribution: *block, never above n; 0 in in->block asks for the
+   default (BLOCK: ceil(n / g), CYCLIC: 1). */
+static int spec_block(passion_ctx *ctx, const passion_array_spec *in, int d,
+                      int64_t n, int g, int64_t *block)
+{
+    int64_t m = in->block[d];
+    if (m < 0)
+        return core_err(ctx, PASSION_EINVAL, "block[%d] negative", d);
+    switch (in->dist[d]) {
+    case PASSION_DIST_BLOCK:
+        if (m == 0)
+            m = n / g + (n % g != 0); /* ceil; n + g - 1 may overflow */
+        else {
+            int64_t cover;
+            if (core_mul(m, g, &cover) && cover < n)
+                return core_err(ctx, PASSION_EINVAL,
+                                "BLOCK(%lld) on %d ranks does not cover "
+                                "dimension %d of size %lld",
+                                (long long)m, g, d, (long long)n);
+        }
+        if (m > n)
+            m = n;
+        break;
+    case PASSION_DIST_CYCLIC:
+        if (m == 0)
+            m = 1;
+        if (m > n)
+            m = n;
+        break;
+    case PASSION_DIST_COLLAPSED:
+        if (g != 1)
+            return core_err(ctx, PASSION_EINVAL,
+                            "collapsed dimension %d needs grid 1, got %d", d,
+                            g);
+        m = n;
+        break;
+    default:
+        return core_err(ctx, PASSION_EINVAL, "unknown distribution %d",
+                        in->dist[d]);
+    }
+    *block = m;
+    return PASSION_OK;
+}
+
 int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
                     passion_array_spec *out)
 {
@@ -60,41 +152,9 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
     out->placement = in->placement;
     out->header_bytes = in->header_bytes;
     out->storage = in->storage;
-    if (!ocad_type_valid(in->kind, in->elem_size)) {
-        if ((int)in->kind < PASSION_KIND_BYTES ||
-            (int)in->kind > PASSION_KIND_BOOL)
-            return core_err(ctx, PASSION_EINVAL, "unknown kind %d",
-                            (int)in->kind);
-        return core_err(ctx, PASSION_EINVAL,
-                        "kind %s has no %lld-byte elements (int/uint: 1 2 4 "
-                        "8, float: 2 4 8 16, complex: 8 16 32, bool: 1, "
-                        "bytes: 1..64)", ocad_kind_name(in->kind),
-                        (long long)in->elem_size);
-    }
-    if ((int)in->endian < PASSION_ENDIAN_NATIVE ||
-        (int)in->endian > PASSION_ENDIAN_BIG)
-        return core_err(ctx, PASSION_EINVAL, "unknown endian %d",
-                        (int)in->endian);
-    out->kind = in->kind;
-    out->endian = in->endian;
-
-    /* storage order */
-    int seen[PASSION_MAX_DIMS] = {0};
-    for (int k = 0; k < nd; k++) {
-        int d;
-        switch (in->storage) {
-        case PASSION_ROW_MAJOR: d = k; break;
-        case PASSION_COL_MAJOR: d = nd - 1 - k; break;
-        case PASSION_ORDER_CUSTOM: d = in->order[k]; break;
-        default:
-            return core_err(ctx, PASSION_EINVAL, "unknown storage %d",
-                            in->storage);
-        }
-        if (d < 0 || d >= nd || seen[d]++)
-            return core_err(ctx, PASSION_EINVAL,
-                            "order[] is not a permutation of 0..%d", nd - 1);
-        out->order[k] = d;
-    }
+    int rc = spec_type(ctx, in, out);
+    if (rc || (rc = spec_order(ctx, in, nd, out)))
+        return rc;
 
     int64_t procs = 1, bytes = in->elem_size;
     for (int d = 0; d < nd; d++) {
@@ -120,42 +180,8 @@ int ocad_spec_check(passion_ctx *ctx, const passion_array_spec *in,
                             (long long)in->ghost[d]);
         out->ghost[d] = in->ghost[d];
         out->dist[d] = in->dist[d];
-        int64_t m = in->block[d];
-        if (m < 0)
-            return core_err(ctx, PASSION_EINVAL, "block[%d] negative", d);
-        switch (in->dist[d]) {
-        case PASSION_DIST_BLOCK:
-            if (m == 0)
-                m = n / g + (n % g != 0); /* ceil; n + g - 1 may overflow */
-            else {
-                int64_t cover;
-                if (core_mul(m, g, &cover) && cover < n)
-                    return core_err(ctx, PASSION_EINVAL,
-                                    "BLOCK(%lld) on %d ranks does not cover "
-                                    "dimension %d of size %lld",
-                                    (long long)m, g, d, (long long)n);
-            }
-            if (m > n)
-                m = n;
-            break;
-        case PASSION_DIST_CYCLIC:
-            if (m == 0)
-                m = 1;
-            if (m > n)
-                m = n;
-            break;
-        case PASSION_DIST_COLLAPSED:
-            if (g != 1)
-                return core_err(ctx, PASSION_EINVAL,
-                                "collapsed dimension %d needs grid 1, got %d",
-                                d, g);
-            m = n;
-            break;
-        default:
-            return core_err(ctx, PASSION_EINVAL, "unknown distribution %d",
-                            in->dist[d]);
-        }
-        out->block[d] = m;
+        if ((rc = spec_block(ctx, in, d, n, g, &out->block[d])))
+            return rc;
     }
     if (!core_add(bytes, in->header_bytes, &bytes))
         return core_err(ctx, PASSION_EOVERFLOW, "file bytes overflow 64 bits");

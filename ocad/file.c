@@ -1,5 +1,7 @@
 /*
- * file.c - files of the placement models and independent section access.
+ * file.c - files of the placement models: opening (or creating) and
+ * closing them. An open file's name and durability are file_name.c's, its
+ * independent section access file_access.c's.
  *
  * Local placement (LPM, thesis 5.3.2): each rank's local array file holds
  * its local array with the ghost areas, in the array's storage order;
@@ -58,7 +60,7 @@ int ocad_local_path(const char *pat, int rank, char **out)
     return 0;
 }
 
-static int local_name(passion_ctx *ctx, const char *pat, char **out)
+int ocad_file_local_name(passion_ctx *ctx, const char *pat, char **out)
 {
     *out = NULL;
     if (core_alloc_fault(ctx)) /* ocad_local_path has no context */
@@ -79,7 +81,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 
 /* The file's identity (its path) and the array's layout in it, once per
    open: a collective call sends both in its FAD. */
-static void file_ident(passion_file *f)
+void ocad_file_ident(passion_file *f)
 {
     const char *path = f->fh->path;
     uint64_t h = fnv(1469598103934665603ULL, path, strlen(path));
@@ -230,7 +232,7 @@ static void lset_fill(const passion_array *a, const char *pat, ocad_lset *d)
  * fit the description, gets none (no error: the set is still usable by
  * its spec).
  */
-static int lset_write(passion_file *f, const char *pat)
+int ocad_file_lset_write(passion_file *f, const char *pat)
 {
     passion_ctx *ctx = f->ctx;
     char *name = NULL, *tmp = NULL, *text = NULL;
@@ -424,7 +426,7 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     if (!local) {
         rc = open_global(f, path, mode, info, create, &tmp, &endian);
     } else {
-        rc = local_name(ctx, path, &name);
+        rc = ocad_file_local_name(ctx, path, &name);
         if (!rc && strlen(name) >= PATH_MAX)
             rc = core_err(ctx, PASSION_EINVAL,
                           "path of %zu bytes: longer than PATH_MAX (%d)",
@@ -449,7 +451,7 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
             }
             /* then the set's description, once every file is in place */
             if (!(rc = core_agree(ctx, rc)) && ctx->rank == 0)
-                rc = lset_write(f, path);
+                rc = ocad_file_lset_write(f, path);
         }
     }
     core_free(ctx, name);
@@ -473,7 +475,7 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
         return rc;
     }
     f->fv.swap = ocad_swap_unit(a->spec.kind, a->esize, endian);
-    file_ident(f);
+    ocad_file_ident(f);
     a->open_files++;
     ctx->live_files++;
     *out = f;
@@ -562,306 +564,6 @@ int passion_file_close(passion_file *f)
     if (rc)
         return rc;
     rc = file_close_body(f);
-    core_call_end(gctx);
-    return rc;
-}
-
-/* Rank 0 writes the set's description for its new pattern to (lset_write)
-   and removes the one of the old pattern from. */
-static int lset_move(passion_file *f, const char *from, const char *to)
-{
-    passion_ctx *ctx = f->ctx;
-    char *a = NULL;
-    int rc = lset_write(f, to);
-    if (!rc && !ocad_lset_name(from, &a)) {
-        char *b = NULL;
-        if (ocad_lset_name(to, &b) || strcmp(a, b))
-            core_io_discard(ctx, a); /* best effort: the old name */
-        free(b);
-    }
-    free(a);
-    return rc;
-}
-
-static int file_rename_body(passion_file *f, const char *path)
-{
-    if (!f)
-        return PASSION_EINVAL;
-    passion_ctx *ctx = f->ctx;
-    core_enter(ctx);
-    int local = f->a->spec.placement == PASSION_PLACE_LOCAL;
-    int rc = PASSION_OK;
-    char *name = NULL;
-    if (!path || !*path)
-        rc = core_err(ctx, PASSION_EINVAL, "empty path");
-    else if (!f->writable)
-        rc = core_err(ctx, PASSION_EACCES, "%s is open read-only",
-                      f->fh->path);
-    uint64_t key = 1469598103934665603ULL;
-    for (const char *c = path ? path : ""; *c; c++)
-        key = (key ^ (unsigned char)*c) * 1099511628211ULL;
-    rc = core_same(ctx, rc, &key, sizeof key, "paths");
-    if (rc)
-        return rc;
-    rc = local ? local_name(ctx, path, &name)
-               : ((name = core_strdup(ctx, path)) ? PASSION_OK
-                                        : core_err(ctx, PASSION_ENOMEM,
-                                                   "file name"));
-    if (!rc && strlen(name) >= PATH_MAX)
-        rc = core_err(ctx, PASSION_EINVAL,
-                      "path of %zu bytes: longer than PATH_MAX (%d)",
-                      strlen(name), PATH_MAX);
-    /* every rank's writes are on the device before any name moves */
-    if (!rc)
-        rc = core_io_sync(f->fh);
-    /* a local set's description goes first and comes back last: a set
-       whose files are being replaced one by one has none, so it never
-       names files of two generations */
-    if (!rc && local && ctx->rank == 0) {
-        char *d = NULL;
-        if (!ocad_lset_name(path, &d))
-            core_io_discard(ctx, d);
-        free(d);
-    }
-    rc = core_agree(ctx, rc);
-    if (!rc && (local || ctx->rank == 0))
-        rc = core_io_publish(f->fh, name, 0);
-    rc = core_agree(ctx, rc);
-    if (!rc && local && ctx->rank == 0)
-        rc = lset_move(f, f->pattern, path);
-    if (!rc && !local && ctx->rank != 0) {
-        /* the other ranks' handles follow the name */
-        char *np = core_strdup(ctx, name);
-        if (!np)
-            rc = core_err(ctx, PASSION_ENOMEM, "file name");
-        else {
-            core_free(ctx, f->fh->path);
-            f->fh->path = np;
-        }
-    }
-    if (!rc && local) {
-        char *np = core_strdup(ctx, path);
-        if (!np)
-            rc = core_err(ctx, PASSION_ENOMEM, "file name");
-        else {
-            core_free(ctx, f->pattern);
-            f->pattern = np;
-        }
-    }
-    core_free(ctx, name);
-    rc = core_agree(ctx, rc);
-    if (!rc)
-        file_ident(f);
-    return rc;
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
-int passion_file_rename(passion_file *f, const char *path)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_rename_body(f, path);
-    core_call_end(gctx);
-    return rc;
-}
-
-static int file_sync_body(passion_file *f)
-{
-    if (!f)
-        return PASSION_EINVAL;
-    core_enter(f->ctx);
-    return core_io_sync(f->fh);
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
-int passion_file_sync(passion_file *f)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_sync_body(f);
-    core_call_end(gctx);
-    return rc;
-}
-
-static int file_drop_cache_body(passion_file *f)
-{
-    if (!f)
-        return PASSION_EINVAL;
-    core_enter(f->ctx);
-    return core_io_drop_cache(f->fh);
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
-int passion_file_drop_cache(passion_file *f)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_drop_cache_body(f);
-    core_call_end(gctx);
-    return rc;
-}
-
-const char *passion_file_path(const passion_file *f)
-{
-    return f && f->fh ? f->fh->path : NULL;
-}
-
-static int whole_local(passion_file *f, void *buf, int op_write)
-{
-    if (!f || !buf)
-        return PASSION_EINVAL;
-    passion_ctx *ctx = f->ctx;
-    core_enter(ctx);
-    if (f->a->spec.placement != PASSION_PLACE_LOCAL)
-        return core_err(ctx, PASSION_EINVAL,
-                        "whole-local-array access needs local placement");
-    if (op_write && !f->writable)
-        return core_err(ctx, PASSION_EACCES, "%s is open read-only",
-                        f->fh->path);
-    ctx->cnt.bytes_useful += (uint64_t)f->data_bytes;
-    if (op_write)
-        return ocad_write_conv(ctx, f->fh, buf, f->data_bytes, 0, f->fv.swap,
-                               f->fv.esize);
-    int rc = core_io_read(f->fh, buf, f->data_bytes, 0);
-    if (!rc)
-        ocad_swap(buf, f->data_bytes, f->fv.swap);
-    return rc;
-}
-
-/* whole_local inside the thread contract's guard (core_call_begin) */
-static int whole_local_guarded(passion_file *f, void *buf, int op_write)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = whole_local(f, buf, op_write);
-    core_call_end(gctx);
-    return rc;
-}
-
-int passion_file_read_local(passion_file *f, void *buf)
-{
-    return whole_local_guarded(f, buf, 0);
-}
-
-int passion_file_write_local(passion_file *f, const void *buf)
-{
-    return whole_local_guarded(f, (void *)buf, 1);
-}
-
-/* Validate an independent section request and build its plan. */
-int ocad_section_prepare(passion_file *f, const passion_section *s,
-                           const void *buf, const passion_memspec *m,
-                         int method, int op_write, ocad_xfer *x)
-{
-    if (!f)
-        return PASSION_EINVAL;
-    passion_ctx *ctx = f->ctx;
-    core_enter(ctx); /* the entry of passion_file_read/_write(_begin) */
-    ctx->last_method = PASSION_METHOD_AUTO; /* set by the engine */
-    ctx->last_predicted = 0;
-    int64_t elems;
-    int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
-    if (rc)
-        return rc;
-    if ((rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)))
-        return rc;
-    if (method < PASSION_METHOD_AUTO || method > PASSION_METHOD_SIEVE)
-        return core_err(ctx, PASSION_EINVAL,
-                        "method %d: independent access takes auto, direct "
-                        "or sieve", method);
-    if (op_write && !f->writable)
-        return core_err(ctx, PASSION_EACCES, "%s is open read-only",
-                        f->fh->path);
-    if (elems > 0 && !buf)
-        return core_err(ctx, PASSION_EINVAL, "NULL buffer");
-    ocad_xfer_build(&f->fv, s, m, x);
-    return PASSION_OK;
-}
-
-static int file_read_body(passion_file *f, const passion_section *s, void *buf,
-                          const passion_memspec *m, passion_method method)
-{
-    ocad_xfer x;
-    int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
-    if (!rc && (rc = ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL)))
-        f->ctx->last_method = PASSION_METHOD_AUTO;
-    return rc;
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
-int passion_file_read(passion_file *f, const passion_section *s, void *buf,
-                      const passion_memspec *m, passion_method method)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_read_body(f, s, buf, m, method);
-    core_call_end(gctx);
-    return rc;
-}
-
-static int file_write_body(passion_file *f, const passion_section *s,
-                           const void *buf, const passion_memspec *m,
-                           passion_method method)
-{
-    ocad_xfer x;
-    int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
-    if (!rc && (rc = ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL)))
-        f->ctx->last_method = PASSION_METHOD_AUTO;
-    return rc;
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
-int passion_file_write(passion_file *f, const passion_section *s,
-                       const void *buf, const passion_memspec *m,
-                       passion_method method)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = file_write_body(f, s, buf, m, method);
-    core_call_end(gctx);
-    return rc;
-}
-
-static int section_plan_body(passion_file *f, const passion_section *s,
-                             int op_write, passion_method method,
-                             passion_plan_info *info)
-{
-    if (f)
-        core_enter(f->ctx);
-    if (!info)
-        return PASSION_EINVAL;
-    ocad_xfer x;
-    int rc = ocad_section_prepare(f, s, (void *)1, NULL, method, 0, &x);
-    if (rc)
-        return rc;
-    memset(info, 0, sizeof *info); /* reserved fields too */
-    ocad_plan_count(f->ctx, &x, method, op_write, info, NULL);
-    info->runs = ocad_count_runs(&x);
-    return PASSION_OK;
-}
-
-/* the thread contract's guard (core_call_begin) around the call */
-int passion_section_plan(passion_file *f, const passion_section *s,
-                         int op_write, passion_method method,
-                         passion_plan_info *info)
-{
-    passion_ctx *gctx = f ? f->ctx : NULL;
-    int rc = core_call_begin(gctx);
-    if (rc)
-        return rc;
-    rc = section_plan_body(f, s, op_write, method, info);
     core_call_end(gctx);
     return rc;
 }

@@ -236,7 +236,8 @@ CORE_HIDDEN void ocad_window_copy(ocad_iter *it, const ocad_window *w,
                                   int64_t base, char *stage, char *mem,
                                   int to_mem);
 
-/* ---- files of the placement models (file.c) ---- */
+/* ---- files of the placement models (file.c, file_name.c,
+   file_access.c) ---- */
 
 struct passion_file {
     passion_array *a;
@@ -287,6 +288,16 @@ CORE_HIDDEN int ocad_section_prepare(passion_file *f, const passion_section *s,
  * give distinct names. *out is malloc'ed; 0 or -ENOMEM. No context needed.
  */
 CORE_HIDDEN int ocad_local_path(const char *pat, int rank, char **out);
+/* ocad_local_path for this rank of ctx, failures recorded (ENOMEM). */
+CORE_HIDDEN int ocad_file_local_name(passion_ctx *ctx, const char *pat,
+                                     char **out);
+/* Set f->ident: hashes of the file's path and of the array's layout in it
+   (a collective call sends both in its FAD); after open and rename. */
+CORE_HIDDEN void ocad_file_ident(passion_file *f);
+/* Rank 0 writes the description of the local set just created under pat
+   (lset.c), complete, synced and renamed into place; a pattern that cannot
+   have one gets none (0: the set is still usable by its spec). */
+CORE_HIDDEN int ocad_file_lset_write(passion_file *f, const char *pat);
 
 /* ---- .npy files (npy.c) ---- */
 
@@ -484,9 +495,14 @@ CORE_HIDDEN int ocad_file_open_resolved(passion_array *a, const char *name,
                                         const ocad_fmt_info *info,
                                         passion_file **out);
 
-/* ---- netCDF classic headers (fmt_netcdf.c) ---- */
+/* ---- netCDF classic headers (fmt_netcdf_parse.c, fmt_netcdf_write.c)
+   and files (fmt_netcdf.c) ---- */
 
 #define OCAD_NC_NAME_MAX 256 /* NC_MAX_NAME */
+/* the list tags of the header */
+#define OCAD_NC_TAG_DIM 0x0A
+#define OCAD_NC_TAG_VAR 0x0B
+#define OCAD_NC_TAG_ATT 0x0C
 /* One variable of a netCDF classic file, as the header describes it. */
 typedef struct ocad_nc_var {
     int version;        /* 1, 2 or 5 (CDF-1, CDF-2, CDF-5) */

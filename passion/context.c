@@ -90,63 +90,38 @@ static int launcher_check(passion_ctx *ctx)
     return PASSION_OK;
 }
 
-int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
+/*
+ * passion_init on a rank that could not allocate its context: it takes
+ * part in the first agreement the other ranks make (init_agree's
+ * core_same_all: the same reduction, four values), as a context of its
+ * own on the stack, so that no rank hangs (this rank once reduced a
+ * signed key against the others' unsigned one and then skipped their
+ * broadcast: a hang); frees dup and returns the agreed code.
+ */
+static int init_without_ctx(MPI_Comm dup, int rank, int size)
 {
-    init_detail[0] = '\0';
-    if (!out)
-        return init_fail(PASSION_EINVAL, "passion_init: NULL ctx pointer");
-    *out = NULL;
-    int inited = 0;
-    MPI_Initialized(&inited);
-    if (!inited || comm == MPI_COMM_NULL)
-        return init_fail(PASSION_ESTATE,
-                         !inited ? "passion_init: MPI is not initialised"
-                                 : "passion_init: comm is MPI_COMM_NULL");
-    /* dup first: it is collective, and every rank must reach it */
-    MPI_Comm dup;
-    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
-        return init_fail(PASSION_EMPI, "passion_init: MPI_Comm_dup failed");
-    /* MPI errors on passion's communicator come back as codes
-       (PASSION_EMPI) instead of aborting the job */
-    int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) == MPI_SUCCESS
-                 ? PASSION_OK
-                 : PASSION_EMPI;
-    int rank = 0, size = 1;
-    MPI_Comm_rank(dup, &rank);
-    MPI_Comm_size(dup, &size);
-    /* the context is the first allocation that fault_alloc_at counts */
-    int fault = opt && opt->o.fault_alloc_at == 1 &&
-                (opt->o.fault_ranks < 0 || opt->o.fault_ranks == rank);
-    passion_ctx *ctx = fault ? NULL : calloc(1, sizeof *ctx);
-    if (!ctx) {
-        /* take part in the first agreement the other ranks make below, as
-           a context of our own on the stack, so that no rank hangs (this
-           rank once reduced a signed key against the others' unsigned
-           one and then skipped their broadcast: a hang) */
-        passion_ctx tmp;
-        memset(&tmp, 0, sizeof tmp);
-        tmp.comm = dup;
-        tmp.rank = rank;
-        tmp.size = size;
-        core_options_default(&tmp.opt);
-        /* the others' first agreement is a core_same_all (the same
-           reduction: four values) */
-        char none = 0;
-        int kept = 0;
-        rc = core_same_all(&tmp, core_err(&tmp, PASSION_ENOMEM,
+    passion_ctx tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.comm = dup;
+    tmp.rank = rank;
+    tmp.size = size;
+    core_options_default(&tmp.opt);
+    char none = 0;
+    int kept = 0;
+    int rc = core_same_all(&tmp, core_err(&tmp, PASSION_ENOMEM,
                                           "allocating the context"),
                            &none, 1, "options", &kept);
-        MPI_Comm_free(&dup);
-        return init_fail(rc, tmp.detail);
-    }
-    ctx->comm = dup;
-    ctx->rank = rank;
-    ctx->size = size;
-    if (opt)
-        ctx->opt = opt->o; /* valid: every setter checks */
-    else
-        core_options_default(&ctx->opt);
-    ctx->fault_allocs = 1; /* the context */
+    MPI_Comm_free(&dup);
+    return init_fail(rc, tmp.detail);
+}
+
+/* passion_init's local steps on the new context (rc: the outcome so far,
+   a failure of MPI_Comm_set_errhandler): the launcher, the options of
+   PASSION_OPTIONS, the virtual node size, the aggregators named, the node
+   table. Local: the caller agrees the outcome. */
+static int init_local(passion_ctx *ctx, int rc)
+{
+    int size = ctx->size;
     if (rc)
         core_err(ctx, rc, "MPI_Comm_set_errhandler");
     if (!rc)
@@ -181,10 +156,20 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     if (!rc && !(ctx->node_of = core_malloc(NULL, (size_t)size * sizeof(int))))
         rc = core_err(ctx, PASSION_ENOMEM, "the node table of %d ranks",
                       size);
-    /* the options that shape the nodes, the simulated network, the
-       exchange algorithm and the two-phase method's aggregators and file
-       domains must be the same everywhere (agreed with the outcome, one
-       reduction) */
+    return rc;
+}
+
+/*
+ * passion_init's first agreement (collective): the options that shape the
+ * nodes, the simulated network, the exchange algorithm and the two-phase
+ * method's aggregators and file domains must be the same everywhere
+ * (agreed with the outcome rc, one reduction, in which *kept, 1 when this
+ * rank has the host known, becomes 1 only if every rank has it); then the
+ * nodes (core_nodes_init, by the known host when kept). The agreed code.
+ */
+static int init_agree(passion_ctx *ctx, int rc, const core_host *known,
+                      int *kept)
+{
     struct {
         int k, cb_nodes, cb_per_node, exchange, planner, wisdom;
         double lat, byte;
@@ -206,15 +191,58 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     /* a wisdom file or none, on every rank (rank 0's is read) */
     same.wisdom = ctx->opt.wisdom[0] != '\0';
     memcpy(same.cb_ranks, ctx->opt.cb_ranks, sizeof same.cb_ranks);
+    rc = core_same_all(ctx, rc, &same, sizeof same,
+                       "virtual_node_ranks, sim_net_*, cb_*, stripe_size, "
+                       "exchange or planner options", kept);
+    if (!rc)
+        rc = core_agree(ctx, core_nodes_init(ctx, *kept ? known : NULL));
+    return rc;
+}
+
+int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
+{
+    init_detail[0] = '\0';
+    if (!out)
+        return init_fail(PASSION_EINVAL, "passion_init: NULL ctx pointer");
+    *out = NULL;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited || comm == MPI_COMM_NULL)
+        return init_fail(PASSION_ESTATE,
+                         !inited ? "passion_init: MPI is not initialised"
+                                 : "passion_init: comm is MPI_COMM_NULL");
+    /* dup first: it is collective, and every rank must reach it */
+    MPI_Comm dup;
+    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+        return init_fail(PASSION_EMPI, "passion_init: MPI_Comm_dup failed");
+    /* MPI errors on passion's communicator come back as codes
+       (PASSION_EMPI) instead of aborting the job */
+    int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN) == MPI_SUCCESS
+                 ? PASSION_OK
+                 : PASSION_EMPI;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(dup, &rank);
+    MPI_Comm_size(dup, &size);
+    /* the context is the first allocation that fault_alloc_at counts */
+    int fault = opt && opt->o.fault_alloc_at == 1 &&
+                (opt->o.fault_ranks < 0 || opt->o.fault_ranks == rank);
+    passion_ctx *ctx = fault ? NULL : calloc(1, sizeof *ctx);
+    if (!ctx)
+        return init_without_ctx(dup, rank, size);
+    ctx->comm = dup;
+    ctx->rank = rank;
+    ctx->size = size;
+    if (opt)
+        ctx->opt = opt->o; /* valid: every setter checks */
+    else
+        core_options_default(&ctx->opt);
+    ctx->fault_allocs = 1; /* the context */
+    rc = init_local(ctx, rc);
     /* the host kept on comm by an earlier context (net.c): used only
        when every rank has it (agreed in the same reduction) */
     core_host host;
     int kept = core_host_kept(comm, &host);
-    rc = core_same_all(ctx, rc, &same, sizeof same,
-                       "virtual_node_ranks, sim_net_*, cb_*, stripe_size, "
-                       "exchange or planner options", &kept);
-    if (!rc)
-        rc = core_agree(ctx, core_nodes_init(ctx, kept ? &host : NULL));
+    rc = init_agree(ctx, rc, &host, &kept);
     if (rc) {
         init_fail(rc, ctx->detail);
         core_nodes_free(ctx);
