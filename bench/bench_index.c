@@ -1,5 +1,5 @@
 /*
- * bench_index.c - suite `index` (issue 4): the index algorithm of Bruck et
+ * bench_index.c - suite `index`: the index algorithm of Bruck et
  * al. for every radix r = 2..P against MPI_Alltoall, with the other fixed
  * algorithms and `auto` (planner measure; `auto-estimate`: planner
  * estimate, each in its own context, at least BENCH_AUTO_REPS calls a

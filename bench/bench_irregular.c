@@ -1,5 +1,5 @@
 /*
- * bench_irregular.c - suite `irregular` (issue 4): the four-stage
+ * bench_irregular.c - suite `irregular`: the four-stage
  * algorithm (blocking and dual-buffer non-blocking) against A1, pairwise
  * exchange and MPI_Alltoallv, and `auto`, on the patterns of Liu, Wang
  * and Prasanna's section 4 (Fig. 14) and a uniform one, Mmax from 8 B to

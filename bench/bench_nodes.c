@@ -1,5 +1,5 @@
 /*
- * bench_nodes.c - suite `nodes` (issue 13, Deliver 5 and 6): the thesis's
+ * bench_nodes.c - suite `nodes`: the thesis's
  * patterns (tables 6.1-6.6, bench_thesis.c) through the extended two-phase
  * method on virtual nodes with the simulated network, flat against
  * two-level exchange and all ranks against one aggregator per node, beside

@@ -1,6 +1,5 @@
 /*
- * bench_twolevel.c - flat against two-level exchange (issue 13, Deliver 3
- * and 6): `run` rows measure alltoall exchanges on virtual nodes with the
+ * bench_twolevel.c - flat against two-level exchange: `run` rows measure alltoall exchanges on virtual nodes with the
  * simulated network (passion/net.c: a SIMULATION, every message between
  * virtual nodes costs its sender the latency and per-byte time before it
  * is sent) at a fast and a slow setting; `model` rows project the cost

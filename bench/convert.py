@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/convert.py - the suite `convert` (issue 11, Deliver 7), run by
+"""bench/convert.py - the suite `convert`, run by
 `bench/run convert [--size SIZE] [--procs P] [--reps N] [--regime R]`.
 
 An N x N int32 array (element (i, j) = i * N + j; N from --size, default

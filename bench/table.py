@@ -204,7 +204,7 @@ def overlap_table(rows):
         row["ceiling 1-1/slabs"] = f"{1 - 1 / int(r['slabs']):.3f}"
         if r.get("ratio_q1"):
             row["ratio q1-q3"] = f"{r['ratio_q1']}-{r['ratio_q3']}"
-        # issue 14's goal: 8 or more slabs, cold with O_DIRECT or
+        # the goal: 8 or more slabs, cold with O_DIRECT or
         # memory-limited
         goal = int(r["slabs"]) >= 8 and (
             r["regime"] == "memlimit" or
@@ -345,7 +345,7 @@ def goal_table(rows, num, peers, strided_prefixes, factor):
         ratio = t / tb if tb > 0 else float("inf")
         strided = k[0].startswith(tuple(strided_prefixes)) if \
             strided_prefixes else False
-        # the strided tables' stricter goal holds warm (issue 14)
+        # the strided tables' stricter goal holds warm
         limit = 1.0 / factor if strided and k[3] == "warm" else 1.0
         ok = ratio <= limit
         met += ok
@@ -534,7 +534,7 @@ def f3(x):
 
 def sec(r):
     """A nodes row's time: the mean over the repetitions where the CSV has
-    it (bench-nodes since issue 13's last round: oversubscribed calls take
+    it (bench-nodes writes it: oversubscribed calls take
     whole scheduler ticks, and the median of a few repetitions is one of
     those steps), else the median."""
     for k in ("mean_seconds", "seconds"):
@@ -580,12 +580,12 @@ def fsec(r, missing=""):
 
 
 def nodes_tables(rows, path):
-    """Suite nodes (issue 13): the thesis's patterns on virtual nodes with
+    """Suite nodes: the thesis's patterns on virtual nodes with
     the simulated network (bench-nodes), the all-to-all sweep
     (bench-twolevel: DIR/nodes-a2a.csv) and the model rows."""
     runs = [r for r in rows if r["kind"] == "run"]
     models = [r for r in rows if r["kind"] == "model"]
-    out = ["# Benchmark `nodes` (issue 13)\n",
+    out = ["# Benchmark `nodes`\n",
            "THE NETWORK IS SIMULATED: all ranks run on this machine; every "
            "message passion sends between two virtual nodes costs its sender "
            "a latency and a per-byte time on its node's one network "

@@ -50,8 +50,8 @@ static int independent(coll_plan *p, char *buf, int method, int skip)
        rank's own plan may choose otherwise: memory runs shorter than the
        file's make sieving cheaper than direct. Unordered, a sieved window
        that holds another rank's bytes reads them before that rank writes
-       them and writes the old values back (the soak: a two-element write
-       lost, 3 in about 55 runs; test_regress 7). A rank whose extent
+       them and writes the old values back (found by the soak; test_global
+       checks it: auto write order with a memory layout). A rank whose extent
        interleaves another's was priced direct there: it writes direct. */
     if (p->op_write && !ordered && method == PASSION_METHOD_AUTO &&
         coll_extent_meets(p, p->me))

@@ -56,6 +56,45 @@ int th_all(int ok)
     return out;
 }
 
+int th_same(int rc)
+{
+    int v[2] = {rc, -rc}, r[2];
+    MPI_Allreduce(v, r, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return r[0] == -r[1];
+}
+
+const passion_method th_meths[TH_NMETH] = {
+    PASSION_METHOD_DIRECT, PASSION_METHOD_SIEVE, PASSION_METHOD_ETP_STATIC,
+    PASSION_METHOD_ETP_DYNAMIC, PASSION_METHOD_AUTO};
+const char *const th_mnames[TH_NMETH] = {"direct", "sieve", "etp-static",
+                                         "etp-dynamic", "auto"};
+
+passion_ctx *th_ctx_budget(int64_t budget)
+{
+    passion_ctx *ctx = NULL;
+    int rc = budget > 0 ? th_init(&ctx, "memory_budget=%lld",
+                                  (long long)budget)
+                        : th_init(&ctx, "%s", "");
+    TH_CHECK(rc == 0 && ctx, "passion_init (budget %lld): %d",
+             (long long)budget, rc);
+    return ctx;
+}
+
+passion_array *th_array(passion_ctx *ctx, int nd, const int64_t *shape,
+                        int64_t esize, int storage, int placement,
+                        int64_t header)
+{
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, nd, shape, esize);
+    sp.storage = storage;
+    sp.placement = placement;
+    sp.header_bytes = header;
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "array_create: %d %s", rc, passion_ctx_errdetail(ctx));
+    return a;
+}
+
 static passion_options *options_va(const char *fmt, va_list ap)
 {
     char list[1024] = "";
@@ -112,22 +151,33 @@ passion_file *th_ramp_file(passion_ctx *ctx, passion_array **pa,
     sp.placement = PASSION_PLACE_GLOBAL;
     int rc = passion_array_create(ctx, &sp, pa);
     TH_CHECK(rc == 0, "array_create: %d", rc);
+    return rc ? NULL : th_ramp_create(ctx, *pa, name, 0.0);
+}
+
+passion_file *th_ramp_create(passion_ctx *ctx, passion_array *a,
+                             const char *name, double base)
+{
     char path[512];
     snprintf(path, sizeof path, "%s/%s", th_dir(), name);
     passion_file *f = NULL;
-    rc = passion_file_open(*pa, path, PASSION_MODE_CREATE, &f);
+    int rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
     TH_CHECK(rc == 0, "create %s: %d %s", path, rc,
              passion_ctx_errdetail(ctx));
+    const passion_array_spec *sp = passion_array_get_spec(a);
+    int64_t n = 1;
+    for (int d = 0; sp && d < sp->ndims; d++)
+        n *= sp->shape[d];
     if (f && th_rank == 0) {
         double *v = malloc((size_t)n * sizeof *v);
         for (int64_t i = 0; v && i < n; i++)
-            v[i] = (double)i;
+            v[i] = base + (double)i;
+        /* the file order is the storage order; a packed whole-array
+           section in memory has the same order */
         passion_section s;
-        int64_t ct[1] = {n};
-        passion_section_set(&s, 1, NULL, ct, NULL);
+        passion_section_set(&s, sp->ndims, NULL, sp->shape, NULL);
         rc = v ? passion_file_write(f, &s, v, NULL, PASSION_METHOD_DIRECT)
                : PASSION_ENOMEM;
-        TH_CHECK(rc == 0, "fill: %d", rc);
+        TH_CHECK(rc == 0, "fill %s: %d", path, rc);
         free(v);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -166,6 +216,14 @@ int th_ramp_ok(const double *b, const passion_section *s)
         if (b[k] != (double)(s->start[0] + k * s->stride[0]))
             return 0;
     return 1;
+}
+
+int th_ramp_bad(const double *v, int64_t n, double base)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad += v[i] != base + (double)i;
+    return bad;
 }
 
 static void make_dir(const char *prog)

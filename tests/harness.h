@@ -61,6 +61,8 @@ void th_random_spec(uint64_t *s, int P, const int64_t *esizes, int nes,
 
 /* 1 if every rank passes ok != 0. Collective. */
 int th_all(int ok);
+/* 1 if every rank passes the same rc (a collective call's code). Collective. */
+int th_same(int rc);
 /* A scratch directory for this test program (same path on all ranks). */
 const char *th_dir(void);
 
@@ -83,6 +85,23 @@ int th_init(passion_ctx **ctx, const char *fmt, ...)
  */
 passion_file *th_ramp_file(passion_ctx *ctx, passion_array **pa,
                            const char *name, int64_t n);
+/* The same for an array a of doubles of any shape: v(i) = base + i in
+   file order. Collective; NULL (and a failed check) on error. */
+passion_file *th_ramp_create(passion_ctx *ctx, passion_array *a,
+                             const char *name, double base);
+/* An array (a failed check if refused): nd dimensions of shape, elements
+   of esize bytes, with this storage order, placement and header. */
+passion_array *th_array(passion_ctx *ctx, int nd, const int64_t *shape,
+                        int64_t esize, int storage, int placement,
+                        int64_t header);
+/* A context with this memory budget (0: the default); a failed check if
+   it cannot be made. Collective. */
+passion_ctx *th_ctx_budget(int64_t budget);
+
+/* The section-access methods, auto last, and their names. */
+enum { TH_NMETH = 5 };
+extern const passion_method th_meths[TH_NMETH];
+extern const char *const th_mnames[TH_NMETH];
 /*
  * A context with the options opts (a failed check if it cannot be made)
  * and th_ramp_file(name, n) on it. Collective; NULL with *ctx and *pa
@@ -93,6 +112,8 @@ passion_file *th_ramp_open(const char *opts, const char *name, int64_t n,
 void th_ramp_close(passion_file *f, passion_array *a, passion_ctx *ctx);
 /* 1 if b holds th_ramp_file's values of the 1-D section s */
 int th_ramp_ok(const double *b, const passion_section *s);
+/* How many of v[0..n-1] differ from th_ramp_create's base + i. */
+int th_ramp_bad(const double *v, int64_t n, double base);
 
 /*
  * Run the suites: MPI_Init, CUnit registry, run, sum failures over ranks,

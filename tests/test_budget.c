@@ -1,6 +1,6 @@
 /*
  * test_budget.c - the memory budget bounds a whole collective call, the
- * exchange included (issue 9): for every exchange algorithm (the context's
+ * exchange included: for every exchange algorithm (the context's
  * `exchange` option: auto, mpi, pairwise, a1, index, fourstage,
  * fourstage-nb), every method (etp-static, etp-dynamic, auto) and budgets
  * from 4 KiB up, each rank reads and then writes a random strided section
@@ -231,10 +231,84 @@ static void test_budget_matrix(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Tiny budgets with every method.
+ * Before the fix: auto at budgets 1-4 died of SIGFPE (integer division by
+ * the zero staging capacity in etp_model.c), so this program crashed. */
+
+static void test_tiny_budget(void)
+{
+    const int64_t n0 = 17, n1 = 23, shape[2] = {n0, n1};
+    static const int64_t budgets[] = {1, 2, 3, 4, 5, 7, 8, 16, 39, 40, 41,
+                                      80, 160, 4096};
+    passion_ctx *c0 = th_ctx_budget(0);
+    passion_array *a0 = th_array(c0, 2, shape, 8, PASSION_ROW_MAJOR,
+                                PASSION_PLACE_GLOBAL, 0);
+    passion_file *f0 = th_ramp_create(c0, a0, "tiny.raw", 0.0);
+    passion_file_close(f0);
+    passion_array_free(a0);
+    passion_finalize(c0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tiny.raw", th_dir());
+    /* a strided 5x7 section, a different start on each rank */
+    passion_section s;
+    int64_t start[2] = {th_rank % 5, (th_rank + 1) % 5};
+    int64_t count[2] = {5, 7}, stride[2] = {3, 3};
+    passion_section_set(&s, 2, start, count, stride);
+    double buf[35];
+    for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+        th_case_seed = (uint64_t)budgets[b];
+        passion_ctx *ctx = th_ctx_budget(budgets[b]);
+        passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                                   PASSION_PLACE_GLOBAL, 0);
+        passion_file *f = NULL;
+        int rc = passion_file_open(a, path, PASSION_MODE_RDWR, &f);
+        TH_CHECK(rc == 0, "open: %d", rc);
+        int fixed_ok = 0;
+        for (int m = 0; m < TH_NMETH; m++) {
+            for (int w = 0; w < 2; w++) {
+                memset(buf, 0xff, sizeof buf);
+                if (w)
+                    for (int k = 0; k < 35; k++)
+                        buf[k] = (double)((start[0] + k / 7 * 3) * n1 +
+                                          start[1] + k % 7 * 3);
+                rc = w ? passion_file_write_all(f, &s, buf, NULL, th_meths[m])
+                       : passion_file_read_all(f, &s, buf, NULL, th_meths[m]);
+                TH_CHECK(th_same(rc),
+                         "budget %lld %s %s: codes differ over ranks (%d)",
+                         (long long)budgets[b], th_mnames[m],
+                         w ? "write" : "read", rc);
+                TH_CHECK(rc == 0 || rc == PASSION_ENOMEM,
+                         "budget %lld %s %s: %d %s", (long long)budgets[b],
+                         th_mnames[m], w ? "write" : "read", rc,
+                         passion_ctx_errdetail(ctx));
+                if (rc == 0 && m < TH_NMETH - 1)
+                    fixed_ok = 1;
+                if (m == TH_NMETH - 1 && fixed_ok)
+                    TH_CHECK(rc == 0, "budget %lld: auto fails (%d %s) where "
+                             "a fixed method succeeds",
+                             (long long)budgets[b], rc,
+                             passion_ctx_errdetail(ctx));
+                int bad = 0;
+                if (rc == 0 && !w)
+                    for (int k = 0; k < 35; k++)
+                        bad += buf[k] != (double)((start[0] + k / 7 * 3) * n1 +
+                                                  start[1] + k % 7 * 3);
+                TH_CHECK(bad == 0, "budget %lld %s read: %d wrong",
+                         (long long)budgets[b], th_mnames[m], bad);
+            }
+        }
+        passion_file_close(f);
+        passion_array_free(a);
+        passion_finalize(ctx);
+    }
+    th_case_seed = th_seed;
+}
+
 int main(int argc, char **argv)
 {
     CU_TestInfo tests[] = {
         {"budget bounds every collective call", test_budget_matrix},
+        {"budgets of 1 byte and up, every method", test_tiny_budget},
         CU_TEST_INFO_NULL};
     CU_SuiteInfo suites[] = {{"budget", NULL, NULL, NULL, NULL, tests},
                              CU_SUITE_INFO_NULL};

@@ -55,7 +55,7 @@
  *     lower quartile of the last 8, not their median). Two ranks or
  *     more.
  *
- *  8. the same auto read again (issue 14: auto paid two rounds per call
+ *  8. the same auto read again (auto once paid two rounds per call
  *     where the fixed method it chose paid one): two doubles 2 MiB apart
  *     per rank (two requests: a single small one is read early whatever
  *     it costs, test 20), requests priced at 400 us (fed with
@@ -628,7 +628,7 @@ static int64_t xlen(int from, int to, int P)
 /*
  * A small exchange whose one step rides on the entry agreement (a1) sends
  * one message per peer: the data inside its header's message, as MPI's
- * own all-to-all sends one (issue 14: within 1.1x of it at P = 2); a
+ * own all-to-all sends one; a
  * message too long for that follows its header. Counted by wrapping
  * MPI_Isend; the data are compared with values computed here, both for
  * a1 and for auto, regular and not.
@@ -1083,8 +1083,8 @@ static void test_cold(void)
    independent class less than 0.5 ms on every rank. Before, the
    sample ran to the end of the agreement: the other ranks learned the
    5 ms wait (held at the 1 ms cap), and a class's figure depended on
-   the machine's load in the calls before (issue 14: in one of nine
-   runs independent 1 ms against two-phase 0, every small case then
+   the machine's load in the calls before (independent could then be
+   priced 1 ms against two-phase 0, and every small case went
    two-phase) */
 static void test_fixed_late(void)
 {

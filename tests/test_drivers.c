@@ -5,7 +5,7 @@
  * checked against a naive reference (an in-memory model of the file, read
  * back with stdio); the io_uring and worker-thread engines give the same
  * bytes and counters; the engine forced to thread never sets up an
- * io_uring ring (issue 10, defect 5), checked in /proc/self/fd.
+ * io_uring ring, checked in /proc/self/fd.
  *
  * Run with TH_MPI_THREAD=multiple too: the mpiio driver then runs on the
  * worker thread instead of synchronously at submit.
@@ -479,7 +479,7 @@ static int rings_during_reads(passion_ctx *ctx, passion_engine *engine)
     return n;
 }
 
-/* Issue 10, defect 5: the engine forced to thread keeps io_uring out,
+/* The engine forced to thread keeps io_uring out,
    batched independent reads included. */
 static void test_thread_keeps_uring_out(void)
 {
@@ -512,7 +512,7 @@ static void test_thread_keeps_uring_out(void)
     TH_CHECK(rings_open() == base, "ring left after finalize");
 }
 
-/* Issue 14 (b): the waits' spin time, and (issue 13) the pause after it.
+/* The waits' spin time, and the pause after it.
    The processors counted are those the node's ranks' masks cover
    together: counted from each rank's own mask, Open MPI's bound ranks at
    np2 took the oversubscribed policy (spin 2e-05 s, this test failing
@@ -599,7 +599,7 @@ static void test_wait_policy(void)
     passion_finalize(ctx);
 }
 
-/* Issue 14 (a): a call's small temporary arrays come back from the
+/* A call's small temporary arrays come back from the
    context's cache (no fresh pages per call: with the heap trimmed between
    calls they cost a page fault each), the same block for the same size,
    a fresh one while it is held, and fault_alloc_at still counts them. */
@@ -660,7 +660,7 @@ static int hwm_reset(void)
 #define BB_BUDGET (256 << 10)
 
 /*
- * Issue 14 (memory-limited regime): the bounce buffers of unaligned
+ * The memory-limited regime: the bounce buffers of unaligned
  * O_DIRECT reads are staging memory within the budget. 64 unaligned reads
  * of 260 KiB into odd addresses, batched (core_io_read_batch) and as
  * asynchronous ops all submitted before the first completes, on both
@@ -760,12 +760,12 @@ static void test_bounce_budget(void)
  * A bounce too small to be worth it is not taken: with the budget held but
  * for 8 KiB, an unaligned O_DIRECT read of 512 KiB, synchronous
  * (core_io_read) and asynchronous on both engines, is one driver request
- * with the file's bytes (a shifted read since issue 14's: one readv, its
+ * with the file's bytes (a shifted read: one readv, its
  * edge pages in the 8 KiB; before, unaligned through the buffered
  * descriptor).
  * Before, the worker thread and the synchronous path bounced it through
- * the 8 KiB left: 64 or more requests (issue 14's memory-limited run on
- * the thread engine: 512 requests of 4 KiB per 2 MiB slab).
+ * the 8 KiB left: 64 or more requests (a memory-limited run on the
+ * thread engine made 512 requests of 4 KiB per 2 MiB slab).
  */
 static void test_bounce_floor(void)
 {
@@ -832,7 +832,7 @@ static void test_bounce_floor(void)
 
 
 /*
- * Shifted O_DIRECT reads (issue 14): with the budget held but for 12 KiB
+ * Shifted O_DIRECT reads: with the budget held but for 12 KiB
  * per read in flight, an unaligned O_DIRECT read of 200 KiB or more has no
  * bounce for its span (the edge pool serves the first few reads in
  * flight, the budget's room the others);
@@ -1010,7 +1010,7 @@ static void test_shift_reads(void)
 /*
  * The file calibration's latency (core_posix_latency): the least of its
  * single-page read times, whatever the others (a load spike of 4 ms among
- * 0.11-1.3 ms reads gives 0.11 ms; their median, as before issue 14's
+ * 0.11-1.3 ms reads gives 0.11 ms; their median, taken before the
  * fix, was 1.3 ms); fewer than 3 samples give 0 (not measured). The
  * samples are drawn from the case's seed around a least one that is
  * placed at a random index.

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -458,6 +459,301 @@ static void test_batched_reads(void)
     free(buf);
 }
 
+/* Different files or arrays in one collective call.
+ * Before the fix: return code 0 on every rank and rank 0 read elements of
+ * the other ranks' file (etp-static, etp-dynamic); different shapes were
+ * accepted. */
+
+static void test_mismatched_files(void)
+{
+    const int64_t shape[2] = {64, 64}, other[2] = {32, 128};
+    const int64_t n = 64 * 64;
+    passion_ctx *ctx = th_ctx_budget(0);
+    passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_array *b = th_array(ctx, 2, other, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_array *c = th_array(ctx, 2, shape, 8, PASSION_COL_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_array *h = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 64);
+    passion_array *e4 = th_array(ctx, 2, (const int64_t[]){64, 128}, 4,
+                                PASSION_ROW_MAJOR, PASSION_PLACE_GLOBAL, 0);
+    passion_file *f1 = th_ramp_create(ctx, a, "one.raw", 1.0);
+    passion_file *f2 = th_ramp_create(ctx, a, "two.raw", 100000.0);
+    passion_file *fb = th_ramp_create(ctx, b, "b.raw", 1.0);
+    passion_file *fc = th_ramp_create(ctx, c, "c.raw", 1.0);
+    passion_file *fh = th_ramp_create(ctx, h, "h.raw", 1.0);
+    /* the same file as f1 through another handle and another array of the
+       same layout: that is the same file, the call must work */
+    passion_array *a2 = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                                PASSION_PLACE_GLOBAL, 0);
+    char p1[512];
+    snprintf(p1, sizeof p1, "%s/one.raw", th_dir());
+    passion_file *f1b = NULL;
+    int rc = passion_file_open(a2, p1, PASSION_MODE_RDWR, &f1b);
+    TH_CHECK(rc == 0, "reopen: %d", rc);
+    passion_file *fe = NULL;
+    rc = passion_file_open(e4, p1, PASSION_MODE_RDWR, &fe);
+    TH_CHECK(rc == 0, "reopen as 4-byte: %d", rc);
+    passion_array *d1 = th_array(ctx, 1, (const int64_t[]){n}, 8,
+                                PASSION_ROW_MAJOR, PASSION_PLACE_GLOBAL, 0);
+    passion_file *f1d = NULL;
+    rc = passion_file_open(d1, p1, PASSION_MODE_RDWR, &f1d);
+    TH_CHECK(rc == 0, "reopen as 1-D: %d", rc);
+    double *buf = malloc(sizeof(double) * (size_t)n);
+    passion_section all, small;
+    passion_section_set(&all, 2, NULL, shape, NULL);
+    passion_section_set(&small, 2, NULL, (const int64_t[]){8, 8}, NULL);
+    for (int m = 0; m < TH_NMETH; m++) {
+        /* whole files, rank 0 the first, the others the second */
+        memset(buf, 0, sizeof(double) * (size_t)n);
+        rc = passion_file_read_all(th_rank ? f2 : f1, &all, buf, NULL,
+                                      th_meths[m]);
+        TH_CHECK(th_same(rc), "%s: codes differ over ranks",
+                 th_mnames[m]);
+        if (th_size > 1) {
+            TH_CHECK(rc == PASSION_EMISMATCH, "%s, two files: rc %d, %d "
+                     "elements from the other file", th_mnames[m], rc,
+                     th_ramp_bad(buf, n, th_rank ? 100000.0 : 1.0));
+            rc = passion_file_write_all(th_rank ? f2 : f1, &all, buf,
+                                           NULL, th_meths[m]);
+            TH_CHECK(rc == PASSION_EMISMATCH, "%s, write two files: rc %d",
+                     th_mnames[m], rc);
+        } else {
+            TH_CHECK(rc == 0 && th_ramp_bad(buf, n, 1.0) == 0,
+                     "%s, one rank: rc %d", th_mnames[m], rc);
+        }
+        /* same file, two handles (rank 0 the second): fine */
+        rc = passion_file_read_all(th_rank ? f1 : f1b, &all, buf, NULL,
+                                      th_meths[m]);
+        TH_CHECK(rc == 0 && th_ramp_bad(buf, n, 1.0) == 0,
+                 "%s, one file through two handles: rc %d %s", th_mnames[m],
+                 rc, passion_ctx_errdetail(ctx));
+        /* different arrays: shape, storage order, header offset, element
+           size (the same path for the last one) */
+        passion_file *odd[5] = {fb, fc, fh, fe, f1d};
+        static const char *what[5] = {"shape", "order", "header", "esize",
+                                      "dimensions"};
+        for (int k = 0; k < 5 && th_size > 1; k++) {
+            rc = passion_file_read_all(th_rank == th_size - 1 ? odd[k]
+                                                                 : f1,
+                                          &small, buf, NULL, th_meths[m]);
+            TH_CHECK(th_same(rc) && rc == PASSION_EMISMATCH,
+                     "%s, different %s: rc %d", th_mnames[m], what[k], rc);
+        }
+    }
+    /* the writes that were refused changed nothing */
+    rc = passion_file_read_all(f2, &all, buf, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && th_ramp_bad(buf, n, 100000.0) == 0,
+             "second file changed");
+    rc = passion_file_read_all(f1, &all, buf, NULL, PASSION_METHOD_DIRECT);
+    TH_CHECK(rc == 0 && th_ramp_bad(buf, n, 1.0) == 0, "first file changed");
+    free(buf);
+    passion_file *fs[8] = {f1, f2, fb, fc, fh, f1b, fe, f1d};
+    for (int k = 0; k < 8; k++)
+        passion_file_close(fs[k]);
+    passion_array *as[7] = {a, b, c, h, a2, e4, d1};
+    for (int k = 0; k < 7; k++)
+        passion_array_free(as[k]);
+    passion_finalize(ctx);
+}
+
+/* Partitions need the grid.
+ * Before the fix: passion_part_open accepted a global array whose grid
+ * has one rank at P > 1 and gave every rank the whole partition (each
+ * element computed P times). Chosen: PASSION_EINVAL at passion_part_open
+ * (a PARTITIONED array with such a grid is refused at create already). */
+
+static void test_part_grid(void)
+{
+    const int64_t shape[2] = {12, 10};
+    passion_ctx *ctx = th_ctx_budget(16384);
+    passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_file *f = th_ramp_create(ctx, a, "part1.raw", 0.0);
+    passion_part_iter *it = NULL;
+    int rc = passion_part_open(f, NULL, &it);
+    TH_CHECK(th_same(rc), "part_open codes differ");
+    if (th_size > 1) {
+        TH_CHECK(rc == PASSION_EINVAL && !it &&
+                     strstr(passion_ctx_errdetail(ctx), "grid"),
+                 "grid of one rank at P = %d: rc %d '%s'", th_size, rc,
+                 passion_ctx_errdetail(ctx));
+        /* a PARTITIONED array on the default grid: refused at create */
+        passion_array_spec sp;
+        passion_array_spec_init(&sp, 2, shape, 8);
+        sp.placement = PASSION_PLACE_PARTITIONED;
+        passion_array *p = NULL;
+        rc = passion_array_create(ctx, &sp, &p);
+        TH_CHECK(rc == PASSION_EINVAL && !p &&
+                     strstr(passion_ctx_errdetail(ctx), "grid"),
+                 "partitioned, grid 1: rc %d '%s'", rc,
+                 passion_ctx_errdetail(ctx));
+    } else {
+        TH_CHECK(rc == 0, "one rank: %d", rc);
+    }
+    if (it)
+        passion_part_close_all(it);
+    passion_file_close(f);
+    passion_array_free(a);
+    /* with the grid set, every element is in exactly one rank's piece */
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, 8);
+    sp.placement = PASSION_PLACE_PARTITIONED;
+    sp.grid[1] = th_size;
+    passion_array *g = NULL;
+    rc = passion_array_create(ctx, &sp, &g);
+    TH_CHECK(rc == 0, "partitioned with grid: %d %s", rc,
+             passion_ctx_errdetail(ctx));
+    passion_file *fg = th_ramp_create(ctx, g, "part2.raw", 0.0);
+    passion_part_opts po;
+    passion_part_opts_init(&po);
+    po.width = 5;
+    it = NULL;
+    rc = passion_part_open(fg, &po, &it);
+    TH_CHECK(rc == 0, "part_open with grid: %d %s", rc,
+             passion_ctx_errdetail(ctx));
+    int64_t mine = 0, all = 0;
+    passion_part part;
+    int got;
+    while (it && (got = passion_part_next_all(it, &part)) == 1)
+        mine += part.count[0] * part.count[1];
+    if (it)
+        passion_part_close_all(it);
+    MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    TH_CHECK(all == 12 * 10, "pieces hold %lld elements, the array 120",
+             (long long)all);
+    passion_file_close(fg);
+    passion_array_free(g);
+    passion_finalize(ctx);
+}
+
+/* Over-long paths.
+ * Before the fix: PASSION_EIO (ENAMETOOLONG) instead of PASSION_EINVAL. */
+
+static void test_long_path(void)
+{
+    passion_ctx *ctx = th_ctx_budget(0);
+    const int64_t shape[1] = {8};
+    passion_array *g = th_array(ctx, 1, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    size_t n = PATH_MAX + 16;
+    char *p = malloc(n + 1);
+    /* longer than PATH_MAX in all; and one component longer than NAME_MAX
+       in a path shorter than PATH_MAX */
+    for (int k = 0; k < 2; k++) {
+        size_t len = k ? 400 : n;
+        int pre = snprintf(p, n + 1, "%s/", th_dir());
+        for (size_t i = (size_t)pre; i < len; i++)
+            p[i] = 'a';
+        p[len] = '\0';
+        for (int mode = 0; mode < 3; mode++) {
+            passion_file *f = NULL;
+            int rc = passion_file_open(g, p, mode, &f);
+            TH_CHECK(th_same(rc) && rc == PASSION_EINVAL && !f,
+                     "%s path, mode %d: rc %d %s",
+                     k ? "component too long" : "too long", mode, rc,
+                     passion_ctx_errdetail(ctx));
+        }
+    }
+    free(p);
+    passion_array_free(g);
+    passion_finalize(ctx);
+}
+
+/* Empty sections with a huge count elsewhere.
+ * Before the fix: count {INT64_MAX, 0} gave PASSION_EOVERFLOW. */
+
+static void test_empty_huge(void)
+{
+    passion_ctx *ctx = th_ctx_budget(0);
+    const int64_t shape[2] = {4, 4};
+    passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_file *f = th_ramp_create(ctx, a, "empty.raw", 0.0);
+    static const int64_t counts[3][2] = {{INT64_MAX, 0},
+                                         {0, INT64_MAX},
+                                         {INT64_MAX, 0}};
+    static const int64_t strides[3][2] = {{1, 1}, {1, 1}, {INT64_MAX, 1}};
+    double x = 0;
+    for (int k = 0; k < 3; k++) {
+        passion_section s;
+        passion_section_set(&s, 2, NULL, counts[k], strides[k]);
+        int rc = passion_file_read(f, &s, &x, NULL, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0, "case %d independent: %d %s", k, rc,
+                 passion_ctx_errdetail(ctx));
+        rc = passion_file_write(f, &s, &x, NULL, PASSION_METHOD_SIEVE);
+        TH_CHECK(rc == 0, "case %d independent write: %d", k, rc);
+        for (int m = 0; m < TH_NMETH; m++) {
+            rc = passion_file_read_all(f, &s, &x, NULL, th_meths[m]);
+            TH_CHECK(rc == 0, "case %d %s: %d %s", k, th_mnames[m], rc,
+                     passion_ctx_errdetail(ctx));
+        }
+        TH_CHECK(passion_section_elems(&s, 2) == 0, "elems");
+    }
+    /* still refused: a negative count, a zero stride, a real overflow */
+    passion_section s;
+    passion_section_set(&s, 2, NULL, (const int64_t[]){-1, 0}, NULL);
+    TH_CHECK(passion_file_read(f, &s, &x, NULL, 0) == PASSION_EINVAL,
+             "negative count");
+    passion_section_set(&s, 2, NULL, (const int64_t[]){INT64_MAX, 1},
+                        (const int64_t[]){2, 1});
+    TH_CHECK(passion_file_read(f, &s, &x, NULL, 0) == PASSION_EOVERFLOW,
+             "overflow");
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+/* passion_ctx_errdetail after a later successful call.
+ * Before the fix: the old detail stayed. */
+
+static void test_errdetail_cleared(void)
+{
+    passion_ctx *ctx = th_ctx_budget(0);
+    const int64_t shape[2] = {4, 4};
+    passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_file *f = th_ramp_create(ctx, a, "detail.raw", 0.0);
+    double buf[16];
+    passion_section bad, good;
+    passion_section_set(&bad, 2, NULL, shape, (const int64_t[]){0, 1});
+    passion_section_set(&good, 2, NULL, shape, NULL);
+    int rc = passion_file_read(f, &bad, buf, NULL, 0);
+    TH_CHECK(rc == PASSION_EINVAL && *passion_ctx_errdetail(ctx),
+             "bad section: %d", rc);
+    rc = passion_file_read(f, &good, buf, NULL, 0);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx),
+             "after a good independent read: '%s'", passion_ctx_errdetail(ctx));
+    rc = passion_file_read_all(f, &bad, buf, NULL, 0);
+    TH_CHECK(rc == PASSION_EINVAL && *passion_ctx_errdetail(ctx),
+             "bad collective: %d", rc);
+    rc = passion_file_read_all(f, &good, buf, NULL, 0);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx),
+             "after a good collective read: '%s'", passion_ctx_errdetail(ctx));
+    /* array calls, file calls, counters */
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, 0);
+    passion_array *x = NULL;
+    rc = passion_array_create(ctx, &sp, &x);
+    TH_CHECK(rc == PASSION_EINVAL && *passion_ctx_errdetail(ctx), "bad spec");
+    rc = passion_file_sync(f);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx), "after sync: '%s'",
+             passion_ctx_errdetail(ctx));
+    rc = passion_array_create(ctx, &sp, &x);
+    int64_t lo[2], hi[2];
+    rc = passion_array_local_bounds(a, 0, 0, lo, hi);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx), "after local_bounds: '%s'",
+             passion_ctx_errdetail(ctx));
+    rc = passion_array_create(ctx, &sp, &x);
+    rc = passion_counters_reset(ctx);
+    TH_CHECK(rc == 0 && !*passion_ctx_errdetail(ctx), "after counters_reset");
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 static CU_TestInfo tests[] = {
     {"options and PASSION_OPTIONS", test_options},
     {"descriptor validation, same code on every rank", test_spec_errors},
@@ -465,6 +761,11 @@ static CU_TestInfo tests[] = {
     {"read-only, short and missing files, mode mismatch", test_file_errors},
     {"fault driver: full disk, EIO, short counts, EOF", test_fault_injection},
     {"batched reads: strided data, end of file", test_batched_reads},
+    {"different files or arrays in one call", test_mismatched_files},
+    {"partitions need a grid of P ranks", test_part_grid},
+    {"paths longer than PATH_MAX", test_long_path},
+    {"empty sections with huge counts", test_empty_huge},
+    {"errdetail cleared by later calls", test_errdetail_cleared},
     CU_TEST_INFO_NULL,
 };
 static CU_SuiteInfo suites[] = {

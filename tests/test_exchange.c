@@ -1,5 +1,5 @@
 /*
- * test_exchange.c - the exchange algorithms of collective/ (issue 4):
+ * test_exchange.c - the exchange algorithms of collective/:
  * every algorithm against MPI_Alltoall / MPI_Alltoallv on random data
  * (random size matrices with zeros, one huge message among tiny ones, all
  * sizes zero, gaps between blocks that must stay untouched), every radix
@@ -684,7 +684,7 @@ static void test_model_choices(void)
 }
 
 
-/* ------------------------------------------------ the budget (issue 9) */
+/* --------------------------------------------------------- the budget */
 
 /* One exchange of matrix m (bytes) through coll_exchange with a staging
    budget; 1 when the data equal MPI_Alltoallv's. *code: the return. */

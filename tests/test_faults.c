@@ -1,6 +1,6 @@
 /*
  * test_faults.c - every collective call under an allocation failure and
- * an I/O failure on one rank (issue 9, item 2).
+ * an I/O failure on one rank.
  *
  * For each case (a collective call with one choice of mode, placement,
  * method, exchange algorithm...), on a fresh context each time:

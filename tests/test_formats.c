@@ -1,6 +1,5 @@
 /*
- * test_formats.c - HDF5 datasets and netCDF classic variables (issue 11,
- * items 1-3 and 6): files written by the HDF5 library (this program's
+ * test_formats.c - HDF5 datasets and netCDF classic variables: files written by the HDF5 library (this program's
  * generator, libhdf5 directly) and by ncgen/nccopy (CDF-1, CDF-2, CDF-5)
  * are opened with passion_open and read with every method (independent
  * auto/direct/sieve, collective auto/etp-static/etp-dynamic, asynchronous,

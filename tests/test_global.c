@@ -1246,6 +1246,301 @@ static void test_npy_numpy(void)
     }
 }
 
+/* Bytes_useful.
+ * Before the fix: 65,536 for a 32,768-byte request that ran independently
+ * (direct, sieve, or auto choosing them). */
+
+static void test_bytes_useful(void)
+{
+    const int64_t shape[2] = {64, 64};
+    passion_ctx *ctx = th_ctx_budget(0);
+    passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    passion_file *f = th_ramp_create(ctx, a, "useful.raw", 0.0);
+    double *buf = calloc(1, 32768);
+    passion_section all, half;
+    passion_section_set(&all, 2, NULL, shape, NULL);
+    /* every other column of a rank's rows: 32 x 32 elements = 8 KiB */
+    passion_section_set(&half, 2, (const int64_t[]){th_rank % 32, 0},
+                        (const int64_t[]){32, 32}, (const int64_t[]){1, 2});
+    for (int m = 0; m < TH_NMETH; m++)
+        for (int w = 0; w < 2; w++)
+            for (int k = 0; k < 2; k++) {
+                passion_section *s = k ? &half : &all;
+                uint64_t want = k ? 8192 : 32768;
+                passion_counters c0, c1;
+                passion_counters_get(ctx, &c0);
+                int rc = w ? passion_file_write_all(f, s, buf, NULL,
+                                                       th_meths[m])
+                           : passion_file_read_all(f, s, buf, NULL,
+                                                      th_meths[m]);
+                passion_counters_get(ctx, &c1);
+                TH_CHECK(rc == 0, "%s: %d", th_mnames[m], rc);
+                TH_CHECK(c1.bytes_useful - c0.bytes_useful == want,
+                         "%s %s: asked %llu bytes, bytes_useful grew by %llu",
+                         th_mnames[m], w ? "write" : "read",
+                         (unsigned long long)want,
+                         (unsigned long long)(c1.bytes_useful -
+                                              c0.bytes_useful));
+            }
+    /* independent calls count once as well */
+    passion_counters c0, c1;
+    passion_counters_get(ctx, &c0);
+    int rc = passion_file_read(f, &all, buf, NULL, PASSION_METHOD_AUTO);
+    passion_counters_get(ctx, &c1);
+    TH_CHECK(rc == 0 && c1.bytes_useful - c0.bytes_useful == 32768,
+             "independent read: %llu",
+             (unsigned long long)(c1.bytes_useful - c0.bytes_useful));
+    free(buf);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
+/* The ETP methods' minimum budget, stated exactly.
+ * Before the fix: "cannot hold one element for each of P ranks", while
+ * the real minimum is 5 (P-1) x element size. */
+
+static void test_etp_min_budget(void)
+{
+    if (th_size < 2)
+        return; /* one rank exchanges nothing: any budget works */
+    const int64_t shape[2] = {16, 16}, es = 8;
+    /* the budget bounds the whole call, so the minimum also
+       holds the call's descriptors (exchange auto stages nothing more) */
+    const int64_t min = coll_plan_desc_bytes(th_size, 2) +
+                        5 * (int64_t)(th_size - 1) * es;
+    char path[512];
+    snprintf(path, sizeof path, "%s/minb.raw", th_dir());
+    {
+        passion_ctx *c0 = th_ctx_budget(0);
+        passion_array *a0 = th_array(c0, 2, shape, es, PASSION_ROW_MAJOR,
+                                    PASSION_PLACE_GLOBAL, 0);
+        passion_file *f0 = th_ramp_create(c0, a0, "minb.raw", 0.0);
+        passion_file_close(f0);
+        passion_array_free(a0);
+        passion_finalize(c0);
+    }
+    double buf[256];
+    passion_section all;
+    passion_section_set(&all, 2, NULL, shape, NULL);
+    for (int k = 0; k < 2; k++) {
+        int64_t budget = k ? min : min - 1;
+        passion_ctx *ctx = th_ctx_budget(budget);
+        passion_array *a = th_array(ctx, 2, shape, es, PASSION_ROW_MAJOR,
+                                   PASSION_PLACE_GLOBAL, 0);
+        passion_file *f = NULL;
+        passion_file_open(a, path, PASSION_MODE_RDWR, &f);
+        for (int m = 2; m < 4; m++)
+            for (int w = 0; w < 2; w++) {
+                memset(buf, 0, sizeof buf);
+                if (w)
+                    for (int i = 0; i < 256; i++)
+                        buf[i] = (double)i;
+                int rc = w ? passion_file_write_all(f, &all, buf, NULL,
+                                                       th_meths[m])
+                           : passion_file_read_all(f, &all, buf, NULL,
+                                                      th_meths[m]);
+                if (k) {
+                    TH_CHECK(rc == 0 && th_ramp_bad(buf, 256, 0.0) == 0,
+                             "%s at the minimum %lld: rc %d %s", th_mnames[m],
+                             (long long)min, rc, passion_ctx_errdetail(ctx));
+                } else {
+                    char want[64];
+                    snprintf(want, sizeof want, "at least %lld bytes",
+                             (long long)min);
+                    TH_CHECK(rc == PASSION_ENOMEM &&
+                                 strstr(passion_ctx_errdetail(ctx), want),
+                             "%s below the minimum %lld: rc %d '%s'",
+                             th_mnames[m], (long long)min, rc,
+                             passion_ctx_errdetail(ctx));
+                }
+            }
+        passion_file_close(f);
+        passion_array_free(a);
+        passion_finalize(ctx);
+    }
+}
+
+/* An auto write's order with a memory layout.
+ * Before the fix (found by the soak, MPICH sanitizer build, 3 in about
+ * 55 runs): a collective auto write that chose independent access
+ * decided whether the ranks must write in rank order from every rank's
+ * plan with a packed buffer, while each rank then chose direct or
+ * sieving on its own plan, with its memory layout. Rank 1's section
+ * (planes 0, 2, 4, 6 of the file) is four runs of the file but, in a
+ * memory array whose rows are longer than the section's, 16 runs of
+ * memory: packed it writes direct (4 requests against sieving's 2 and
+ * seven planes read and written), so no order was needed; with its
+ * layout it sieved (2 requests against 16), read planes 0-6 and wrote
+ * them back, after rank 0 had written half of plane 1 between them:
+ * rank 0's elements went back to their old values (in 4 of 5 runs of
+ * 200 calls; each request moves half of what is left, fault_short, so
+ * that the sieve takes long enough to meet rank 0's write). The model's
+ * file costs are options (10 ms a request, a plane's transfer a little
+ * less), so that no rank writes before the agreement and auto takes
+ * independent access: the test checks that it did, then the file. Two
+ * ranks (a communicator of ranks 0 and 1: with more, the model prices
+ * the two-phase method differently). */
+
+static void test_auto_order_memspec(void)
+{
+    MPI_Comm two;
+    MPI_Comm_split(MPI_COMM_WORLD, th_rank < 2 ? 0 : MPI_UNDEFINED, th_rank,
+                   &two);
+    if (th_size < 2 || two == MPI_COMM_NULL) {
+        if (two != MPI_COMM_NULL)
+            MPI_Comm_free(&two);
+        return;
+    }
+    const int64_t shape[3] = {7, 4, 8};
+    /* the model's choice (independent access, ordered): the planner
+       estimates, as the case was built for it */
+    passion_options *o = th_options("%s", "planner=estimate,"
+                                    "io_latency=1e-2,"
+                                    "io_bandwidth=26947,driver=fault,"
+                                    "fault_short=1");
+    passion_ctx *ctx = NULL;
+    int rc = passion_init(two, o, &ctx);
+    passion_options_free(o);
+    TH_CHECK(rc == 0 && ctx, "passion_init: %d", rc);
+    passion_array *a = th_array(ctx, 3, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/order.raw", th_dir());
+    passion_file *f = NULL;
+    rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "create %s: %d", path, rc);
+    passion_section s, all;
+    passion_section_set(&all, 3, NULL, shape, NULL);
+    double buf[144], back[224];
+    for (int i = 0; i < 224; i++)
+        back[i] = -1.0;
+    if (th_rank == 0) {
+        rc = passion_file_write(f, &all, back, NULL, PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0, "fill: %d", rc);
+    }
+    MPI_Barrier(two);
+    passion_memspec m = {{4, 4, 9}, {0, 0, 0}};
+    int lost = 0, indep = 0, calls = 200;
+    for (int it = 0; it < calls; it++) {
+        const passion_memspec *mp = NULL;
+        int64_t n = 0;
+        if (th_rank == 0) { /* the first half of plane 1 */
+            passion_section_set(&s, 3, (const int64_t[]){1, 0, 0},
+                                (const int64_t[]){1, 2, 8}, NULL);
+            n = 16;
+        } else { /* planes 0, 2, 4, 6 from rows of 9 */
+            passion_section_set(&s, 3, (const int64_t[]){0, 0, 0},
+                                (const int64_t[]){4, 4, 8},
+                                (const int64_t[]){2, 1, 1});
+            mp = &m;
+            n = 144;
+        }
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = 1000.0 * (it + 1) + 200.0 * th_rank + (double)i;
+        rc = passion_file_write_all(f, &s, buf, mp, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0, "call %d: write_all %d %s", it, rc,
+                 passion_ctx_errdetail(ctx));
+        passion_method lm = PASSION_METHOD_AUTO;
+        passion_ctx_last_method(ctx, &lm, NULL);
+        indep += th_rank == 1 && (lm == PASSION_METHOD_DIRECT ||
+                                  lm == PASSION_METHOD_SIEVE);
+        rc = passion_file_read_all(f, &all, back, NULL,
+                                   PASSION_METHOD_DIRECT);
+        TH_CHECK(rc == 0, "call %d: read back %d", it, rc);
+        for (int64_t i = 0; i < 16; i++) /* rank 0's elements */
+            lost += back[32 + i] != 1000.0 * (it + 1) + (double)i;
+    }
+    MPI_Bcast(&indep, 1, MPI_INT, 1, two);
+    TH_CHECK(indep == calls, "auto took independent access in %d of %d "
+             "calls: the case does not test the order", indep, calls);
+    TH_CHECK(lost == 0, "rank 0's elements went back to old values %d "
+             "times in %d calls", lost, calls);
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+    MPI_Comm_free(&two);
+}
+
+/* .npy header faults, each its own message.
+ * Before the fix: all "descr must be a simple type string". */
+
+static void write_npy(const char *path, const char *dict)
+{
+    char hdr[256];
+    int n = snprintf(hdr, sizeof hdr, "%s", dict);
+    int total = 10 + n + 1;
+    int pad = (64 - total % 64) % 64;
+    memset(hdr + n, ' ', (size_t)pad);
+    hdr[n + pad] = '\n';
+    int hl = n + pad + 1;
+    FILE *fp = fopen(path, "wb");
+    fwrite("\x93NUMPY\x01\x00", 1, 8, fp);
+    unsigned char l[2] = {(unsigned char)(hl & 255), (unsigned char)(hl >> 8)};
+    fwrite(l, 1, 2, fp);
+    fwrite(hdr, 1, (size_t)hl, fp);
+    static const double zero[16];
+    fwrite(zero, sizeof zero[0], 16, fp);
+    fclose(fp);
+}
+
+static void test_npy_messages(void)
+{
+    passion_ctx *ctx = th_ctx_budget(0);
+    const int64_t shape[2] = {4, 4};
+    passion_array *a = th_array(ctx, 2, shape, 8, PASSION_ROW_MAJOR,
+                               PASSION_PLACE_GLOBAL, 0);
+    static const struct {
+        const char *dict, *word;
+    } cases[] = {
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (-4, 4), }",
+         "negative"},
+        {"{'descr': '<f8', 'fortran_order': Maybe, 'shape': (4, 4), }",
+         "fortran_order"},
+        {"{'descr': '<f8', 'shape': (4, 4), }", "fortran_order"},
+        {"{'descr': '<f8', 'fortran_order': False, }", "shape"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': [4, 4], }",
+         "tuple"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (4, x), }",
+         "shape"},
+        {"{'fortran_order': False, 'shape': (4, 4), }", "descr"},
+        {"{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (4, "
+         "4), }", "descr"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, "
+         "1, 1, 1, 1, 4, 4), }", "dimensions"},
+    };
+    enum { NC = sizeof cases / sizeof cases[0] };
+    char msgs[NC][512];
+    for (int k = 0; k < NC; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/bad%d.npy", th_dir(), k);
+        if (th_rank == 0)
+            write_npy(path, cases[k].dict);
+        MPI_Barrier(MPI_COMM_WORLD);
+        passion_file *f = NULL;
+        int rc = passion_file_open(a, path, PASSION_MODE_RDONLY, &f);
+        const char *d = passion_ctx_errdetail(ctx);
+        snprintf(msgs[k], sizeof msgs[k], "%s", strstr(d, ": ") ? d : "");
+        TH_CHECK(rc == PASSION_EFORMAT && strstr(d, cases[k].word),
+                 "npy case %d (%s): rc %d '%s'", k, cases[k].dict, rc, d);
+        if (f)
+            passion_file_close(f);
+    }
+    /* distinct faults, distinct messages (the path differs: compare what
+       follows it) */
+    static const int pairs[][2] = {{0, 1}, {0, 3}, {1, 3}, {0, 6}, {1, 6},
+                                   {3, 6}, {2, 1}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        const char *x = strstr(msgs[pairs[k][0]], ".npy");
+        const char *y = strstr(msgs[pairs[k][1]], ".npy");
+        TH_CHECK(x && y && strcmp(x, y), "cases %d and %d: same message '%s'",
+                 pairs[k][0], pairs[k][1], x ? x : "");
+    }
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo rand_tests[] = {
@@ -1255,6 +1550,9 @@ int main(int argc, char **argv)
         {"auto on an uncached file", test_cold_auto},
         {"column blocks: covered, no read; a hole, kept",
          test_column_blocks},
+        {"bytes_useful counted once", test_bytes_useful},
+        {"ETP minimum budget", test_etp_min_budget},
+        {"auto write order with a memory layout", test_auto_order_memspec},
         CU_TEST_INFO_NULL};
     static CU_TestInfo err_tests[] = {
         {"bad section on one rank", test_errors},
@@ -1265,6 +1563,7 @@ int main(int argc, char **argv)
     static CU_TestInfo npy_tests[] = {
         {".npy header, open checks", test_npy_header},
         {".npy with numpy", test_npy_numpy},
+        {".npy header faults, each its own message", test_npy_messages},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"collective sections", NULL, NULL, NULL, NULL, rand_tests},

@@ -245,12 +245,31 @@ static int suite_clean(void)
     return 0;
 }
 
+/* Ghost widths on a distributed dimension: 0 <= ghost[d] <= shape[d]
+   (documented) */
+static void test_ghost_limit(void)
+{
+    const int64_t shape[1] = {3 * (int64_t)th_size};
+    for (int k = 0; k < 2; k++) {
+        passion_array_spec sp;
+        passion_array_spec_init(&sp, 1, shape, 4);
+        sp.grid[0] = th_size;
+        sp.ghost[0] = shape[0] + k;
+        passion_array *a = NULL;
+        int rc = passion_array_create(ctx, &sp, &a);
+        TH_CHECK(k ? rc == PASSION_EINVAL : rc == 0, "ghost %lld: rc %d",
+                 (long long)sp.ghost[0], rc);
+        passion_array_free(a);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
         {"dimensions and element size", test_dims_and_element},
         {"global file bytes", test_global_bytes},
         {"local file bytes and ghosts", test_local_bytes},
+        {"ghost <= shape on a distributed dimension", test_ghost_limit},
         {"ranks of the grid", test_ranks},
         {"file size beyond the file system", test_file_size},
         {"section indices and counts", test_sections},

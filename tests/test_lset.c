@@ -1,5 +1,5 @@
 /*
- * test_lset.c - local array sets describe themselves (issue 11, item 4).
+ * test_lset.c - local array sets describe themselves.
  *
  * Random local arrays (1-4 dimensions, every distribution with and without
  * m, ghosts, every storage order, 1-16 byte elements, grids over P ranks):
@@ -227,9 +227,47 @@ static void test_errors(void)
     TH_CHECK(passion_finalize(ctx) == 0, "finalize");
 }
 
+/* Local path patterns.
+ * Before the fix: "%%" was not an escape and only the first %d was
+ * replaced. */
+
+static void test_path_pattern(void)
+{
+    passion_ctx *ctx = th_ctx_budget(0);
+    const int64_t shape[1] = {4 * (int64_t)th_size};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 1, shape, 8);
+    sp.grid[0] = th_size;
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "local array: %d", rc);
+    static const char *pats[3] = {"p%%d_%d_x%d.laf", "q%%%d.laf", "r%d%%"};
+    char want[3][64];
+    snprintf(want[0], 64, "p%%d_%d_x%d.laf", th_rank, th_rank);
+    snprintf(want[1], 64, "q%%%d.laf", th_rank);
+    snprintf(want[2], 64, "r%d%%", th_rank);
+    for (int k = 0; k < 3; k++) {
+        char pat[512], full[512];
+        snprintf(pat, sizeof pat, "%s/%s", th_dir(), pats[k]);
+        snprintf(full, sizeof full, "%s/%s", th_dir(), want[k]);
+        passion_file *f = NULL;
+        rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+        TH_CHECK(rc == 0, "open %s: %d", pat, rc);
+        const char *got = passion_file_path(f);
+        TH_CHECK(got && !strcmp(got, full), "pattern %s: file %s, want %s",
+                 pat, got ? got : "(null)", full);
+        TH_CHECK(access(full, F_OK) == 0, "no file %s", full);
+        passion_file_close(f);
+        unlink(full);
+    }
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 static CU_TestInfo tests[] = {
     {"describe, parse, open by name, rename, other P", test_describe_open},
     {"missing and corrupt descriptions", test_errors},
+    {"%% and every %d in local patterns", test_path_pattern},
     CU_TEST_INFO_NULL};
 
 static CU_SuiteInfo suites[] = {

@@ -1,5 +1,5 @@
 /*
- * test_nodes.c - nodes (issue 13): the node split of passion_init (real
+ * test_nodes.c - nodes: the node split of passion_init (real
  * shared-memory nodes, virtual nodes of k ranks, the environment variable,
  * errors agreed across ranks), the within / between node counters against
  * hand counts, and the simulated network (results unchanged, the sender
@@ -381,7 +381,7 @@ static void test_simnet_node(void)
     passion_finalize(c);
 }
 
-/* The exchange's argument agreement by nodes (issue 13): with a fixed
+/* The exchange's argument agreement by nodes: with a fixed
    node-aware algorithm as the context's option on several nodes, the
    headers fold within each node and only the leaders exchange them, one
    message to every other leader (the flat round sent P - node_size from
@@ -788,7 +788,7 @@ static void test_aggr_results(void)
 }
 
 /*
- * auto weighs the network (issue 13): on virtual nodes of k ranks, an
+ * auto weighs the network: on virtual nodes of k ranks, an
  * interleaved write of small elements (rank r writes elements r, r + P,
  * ...: many tiny file requests independently, one per aggregator in the
  * two-phase method) under fixed costs (io_latency 1 ms, msg_alpha/beta).
@@ -1282,7 +1282,7 @@ static void test_xchg_own_rounds(void)
 }
 
 /*
- * The default aggregators under method auto on several nodes (issue 13):
+ * The default aggregators under method auto on several nodes:
  * with no cb_* option, auto prices the two-phase plan with one aggregator
  * per node and with every rank (each on its own domains, file requests,
  * messages within and between nodes) and runs the cheaper, with exactly

@@ -843,8 +843,8 @@ static void test_slab_faults(void)
 
 
 /*
- * An O_DIRECT slab sweep whose buffers fill the budget (issue 14's
- * memory-limited prefetch): an 8-bit local array of rows of 100003 bytes
+ * An O_DIRECT slab sweep whose buffers fill the budget (memory-limited
+ * prefetch): an 8-bit local array of rows of 100003 bytes
  * (ghosts included: no row, slab or file end falls on a page), slabs of
  * rows with halo 1, the width from the budget (two buffers, prefetch) or
  * (no prefetch) the same width; the buffers fill the budget, so no slab
@@ -934,7 +934,7 @@ static void test_slab_shifted(void)
 }
 
 /*
- * Aligned slabs (issue 14 item 7): an O_DIRECT output whose columns are
+ * Aligned slabs: an O_DIRECT output whose columns are
  * not page multiples (1536 one-byte rows: a page every 8 columns). With
  * prefetch, every slab boundary but 0 and n lies at an aligned file
  * offset, no slab exceeds the width, the output equals the model (and
@@ -1077,7 +1077,7 @@ static void test_slab_aligned(void)
 }
 
 /*
- * Registered buffers (issue 14 item 7): an O_DIRECT sweep with prefetch on
+ * Registered buffers: an O_DIRECT sweep with prefetch on
  * io_uring reads and writes its slabs as READ_FIXED / WRITE_FIXED on the
  * iterator's buffers (core_aio_fixed counts them): at least the n - 1
  * prefetched reads and the n writes of n slabs (before: none, every
@@ -1223,7 +1223,7 @@ static int vma_huge_advised(const void *p)
 }
 
 /*
- * Slab buffers on huge pages (issue 14 item 7): a slab buffer of 2 MiB or
+ * Slab buffers on huge pages: a slab buffer of 2 MiB or
  * more (staging, passion/stage.c) starts on a 2 MiB boundary and its
  * mapping is advised MADV_HUGEPAGE (VmFlags "hg" in /proc/self/smaps;
  * before: 4 KiB aligned, not advised, so an O_DIRECT request of 1 MiB was
@@ -1300,6 +1300,49 @@ static void test_slab_huge(void)
     }
 }
 
+/* Slabs on a rank that owns nothing: no division by a budget-derived
+ * quantity that is zero there.
+ * Before the fix: a slab iterator on a rank that owns nothing in another
+ * dimension divided the budget by a zero slice size (SIGFPE at P > 1). */
+
+static void test_slab_empty_rank(void)
+{
+    passion_ctx *ctx = th_ctx_budget(0);
+    const int64_t shape[2] = {1, 8};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 2, shape, 8);
+    sp.grid[0] = th_size; /* ranks 1.. own no row */
+    passion_array *a = NULL;
+    int rc = passion_array_create(ctx, &sp, &a);
+    TH_CHECK(rc == 0, "array: %d", rc);
+    char pat[512];
+    snprintf(pat, sizeof pat, "%s/slab%%d.laf", th_dir());
+    passion_file *f = NULL;
+    rc = passion_file_open(a, pat, PASSION_MODE_CREATE, &f);
+    TH_CHECK(rc == 0, "open: %d", rc);
+    for (int pf = 0; pf < 2; pf++) {
+        passion_slab_opts o;
+        passion_slab_opts_init(&o);
+        o.dim = 1;
+        o.prefetch = pf;
+        passion_slab_iter *it = NULL;
+        rc = passion_slab_open(f, &o, &it);
+        TH_CHECK(rc == 0, "slab_open (rank %d): %d %s", th_rank, rc,
+                 passion_ctx_errdetail(ctx));
+        passion_slab sl;
+        int64_t cells = 0;
+        while (it && passion_slab_next(it, &sl) == 1)
+            cells += sl.count;
+        if (it)
+            TH_CHECK(passion_slab_close(it) == 0, "slab_close");
+        TH_CHECK(cells == (th_rank ? 8 : 8), "slabs cover %lld columns",
+                 (long long)cells);
+    }
+    passion_file_close(f);
+    passion_array_free(a);
+    passion_finalize(ctx);
+}
+
 static CU_TestInfo slab_tests[] = {
     {"slab iteration, io_uring", test_slab_uring},
     {"slab iteration, thread", test_slab_thread},
@@ -1310,6 +1353,7 @@ static CU_TestInfo slab_tests[] = {
     {"O_DIRECT slab sweep, buffers filling the budget", test_slab_shifted},
     {"O_DIRECT output, slab boundaries aligned", test_slab_aligned},
     {"O_DIRECT slab sweep on registered buffers", test_slab_fixed},
+    {"slabs on a rank that owns nothing", test_slab_empty_rank},
     {"slab buffers on huge pages", test_slab_huge},
     CU_TEST_INFO_NULL,
 };

@@ -1,6 +1,6 @@
 /*
- * test_threads.c - the thread contract of include/passion.h, enforced
- * (issue 9, item 5): a call entered on a context while another thread's
+ * test_threads.c - the thread contract of include/passion.h, enforced:
+ * a call entered on a context while another thread's
  * call runs on the same context returns PASSION_ESTATE at once and changes
  * nothing; the running call completes with the right data; the context
  * works afterwards; calls on two different contexts from two threads run

@@ -392,7 +392,7 @@ int main(int argc, char **argv)
          test_init_splits},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
-        {"tiny calls (issue 14)", NULL, NULL, NULL, NULL, tests},
+        {"tiny calls", NULL, NULL, NULL, NULL, tests},
         CU_SUITE_INFO_NULL};
     return th_main(argc, argv, suites);
 }

@@ -1,6 +1,6 @@
 /*
  * test_twolevel.c - the two-level exchange (collective/exchange/
- * xchg_twolevel.c, issue 13): on every split of the ranks into 1-4
+ * xchg_twolevel.c): on every split of the ranks into 1-4
  * virtual nodes, random all-to-all(v) patterns (zeros, gaps between
  * blocks, one large message, messages split at a lowered chunk limit)
  * against MPI_Alltoallv; only node leaders send between nodes, and the

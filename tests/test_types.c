@@ -1,5 +1,5 @@
 /*
- * test_types.c - element types and byte order (issue 11, items 1-2):
+ * test_types.c - element types and byte order:
  * kinds and sizes in the spec, passion_open by a file's own header, the
  * name splitting rule, mismatches as PASSION_EFORMAT naming both, and the
  * conversion of data in the other byte order on every access path.
