@@ -18,7 +18,9 @@
 /* --------------------------------------------------------- cost model */
 
 /*
- * Linear cost model (CCL's idea): a communication round in which a rank
+ * Linear cost model (the idea of CCL: Bala et al., "CCL: a portable and
+ * tunable collective communication library for scalable parallel
+ * computers", IEEE TPDS 1995): a communication round in which a rank
  * sends k messages of at most s bytes each costs
  * round + k*msg + (bytes sent)*byte,  a local copy of n bytes costs
  * n*copy. For one-port algorithms (one message per round) this is
@@ -430,7 +432,7 @@ CORE_HIDDEN int coll_nodes_make(passion_ctx *ctx, MPI_Comm comm,
                                 coll_nodes *t);
 CORE_HIDDEN void coll_nodes_free(passion_ctx *ctx, coll_nodes *t);
 /*
- * The entry agreement by nodes (xchg_twolevel.c): the n header values v
+ * The entry agreement by nodes (xchg_nodes_agree.c): the n header values v
  * (the first nsum summed, the others reduced with max) folded over every
  * rank, in place, in three rounds (to the node's leader, among the
  * leaders, back); with spec (this rank guessed the two-level exchange in
