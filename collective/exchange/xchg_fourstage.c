@@ -1,7 +1,11 @@
 /*
  * xchg_fourstage.c - the four-stage irregular all-to-all of Liu, Wang and
- * Prasanna (seeds/001, section 3.2; ALGORITHMS.md section 2), blocking
- * (3.2.3) and non-blocking with dual buffers (3.4), for any P.
+ * Prasanna ("Portable and scalable algorithm for irregular all-to-all
+ * communication", JPDC 2002, section 3.2), blocking (3.2.3) and
+ * non-blocking with dual buffers (3.4), for any P: its model, the
+ * distribution of the pieces over the four stages, and the stages. The
+ * node array and the row schedule are in xchg_fs_grid.c, the messages in
+ * xchg_fs_msg.c, what they share in xchg_fourstage.h.
  *
  * Ranks form a row-major array of C columns and R rows; the first r
  * columns are complete (R nodes), the others have R - 1 (3.2.2; when
@@ -41,121 +45,11 @@
  * allocate keeps sending well-formed empty messages and drains what it
  * receives, and the dispatcher agrees on the outcome afterwards.
  */
-#include "xchg.h"
+#include "xchg_fourstage.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ grid */
-
-static int isqrt_floor(int P)
-{
-    int s = (int)sqrt((double)P);
-    while (s > 0 && s * s > P)
-        s--;
-    while ((s + 1) * (s + 1) <= P)
-        s++;
-    return s;
-}
-
-static int isqrt_ceil(int P)
-{
-    int s = isqrt_floor(P);
-    return s * s == P ? s : s + 1;
-}
-
-coll_grid coll_grid_make(int P)
-{
-    coll_grid g = {P, 1, P > 0 ? 1 : 0, 0};
-    if (P <= 1)
-        return g;
-    int C = isqrt_ceil(P);
-    for (;;) {
-        int R = (P + C - 1) / C, r = P % C;
-        if (r == 0 || r <= R - 1 || C == 1) {
-            g.C = C;
-            g.R = R;
-            g.r = r;
-            return g;
-        }
-        C = C == isqrt_ceil(P) ? isqrt_floor(P) : C - 1;
-    }
-}
-
-static int colsize(const coll_grid *g, int c)
-{
-    return g->r == 0 || c < g->r ? g->R : g->R - 1;
-}
-
-static int exists(const coll_grid *g, int x, int c)
-{
-    return x < g->R - 1 || (x == g->R - 1 && (g->r == 0 || c < g->r));
-}
-
-/* the node that takes row x's message for column c (3.2.2 (A)) */
-static int row_target(const coll_grid *g, int x, int y, int c)
-{
-    return exists(g, x, c) ? x * g->C + c : y * g->C + c;
-}
-
-int coll_row_schedule(const coll_grid *g, int node, coll_step *st, int *work)
-{
-    int C = g->C, r = g->r, x = node / C, y = node % C;
-    for (int t = 0; t < 2 * C; t++)
-        st[t].to = st[t].from = -1;
-    if (C <= 1)
-        return 0;
-    if (r == 0 || x >= r) {
-        /* R-Schedule over the C positions of the row */
-        for (int t = 1; t < C; t++) {
-            int pc = (y + t) % C, qc = (y - t + C) % C;
-            st[t - 1].to = row_target(g, x, y, pc);
-            st[t - 1].from = exists(g, x, qc) ? x * C + qc : -1;
-        }
-        return C - 1;
-    }
-    /* row x < r also receives from e = (R-1, x), which follows its own
-       row's R-Schedule and so sends into row x at fixed steps; the row's
-       nodes send in priority order x, x-1, ..., x+1 and stall when their
-       receiver is taken (Fig. 10) */
-    int e = (g->R - 1) * C + x, T = 0;
-    int *next = work, *claimed = work + C;
-    for (int c = 0; c < C; c++)
-        next[c] = 1;
-    for (int t = 1; t < 2 * C; t++) {
-        int busy = t < C;
-        memset(claimed, 0, (size_t)C * sizeof *claimed);
-        if (t < C) {
-            int pc = (x + t) % C;
-            if (pc >= r) {
-                claimed[pc] = 1;
-                if (pc == y)
-                    st[t - 1].from = e;
-                T = t;
-            }
-        }
-        for (int k = 0; k < C; k++) {
-            int s = (x - k + C) % C;
-            if (next[s] >= C)
-                continue;
-            busy = 1;
-            int tc = (s + next[s]) % C;
-            if (claimed[tc])
-                continue; /* stall */
-            claimed[tc] = 1;
-            if (s == y)
-                st[t - 1].to = x * C + tc;
-            if (tc == y)
-                st[t - 1].from = x * C + s;
-            next[s]++;
-            T = t;
-        }
-        if (!busy)
-            break;
-    }
-    return T;
-}
 
 /* ---------------------------------------------------------------- model */
 
@@ -208,9 +102,9 @@ static void fs_net(const coll_xchg_shape *s, int radix, double *msgs,
     coll_grid g = coll_grid_make(s->procs);
     double lx = (double)s->lmax_x;
     *msgs = (double)fs_sends(&g);
-    *bytes = s->procs > 1 ? lx * (2.0 * (g.C - 1) / g.C +
-                                  2.0 * (g.R - 1) / g.R)
-                          : 0;
+    *bytes = s->procs > 1
+                 ? lx * (2.0 * (g.C - 1) / g.C + 2.0 * (g.R - 1) / g.R)
+                 : 0;
 }
 
 static double fs_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
@@ -227,412 +121,16 @@ static double fs_model_nb(const coll_xchg_costs *c, const coll_xchg_shape *s,
     return fs_model_common(c, s, 1);
 }
 
-/* ------------------------------------------------------------- messages */
-
-typedef struct fs_hdr {
-    int64_t total, nseg;
-} fs_hdr;
-
-typedef struct fs_desc {
-    int32_t src, dst;
-    int64_t off, len;
-} fs_desc;
-
-typedef struct fs_piece {
-    int32_t src, dst;
-    int64_t off, len;
-    const char *ptr;
-    int key;  /* bucket of the stage */
-    int user; /* ptr is in the caller's send buffer */
-} fs_piece;
-
-typedef struct fs_buf {
-    char *p;
-    int64_t bytes, payload;
-} fs_buf;
-
-typedef struct fs_bufs {
-    fs_buf *v;
-    int n, cap;
-} fs_bufs;
-
-/* one outgoing message */
-typedef struct fs_msg {
-    int peer;
-    int64_t first, count; /* range of out[] */
-    char *hdr;            /* header and descriptors (staging) */
-    int64_t hdr_bytes;
-    MPI_Request *req;     /* nreq requests: &one, or malloc'd */
-    MPI_Request one;
-    int nreq;
-} fs_msg;
-
-typedef struct fs_run {
-    coll_xchg_plan *pl;
-    coll_grid g;
-    int x, y;        /* my row and column */
-    int nb;          /* non-blocking variant */
-    int fail;        /* local failure: empty messages, drain */
-    int rc;
-    fs_piece *held;
-    int64_t nheld;
-    fs_bufs cur;     /* buffers behind held[] */
-    fs_bufs next;    /* buffers being received */
-    fs_bufs old;     /* buffers still read by posted sends (NB) */
-    fs_msg *pend;    /* sends of the previous stage (NB) */
-    int npend;
-    /* tables in pl->scratch: steps, two message arrays (dual, for NB),
-       sources, done flags, schedule work */
-    int cap;
-    coll_step *st;
-    fs_msg *msgs[2];
-    int *srcs;
-    char *done;
-    int *work;
-} fs_run;
-
-static const fs_hdr fs_empty = {(int64_t)sizeof(fs_hdr), 0};
-
-static int fs_failed(fs_run *run, int rc, const char *what)
-{
-    if (!run->fail) {
-        run->fail = 1;
-        run->rc = core_err(run->pl->ctx, rc, "four-stage exchange: %s",
-                           what);
-    }
-    return run->rc;
-}
-
-static int bufs_push(fs_run *run, fs_bufs *b, char *p, int64_t bytes,
-                     int64_t payload)
-{
-    if (b->n == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 16;
-        fs_buf *v = core_realloc(run->pl->ctx, b->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            coll_stage_free(run->pl, p, bytes, payload);
-            return fs_failed(run, PASSION_ENOMEM, "buffer list");
-        }
-        b->v = v;
-        b->cap = cap;
-    }
-    b->v[b->n].p = p;
-    b->v[b->n].bytes = bytes;
-    b->v[b->n].payload = payload;
-    b->n++;
-    return PASSION_OK;
-}
-
-static void bufs_free(fs_run *run, fs_bufs *b)
-{
-    for (int i = 0; i < b->n; i++)
-        coll_stage_free(run->pl, b->v[i].p, b->v[i].bytes, b->v[i].payload);
-    b->n = 0;
-}
-
-/* Post message m of pieces out[m->first .. +count) to m->peer. */
-static void fs_post(fs_run *run, fs_msg *m, const fs_piece *out, int tag)
-{
-    coll_xchg_plan *pl = run->pl;
-    int64_t chunk = coll_xchg_chunk();
-    m->hdr = NULL;
-    m->req = &m->one;
-    m->nreq = 0;
-    int64_t k = run->fail ? 0 : m->count;
-    int64_t hb = (int64_t)sizeof(fs_hdr) + k * (int64_t)sizeof(fs_desc);
-    int64_t total = hb;
-    for (int64_t i = 0; i < k; i++)
-        total += out[m->first + i].len;
-    int64_t parts = total <= chunk ? 1 : 1 + coll_nparts(total - 16);
-    int *lens = NULL;
-    MPI_Aint *disp = NULL;
-    if (!run->fail) {
-        m->hdr = coll_stage_alloc(pl, hb, 0);
-        lens = core_malloc(pl->ctx, (size_t)(k + 2) * sizeof *lens);
-        disp = core_malloc(pl->ctx, (size_t)(k + 2) * sizeof *disp);
-        if (parts > 1)
-            m->req = core_malloc(pl->ctx, (size_t)parts * sizeof *m->req);
-        if (!m->hdr || !lens || !disp || !m->req) {
-            fs_failed(run, PASSION_ENOMEM, "message header");
-            coll_stage_free(pl, m->hdr, hb, 0);
-            m->hdr = NULL;
-            if (m->req != &m->one)
-                core_free(pl->ctx, m->req);
-            m->req = &m->one;
-        } else {
-            m->hdr_bytes = hb;
-        }
-    }
-    if (run->fail) {
-        /* a well-formed empty message */
-        core_free(pl->ctx, lens);
-        core_free(pl->ctx, disp);
-        if (coll_net_isend(pl, &fs_empty, (int)sizeof fs_empty, MPI_BYTE,
-                           m->peer, tag, CORE_NET_COUNTED, m->req)) {
-            /* MPI is gone: nothing else can be done */
-            run->rc = PASSION_EMPI;
-            return;
-        }
-        m->nreq = 1;
-        pl->st.messages++;
-        pl->st.bytes_sent += (int64_t)sizeof fs_empty;
-        return;
-    }
-    fs_hdr *h = (fs_hdr *)(void *)m->hdr;
-    h->total = total;
-    h->nseg = k;
-    fs_desc *d = (fs_desc *)(void *)(m->hdr + sizeof(fs_hdr));
-    for (int64_t i = 0; i < k; i++) {
-        const fs_piece *p = &out[m->first + i];
-        d[i].src = p->src;
-        d[i].dst = p->dst;
-        d[i].off = p->off;
-        d[i].len = p->len;
-    }
-    /* the logical stream is the header buffer then the pieces; part p
-       covers [lo, hi) of it */
-    int64_t lo = 0, hi = parts == 1 ? total : 16;
-    for (int64_t part = 0; part < parts; part++) {
-        int n = 0;
-        int64_t pos = 0;
-        for (int64_t i = -1; i < k && pos < hi; i++) {
-            const char *ptr = i < 0 ? m->hdr : out[m->first + i].ptr;
-            int64_t len = i < 0 ? hb : out[m->first + i].len;
-            int64_t a = pos > lo ? pos : lo,
-                    b = pos + len < hi ? pos + len : hi;
-            if (b > a) {
-                MPI_Get_address(ptr + (a - pos), &disp[n]);
-                lens[n++] = (int)(b - a);
-            }
-            pos += len;
-        }
-        MPI_Datatype t;
-        if (MPI_Type_create_hindexed(n, lens, disp, MPI_BYTE, &t) !=
-                MPI_SUCCESS ||
-            MPI_Type_commit(&t) != MPI_SUCCESS ||
-            coll_net_isend(pl, MPI_BOTTOM, 1, t, m->peer, tag,
-                           CORE_NET_COUNTED, &m->req[part])) {
-            run->rc = PASSION_EMPI;
-            break;
-        }
-        MPI_Type_free(&t);
-        m->nreq++;
-        lo = hi;
-        hi = hi + chunk < total ? hi + chunk : total;
-    }
-    core_free(pl->ctx, lens);
-    core_free(pl->ctx, disp);
-    pl->st.messages++;
-    pl->st.bytes_sent += total;
-}
-
-static void fs_msg_done(fs_run *run, fs_msg *m)
-{
-    coll_stage_free(run->pl, m->hdr, m->hdr_bytes, 0);
-    m->hdr = NULL;
-    if (m->req != &m->one)
-        core_free(run->pl->ctx, m->req);
-    m->req = &m->one;
-    m->nreq = 0;
-}
-
-/* Receive the next message from src into buf (n bytes), waiting with
-   the yielding policy. */
-static int fs_recv_bytes(fs_run *run, void *buf, int64_t n, int src, int tag)
-{
-    MPI_Request q;
-    if (MPI_Irecv(buf, (int)n, MPI_BYTE, src, tag, run->pl->comm, &q) !=
-        MPI_SUCCESS)
-        return PASSION_EMPI;
-    return coll_waitall(1, &q);
-}
-
-/* Drain the probed message (and its other parts) without a place for
-   them: a failed node. Received whole (coll_drain), errors returned
-   instead of raised for the time of it. */
-static void fs_drain(fs_run *run, int64_t c0, int src, int tag)
-{
-    coll_xchg_plan *pl = run->pl;
-    char scratch[64];
-    MPI_Errhandler eh;
-    MPI_Comm_get_errhandler(pl->comm, &eh);
-    MPI_Comm_set_errhandler(pl->comm, MPI_ERRORS_RETURN);
-    int64_t more = 0;
-    if (c0 <= (int64_t)sizeof scratch) {
-        MPI_Recv(scratch, (int)c0, MPI_BYTE, src, tag, pl->comm,
-                 MPI_STATUS_IGNORE);
-        fs_hdr h;
-        memcpy(&h, scratch, sizeof h);
-        if (c0 == 16 && h.total > 16)
-            more = coll_nparts(h.total - 16);
-    } else {
-        coll_drain(pl->comm, src, tag);
-    }
-    for (int64_t i = 0; i < more; i++)
-        coll_drain(pl->comm, src, tag);
-    MPI_Comm_set_errhandler(pl->comm, eh);
-    MPI_Errhandler_free(&eh);
-}
-
-/* Receive the probed message: its buffer joins run->next and its pieces
-   are appended to *in (grown as needed). */
-static void fs_take(fs_run *run, MPI_Status *st, int src, int tag,
-                    fs_piece **in, int64_t *nin, int64_t *capin)
-{
-    coll_xchg_plan *pl = run->pl;
-    MPI_Count c0 = 0;
-    MPI_Get_elements_x(st, MPI_BYTE, &c0);
-    if (run->fail) {
-        fs_drain(run, c0, src, tag);
-        return;
-    }
-    if (c0 < 16) {
-        fs_failed(run, PASSION_EMPI, "malformed message");
-        fs_drain(run, c0, src, tag);
-        return;
-    }
-    char head[16];
-    int64_t total = c0;
-    char *buf = NULL;
-    if (c0 == 16) {
-        if (fs_recv_bytes(run, head, 16, src, tag)) {
-            run->rc = PASSION_EMPI;
-            return;
-        }
-        memcpy(&total, head, sizeof total);
-        if (total < 16) {
-            fs_failed(run, PASSION_EMPI, "malformed message");
-            return;
-        }
-        if (total > 16) {
-            /* the rest follows in chunks */
-            int64_t parts = coll_nparts(total - 16);
-            buf = coll_stage_alloc(pl, total, 0);
-            if (!buf) {
-                fs_failed(run, PASSION_ENOMEM, "receive buffer");
-                MPI_Errhandler eh;
-                MPI_Comm_get_errhandler(pl->comm, &eh);
-                MPI_Comm_set_errhandler(pl->comm, MPI_ERRORS_RETURN);
-                for (int64_t i = 0; i < parts; i++)
-                    coll_drain(pl->comm, src, tag);
-                MPI_Comm_set_errhandler(pl->comm, eh);
-                MPI_Errhandler_free(&eh);
-                return;
-            }
-            memcpy(buf, head, 16);
-            int64_t chunk = coll_xchg_chunk(), pos = 16;
-            for (int64_t i = 0; i < parts; i++) {
-                int64_t n = total - pos < chunk ? total - pos : chunk;
-                if (fs_recv_bytes(run, buf + pos, n, src, tag)) {
-                    run->rc = PASSION_EMPI;
-                    break;
-                }
-                pos += n;
-            }
-        } else {
-            fs_hdr h;
-            memcpy(&h, head, sizeof h);
-            if (h.nseg != 0)
-                fs_failed(run, PASSION_EMPI, "malformed message");
-            return; /* an empty message */
-        }
-    } else {
-        buf = coll_stage_alloc(pl, c0, 0);
-        if (!buf) {
-            fs_failed(run, PASSION_ENOMEM, "receive buffer");
-            fs_drain(run, c0, src, tag);
-            return;
-        }
-        if (fs_recv_bytes(run, buf, c0, src, tag))
-            run->rc = PASSION_EMPI;
-    }
-    /* parse; the data bytes become payload */
-    fs_hdr h;
-    memcpy(&h, buf, sizeof h);
-    int64_t hb = 16 + h.nseg * (int64_t)sizeof(fs_desc);
-    int ok = h.total == total && h.nseg >= 0 &&
-             h.nseg <= (total - 16) / (int64_t)sizeof(fs_desc);
-    if (ok && *nin + h.nseg > *capin) {
-        int64_t cap = (*capin ? 2 * *capin : 64);
-        while (cap < *nin + h.nseg)
-            cap *= 2;
-        fs_piece *v = core_realloc(pl->ctx, *in, (size_t)cap * sizeof *v);
-        if (!v) {
-            coll_stage_free(pl, buf, total, 0);
-            fs_failed(run, PASSION_ENOMEM, "piece list");
-            return;
-        }
-        *in = v;
-        *capin = cap;
-    }
-    int64_t pos = hb, n0 = *nin;
-    const fs_desc *d = (const fs_desc *)(const void *)(buf + 16);
-    for (int64_t i = 0; ok && i < h.nseg; i++) {
-        fs_desc e = d[i];
-        if (e.src < 0 || e.src >= pl->P || e.dst < 0 || e.dst >= pl->P ||
-            e.off < 0 || e.len < 0 || e.len > total - pos) {
-            ok = 0;
-            break;
-        }
-        fs_piece *p = &(*in)[(*nin)++];
-        p->src = e.src;
-        p->dst = e.dst;
-        p->off = e.off;
-        p->len = e.len;
-        p->ptr = buf + pos;
-        p->key = 0;
-        p->user = 0;
-        pos += e.len;
-    }
-    if (!ok || pos != total) {
-        *nin = n0;
-        coll_stage_free(pl, buf, total, 0);
-        fs_failed(run, PASSION_EMPI, "malformed message");
-        return;
-    }
-    /* account the data bytes as payload */
-    pl->payload_now += total - hb;
-    if (pl->payload_now > pl->st.peak_payload)
-        pl->st.peak_payload = pl->payload_now;
-    bufs_push(run, &run->next, buf, total, total - hb);
-}
-
-/* Wait for one message from src (blocking) or any of srcs (arrival
-   order, NB), and take it. Returns the index in srcs that was served. */
-static int fs_recv_one(fs_run *run, const int *srcs, int nsrc,
-                       const char *done, int tag, fs_piece **in,
-                       int64_t *nin, int64_t *capin)
-{
-    coll_xchg_plan *pl = run->pl;
-    double t0 = core_now();
-    for (;;) {
-        for (int i = 0; i < nsrc; i++) {
-            if (done && done[i])
-                continue;
-            int flag = 0;
-            MPI_Status st;
-            /* a probe, then a receive from the same source and tag: the
-               message received is the one probed (no overtaking, and
-               nothing else receives on this tag meanwhile) */
-            if (MPI_Iprobe(srcs[i], tag, pl->comm, &flag, &st) !=
-                MPI_SUCCESS) {
-                run->rc = PASSION_EMPI;
-                return i;
-            }
-            if (flag) {
-                fs_take(run, &st, srcs[i], tag, in, nin, capin);
-                return i;
-            }
-        }
-        coll_idle(t0);
-    }
-}
-
 /* ------------------------------------------------------------ the stages */
+
+static int colsize(const coll_grid *g, int c)
+{
+    return g->r == 0 || c < g->r ? g->R : g->R - 1;
+}
 
 static int cmp_piece(const void *a, const void *b)
 {
-    const fs_piece *p = a, *q = b;
+    const coll_fs_piece *p = a, *q = b;
     if (p->dst != q->dst)
         return p->dst < q->dst ? -1 : 1;
     if (p->src != q->src)
@@ -640,33 +138,39 @@ static int cmp_piece(const void *a, const void *b)
     return (p->off > q->off) - (p->off < q->off);
 }
 
-static int stage_nkeys(const fs_run *run, int stage)
+static int stage_nkeys(const coll_fs_run *run, int stage)
 {
     const coll_grid *g = &run->g;
     switch (stage) {
     case 1:
-    case 3: return g->C;
-    case 2: return colsize(g, run->y);
-    default: return g->P;
+    case 3:
+        return g->C;
+    case 2:
+        return colsize(g, run->y);
+    default:
+        return g->P;
     }
 }
 
-static int peer_key(const fs_run *run, int stage, int peer)
+static int peer_key(const coll_fs_run *run, int stage, int peer)
 {
     switch (stage) {
     case 1:
-    case 3: return peer % run->g.C;
-    case 2: return peer / run->g.C;
-    default: return peer;
+    case 3:
+        return peer % run->g.C;
+    case 2:
+        return peer / run->g.C;
+    default:
+        return peer;
     }
 }
 
-static int emit(fs_piece *out, int64_t *n, const fs_piece *h, int64_t off,
-                int64_t len, int key)
+static int emit(coll_fs_piece *out, int64_t *n, const coll_fs_piece *h,
+                int64_t off, int64_t len, int key)
 {
     if (len <= 0)
         return 0;
-    fs_piece *p = &out[(*n)++];
+    coll_fs_piece *p = &out[(*n)++];
     *p = *h;
     p->off = h->off + off;
     p->len = len;
@@ -678,7 +182,7 @@ static int emit(fs_piece *out, int64_t *n, const fs_piece *h, int64_t off,
 /* The pieces of this stage with their buckets (R-/C-Distribute,
    C-/R-Collect), grouped by bucket. NULL with *nout = 0 when there are
    none; on allocation failure the run fails. */
-static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
+static coll_fs_piece *fs_distribute(coll_fs_run *run, int stage, int64_t *nout)
 {
     const coll_grid *g = &run->g;
     int P = g->P, C = g->C, nk = stage_nkeys(run, stage);
@@ -690,8 +194,9 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         cap = run->nheld + (int64_t)P * nk;
     if (cap == 0 || run->fail)
         return NULL;
-    fs_piece *out = core_malloc(run->pl->ctx, (size_t)cap * sizeof *out);
-    fs_piece *sorted = core_malloc(run->pl->ctx, (size_t)cap * sizeof *sorted);
+    coll_fs_piece *out = core_malloc(run->pl->ctx, (size_t)cap * sizeof *out);
+    coll_fs_piece *sorted =
+        core_malloc(run->pl->ctx, (size_t)cap * sizeof *sorted);
     int64_t *cnt =
         core_calloc(run->pl->ctx, (size_t)(nk > C ? nk : C) + 1, sizeof *cnt);
     int64_t n = 0;
@@ -699,7 +204,7 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         core_free(run->pl->ctx, out);
         core_free(run->pl->ctx, sorted);
         core_free(run->pl->ctx, cnt);
-        fs_failed(run, PASSION_ENOMEM, "piece lists");
+        coll_fs_failed(run, PASSION_ENOMEM, "piece lists");
         return NULL;
     }
     if (stage == 1) {
@@ -707,7 +212,7 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
            d goes to column ((d % C + k) % P) % C; every P consecutive
            elements give each complete column R, each other R - 1 */
         for (int64_t i = 0; i < run->nheld; i++) {
-            const fs_piece *h = &run->held[i];
+            const coll_fs_piece *h = &run->held[i];
             int64_t full = h->len / P, rem = h->len % P;
             for (int c = 0; c < C; c++)
                 cnt[c] = full * colsize(g, c);
@@ -723,8 +228,7 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         /* what this node holds for d, in (source, offset) order, cut in
            nk equal parts (the counter starts at d % nk) */
         if (run->nheld > 1)
-            qsort(run->held, (size_t)run->nheld, sizeof *run->held,
-                  cmp_piece);
+            qsort(run->held, (size_t)run->nheld, sizeof *run->held, cmp_piece);
         for (int64_t i = 0; i < run->nheld;) {
             int d = run->held[i].dst;
             int64_t j = i, T = 0;
@@ -736,7 +240,7 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
             int b = 0;
             int64_t room = cnt[0];
             for (int64_t k = i; k < j; k++) {
-                const fs_piece *h = &run->held[k];
+                const coll_fs_piece *h = &run->held[k];
                 int64_t done = 0;
                 while (done < h->len) {
                     while (room == 0 && b < nk - 1)
@@ -751,7 +255,7 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
         }
     } else {
         for (int64_t i = 0; i < run->nheld; i++) {
-            const fs_piece *h = &run->held[i];
+            const coll_fs_piece *h = &run->held[i];
             emit(out, &n, h, 0, h->len, stage == 3 ? h->dst % C : h->dst);
         }
     }
@@ -770,8 +274,8 @@ static fs_piece *fs_distribute(fs_run *run, int stage, int64_t *nout)
 }
 
 /* range of out[] with key k (out grouped by key) */
-static void key_range(const fs_piece *out, int64_t n, int k, int64_t *first,
-                      int64_t *count)
+static void key_range(const coll_fs_piece *out, int64_t n, int k,
+                      int64_t *first, int64_t *count)
 {
     int64_t i = 0;
     while (i < n && out[i].key < k)
@@ -783,7 +287,7 @@ static void key_range(const fs_piece *out, int64_t n, int k, int64_t *first,
 }
 
 /* schedule of the stage for this node; returns the number of steps */
-static int fs_schedule(fs_run *run, int stage, coll_step *st)
+static int fs_schedule(coll_fs_run *run, int stage, coll_step *st)
 {
     const coll_grid *g = &run->g;
     int me = run->pl->me;
@@ -800,17 +304,19 @@ static int fs_schedule(fs_run *run, int stage, coll_step *st)
 
 /* copy this node's own pieces: to the receive buffer (stage IV) or into
    one new buffer of the next generation */
-static void fs_self(fs_run *run, int stage, const fs_piece *out, int64_t first,
-                    int64_t count, fs_piece **in, int64_t *nin, int64_t *capin)
+static void fs_self(coll_fs_run *run, int stage, const coll_fs_piece *out,
+                    int64_t first, int64_t count, coll_fs_piece **in,
+                    int64_t *nin, int64_t *capin)
 {
     coll_xchg_plan *pl = run->pl;
     if (run->fail || count == 0)
         return;
     if (stage == 4) {
         for (int64_t i = first; i < first + count; i++) {
-            const fs_piece *p = &out[i];
+            const coll_fs_piece *p = &out[i];
             if (p->off + p->len > coll_rc(pl, p->src)) {
-                fs_failed(run, PASSION_EMISMATCH, "data beyond recvcounts");
+                coll_fs_failed(run, PASSION_EMISMATCH,
+                               "data beyond recvcounts");
                 return;
             }
             memcpy(pl->rbuf + coll_rd(pl, p->src) + p->off, p->ptr,
@@ -824,9 +330,10 @@ static void fs_self(fs_run *run, int stage, const fs_piece *out, int64_t first,
             bytes += out[i].len;
     if (*nin + count > *capin) {
         int64_t cap = *nin + count + 64;
-        fs_piece *v = core_realloc(run->pl->ctx, *in, (size_t)cap * sizeof *v);
+        coll_fs_piece *v =
+            core_realloc(run->pl->ctx, *in, (size_t)cap * sizeof *v);
         if (!v) {
-            fs_failed(run, PASSION_ENOMEM, "piece list");
+            coll_fs_failed(run, PASSION_ENOMEM, "piece list");
             return;
         }
         *in = v;
@@ -836,15 +343,15 @@ static void fs_self(fs_run *run, int stage, const fs_piece *out, int64_t first,
     if (bytes > 0) {
         buf = coll_stage_alloc(pl, bytes, bytes);
         if (!buf) {
-            fs_failed(run, PASSION_ENOMEM, "self buffer");
+            coll_fs_failed(run, PASSION_ENOMEM, "self buffer");
             return;
         }
-        if (bufs_push(run, &run->next, buf, bytes, bytes))
+        if (coll_fs_bufs_push(run, &run->next, buf, bytes, bytes))
             return;
     }
     int64_t pos = 0;
     for (int64_t i = first; i < first + count; i++) {
-        fs_piece p = out[i];
+        coll_fs_piece p = out[i];
         if (!p.user) {
             memcpy(buf + pos, p.ptr, (size_t)p.len);
             p.ptr = buf + pos;
@@ -855,32 +362,32 @@ static void fs_self(fs_run *run, int stage, const fs_piece *out, int64_t first,
 }
 
 /* place the pieces received in stage IV and drop their buffers */
-static void fs_unpack(fs_run *run, fs_piece *in, int64_t n)
+static void fs_unpack(coll_fs_run *run, coll_fs_piece *in, int64_t n)
 {
     coll_xchg_plan *pl = run->pl;
     for (int64_t i = 0; i < n && !run->fail; i++) {
-        const fs_piece *p = &in[i];
+        const coll_fs_piece *p = &in[i];
         if (p->dst != pl->me || p->off + p->len > coll_rc(pl, p->src)) {
-            fs_failed(run, PASSION_EMISMATCH,
-                      "a piece does not fit its receive count");
+            coll_fs_failed(run, PASSION_EMISMATCH,
+                           "a piece does not fit its receive count");
             break;
         }
         memcpy(pl->rbuf + coll_rd(pl, p->src) + p->off, p->ptr,
                (size_t)p->len);
     }
-    bufs_free(run, &run->next);
+    coll_fs_bufs_free(run, &run->next);
 }
 
-static void fs_wait_msgs(fs_run *run, fs_msg *m, int n)
+static void fs_wait_msgs(coll_fs_run *run, coll_fs_msg *m, int n)
 {
     for (int i = 0; i < n; i++) {
         if (m[i].nreq && coll_waitall(m[i].nreq, m[i].req))
             run->rc = PASSION_EMPI;
-        fs_msg_done(run, &m[i]);
+        coll_fs_msg_done(run, &m[i]);
     }
 }
 
-static void fs_stage(fs_run *run, int stage)
+static void fs_stage(coll_fs_run *run, int stage)
 {
     coll_xchg_plan *pl = run->pl;
     const coll_grid *g = &run->g;
@@ -889,17 +396,17 @@ static void fs_stage(fs_run *run, int stage)
         return; /* a column of one: nothing moves */
     coll_step *st = run->st;
     /* the array the previous stage's pending sends do not use */
-    fs_msg *msg = run->pend == run->msgs[0] ? run->msgs[1] : run->msgs[0];
+    coll_fs_msg *msg = run->pend == run->msgs[0] ? run->msgs[1] : run->msgs[0];
     int *srcs = run->srcs;
     char *done = run->done;
-    fs_piece *in = NULL;
+    coll_fs_piece *in = NULL;
     int64_t nin = 0, capin = 0, nout = 0;
     int T = fs_schedule(run, stage, st);
-    fs_piece *out = fs_distribute(run, stage, &nout);
+    coll_fs_piece *out = fs_distribute(run, stage, &nout);
     int nmsg = 0, nsrc = 0;
     for (int t = 0; t < T; t++) {
         if (st[t].to >= 0 && st[t].to != me) {
-            fs_msg *m = &msg[nmsg++];
+            coll_fs_msg *m = &msg[nmsg++];
             m->peer = st[t].to;
             key_range(out, nout, peer_key(run, stage, m->peer), &m->first,
                       &m->count);
@@ -915,9 +422,10 @@ static void fs_stage(fs_run *run, int stage)
             int sends = st[t].to >= 0 && st[t].to != me;
             int recvs = st[t].from >= 0 && st[t].from != me;
             if (sends)
-                fs_post(run, &msg[im], out, tag);
+                coll_fs_post(run, &msg[im], out, tag);
             if (recvs) {
-                fs_recv_one(run, &srcs[is], 1, NULL, tag, &in, &nin, &capin);
+                coll_fs_recv_one(run, &srcs[is], 1, NULL, tag, &in, &nin,
+                                 &capin);
                 if (stage == 4) {
                     fs_unpack(run, in, nin);
                     nin = 0;
@@ -934,16 +442,16 @@ static void fs_stage(fs_run *run, int stage)
            may end, which frees the buffers they read; then receive in
            arrival order */
         for (int i = 0; i < nmsg; i++)
-            fs_post(run, &msg[i], out, tag);
+            coll_fs_post(run, &msg[i], out, tag);
         if (run->pend) {
             fs_wait_msgs(run, run->pend, run->npend);
             run->pend = NULL;
             run->npend = 0;
         }
-        bufs_free(run, &run->old);
+        coll_fs_bufs_free(run, &run->old);
         for (int k = 0; k < nsrc; k++) {
-            int i = fs_recv_one(run, srcs, nsrc, done, tag, &in, &nin,
-                                &capin);
+            int i = coll_fs_recv_one(run, srcs, nsrc, done, tag, &in, &nin,
+                                     &capin);
             done[i] = 1;
             if (stage == 4) {
                 fs_unpack(run, in, nin);
@@ -962,39 +470,39 @@ static void fs_stage(fs_run *run, int stage)
     run->held = in;
     run->nheld = run->fail ? 0 : nin;
     if (!run->nb) {
-        bufs_free(run, &run->cur);
+        coll_fs_bufs_free(run, &run->cur);
     } else {
         /* the sends just posted read run->cur: keep it until they end */
-        fs_bufs t = run->old;
+        coll_fs_bufs t = run->old;
         run->old = run->cur;
         run->cur = t;
         run->pend = msg;
         run->npend = nmsg;
     }
-    fs_bufs t = run->cur;
+    coll_fs_bufs t = run->cur;
     run->cur = run->next;
     run->next = t;
 }
 
 /* the tables of one stage, carved from pl->scratch */
-static int64_t fs_tables(const coll_grid *g, fs_run *run, char *base)
+static int64_t fs_tables(const coll_grid *g, coll_fs_run *run, char *base)
 {
     int cap = 2 * (g->C > g->R ? g->C : g->R) + 2;
     int64_t pos = 0;
-#define FS_TAKE(ptr, type, n)                                               \
-    do {                                                                    \
-        pos = (pos + 15) & ~(int64_t)15;                                    \
-        if (run)                                                            \
-            (ptr) = (type *)(void *)(base + pos);                           \
-        pos += (int64_t)(n) * (int64_t)sizeof(type);                        \
+#define FS_TAKE(ptr, type, n)                                                 \
+    do {                                                                      \
+        pos = (pos + 15) & ~(int64_t)15;                                      \
+        if (run)                                                              \
+            (ptr) = (type *)(void *)(base + pos);                             \
+        pos += (int64_t)(n) * (int64_t)sizeof(type);                          \
     } while (0)
     coll_step *st = NULL;
-    fs_msg *m0 = NULL, *m1 = NULL;
+    coll_fs_msg *m0 = NULL, *m1 = NULL;
     int *srcs = NULL, *work = NULL;
     char *done = NULL;
     FS_TAKE(st, coll_step, cap);
-    FS_TAKE(m0, fs_msg, cap);
-    FS_TAKE(m1, fs_msg, cap);
+    FS_TAKE(m0, coll_fs_msg, cap);
+    FS_TAKE(m1, coll_fs_msg, cap);
     FS_TAKE(srcs, int, cap);
     FS_TAKE(done, char, cap);
     FS_TAKE(work, int, 2 * g->C);
@@ -1049,7 +557,7 @@ static int fs_exchange(coll_xchg_plan *pl, int nb)
                    (size_t)coll_sc(pl, 0));
         return PASSION_OK;
     }
-    fs_run run;
+    coll_fs_run run;
     memset(&run, 0, sizeof run);
     run.pl = pl;
     run.g = coll_grid_make(P);
@@ -1061,11 +569,11 @@ static int fs_exchange(coll_xchg_plan *pl, int nb)
     fs_tables(&run.g, &run, pl->scratch);
     run.held = core_malloc(pl->ctx, (size_t)P * sizeof *run.held);
     if (!run.held)
-        fs_failed(&run, PASSION_ENOMEM, "piece list");
+        coll_fs_failed(&run, PASSION_ENOMEM, "piece list");
     for (int d = 0; d < P && run.held; d++) {
         if (coll_sc(pl, d) <= 0)
             continue;
-        fs_piece *h = &run.held[run.nheld++];
+        coll_fs_piece *h = &run.held[run.nheld++];
         h->src = me;
         h->dst = d;
         h->off = 0;
@@ -1078,9 +586,9 @@ static int fs_exchange(coll_xchg_plan *pl, int nb)
         fs_stage(&run, stage);
     if (run.pend)
         fs_wait_msgs(&run, run.pend, run.npend);
-    bufs_free(&run, &run.old);
-    bufs_free(&run, &run.cur);
-    bufs_free(&run, &run.next);
+    coll_fs_bufs_free(&run, &run.old);
+    coll_fs_bufs_free(&run, &run.cur);
+    coll_fs_bufs_free(&run, &run.next);
     core_free(pl->ctx, run.old.v);
     core_free(pl->ctx, run.cur.v);
     core_free(pl->ctx, run.next.v);
