@@ -597,6 +597,44 @@ CORE_HIDDEN int coll_etp_exchange(passion_ctx *ctx, const void *sendbuf,
 
 /* ---- cost model (etp_model.c) ---- */
 
+/* What the two-phase method's prediction needs of the sections on p's
+   domains, whatever the exchange (counted once, shared by the exchange
+   candidates). */
+typedef struct coll_etp_shape {
+    int64_t span_sum, max_span, naggs, useful_all; /* the domains' spans */
+    int64_t max_x, max_useful; /* the busiest rank's exchanged, own bytes */
+    int nodes;    /* the pairs below were counted (2..COLL_A2A_MAX nodes) */
+    int node_max; /* ranks on the fullest node */
+    /* between nodes, the busiest node's: flat, its ranks' messages and
+       bytes together; twolevel, its leader's (a message per node) */
+    int64_t msgs_max, bytes_max, nmsgs_max;
+} coll_etp_shape;
+CORE_HIDDEN void coll_etp_shape_of(const coll_plan *p,
+                                   coll_etp_shape *sh);
+/* Predicted seconds of the extended two-phase method on p's domains with
+   exchange alg; S: a round inside the call (coll_round_inner). */
+CORE_HIDDEN double coll_etp_time(coll_plan *p, const coll_etp_shape *sh,
+                                 const int64_t *ind_bytes,
+                                 int64_t ind_req_sum, int64_t ind_req_max,
+                                 const coll_xchg_costs *mc, double S,
+                                 int alg);
+
+/* independent access's requests (busiest rank, all) and file bytes */
+typedef struct coll_ind_counts {
+    int64_t req_max, req_sum, bytes_sum;
+} coll_ind_counts;
+/* Predicted seconds of independent access with method on every rank
+   (auto: each rank sieve.c's choice); ind_bytes (P entries, or NULL):
+   each rank's file bytes. */
+CORE_HIDDEN double coll_ind_time(coll_plan *p, int method, double S,
+                                 int64_t *ind_bytes, coll_ind_counts *c);
+/* A class's fixed cost (COLL_FIX_*): the learned figure plus the
+   outcome's round S, else prior. */
+CORE_HIDDEN double coll_fixed_cost(const coll_plan *p, int cls,
+                                   double prior, double S);
+
+/* ---- method auto's choice (etp_choose.c) ---- */
+
 /* Resolve AUTO to independent access (AUTO: each rank sieve.c's choice,
    or DIRECT where that avoids ordering the writes) or an ETP method;
    every rank gets the same answer. Fills predicted seconds of the

@@ -80,22 +80,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Writes on uncached data: of two near-equal two-phase plans, the one
- * with fewer aggregators doing file I/O wins (its prediction at most this
- * much above the other's). The model shares the file's bandwidth among
- * the aggregators whatever their number; on this VM's one device fewer,
- * longer read-modify-write streams ran faster. etp tables 6.1-6.6 cold,
- * P = 2 (one run, load 2): where etp-static's domains put a write's span
- * on one aggregator and etp-dynamic's split it over two, the one took
- * 0.52-0.87 of the two's time in 7 of 8 writes (6.4-II 3.8 against 7.4
- * ms, 6.4-III 16.4 against 22.5, 6.6-V 5.1 against 7.4), the model's
- * predictions 0.1-5% apart; the eighth (6.4-I, 1.73x) is no tie: the two
- * aggregators exchange nothing there. Reads: 12 of 20 faster (0.62-0.99)
- * and 8 slower (1.02-1.89), so not for reads; on cached data two copied
- * faster (1.3-2.2x).
- */
-#define COLL_COLD_FEWER 0.05
 #define COPY_BW COLL_COPY_BW
 
 /* A small write costs more than a read of the cache: page locking and
@@ -118,17 +102,7 @@ static double write_latency(const coll_plan *p)
  * counted every pair of ranks and domains 4 times: the model's CPU grew
  * as P^2, 550 us a call per rank at P = 32 (a probe).
  */
-typedef struct etp_shape {
-    int64_t span_sum, max_span, naggs, useful_all; /* the domains' spans */
-    int64_t max_x, max_useful; /* the busiest rank's exchanged, own bytes */
-    int nodes;    /* the pairs below were counted (2..COLL_A2A_MAX nodes) */
-    int node_max; /* ranks on the fullest node */
-    /* between nodes, the busiest node's: flat, its ranks' messages and
-       bytes together; twolevel, its leader's (a message per node) */
-    int64_t msgs_max, bytes_max, nmsgs_max;
-} etp_shape;
-
-static void etp_shape_of(const coll_plan *p, etp_shape *sh)
+void coll_etp_shape_of(const coll_plan *p, coll_etp_shape *sh)
 {
     passion_ctx *ctx = p->ctx;
     const int P = p->P, N = ctx->nnodes;
@@ -214,7 +188,7 @@ static void etp_shape_of(const coll_plan *p, etp_shape *sh)
  * header round carries the data and each of its P - 1 headers pays the
  * network.
  */
-static double etp_net(const coll_plan *p, const etp_shape *sh,
+static double etp_net(const coll_plan *p, const coll_etp_shape *sh,
                       const coll_xchg_costs *mc, int64_t rounds, double S,
                       int alg)
 {
@@ -288,10 +262,10 @@ double coll_token_cost(const coll_plan *p, double S)
 
 /* Predicted seconds of the extended two-phase method on p's domains; S:
    a round inside the call (coll_round_inner). */
-static double etp_time(coll_plan *p, const etp_shape *sh,
-                       const int64_t *ind_bytes, int64_t ind_req_sum,
-                       int64_t ind_req_max, const coll_xchg_costs *mc,
-                       double S, int alg)
+double coll_etp_time(coll_plan *p, const coll_etp_shape *sh,
+                     const int64_t *ind_bytes, int64_t ind_req_sum,
+                     int64_t ind_req_max, const coll_xchg_costs *mc,
+                     double S, int alg)
 {
     const int P = p->P;
     const int64_t es = p->esize;
@@ -365,7 +339,7 @@ static double etp_time(coll_plan *p, const etp_shape *sh,
    same for both classes) plus what was learned beyond the model before
    it (coll_fixed_learn), lowering the prior only until there are
    CORE_LEARN_TRUST samples */
-static double fixed_cost(const coll_plan *p, int cls, double prior, double S)
+double coll_fixed_cost(const coll_plan *p, int cls, double prior, double S)
 {
     double v = p->fixed[cls];
     if (p->fixed_n[cls] <= 0 || v < 0)
@@ -376,10 +350,6 @@ static double fixed_cost(const coll_plan *p, int cls, double prior, double S)
     return v;
 }
 
-typedef struct ind_counts {
-    int64_t req_max, req_sum, bytes_sum;
-} ind_counts;
-
 /*
  * Predicted seconds of independent access with `method` on every rank
  * (auto: sieve.c's own choice per rank): ranks' requests overlap in time,
@@ -388,8 +358,8 @@ typedef struct ind_counts {
  * file makes the kernel read the page first. ind_bytes (P entries, or
  * NULL): each rank's file bytes.
  */
-static double ind_time(coll_plan *p, int method, double S,
-                       int64_t *ind_bytes, ind_counts *c)
+double coll_ind_time(coll_plan *p, int method, double S,
+                     int64_t *ind_bytes, coll_ind_counts *c)
 {
     passion_ctx *ctx = p->ctx;
     const int P = p->P;
@@ -460,277 +430,4 @@ static double ind_time(coll_plan *p, int method, double S,
             (double)useful_max / COPY_BW;
     }
     return t;
-}
-
-/*
- * The exchange the two-phase method's rounds run, under the exchange's
- * auto on several nodes: each candidate priced on its OWN
- * rounds, those its staging cuts as the same algorithm fixed cuts them
- * (coll_plan_caps_alg: the two-level exchange's leaders' blocks shrink
- * the rounds, A1 holds none), with its own file requests, messages
- * within and between nodes (etp_time, etp_net); the cheapest wins, and
- * the rounds then run it as if fixed (p->xalg) on its caps, so that the
- * call makes exactly the counts of that setting. Before, one guess (the
- * exchange's model on one round of the largest section) reserved its
- * staging, and the candidates were compared on the rounds that guess
- * cut: P = 16 on 2 virtual nodes of the 1 ms network, 6.4-V, the
- * two-level exchange's reservation cut 14 rounds of file requests against
- * A1's 4 and sent 73 messages within nodes against 2, for the same 4
- * between nodes, and auto ran it where A1 was faster (4 of 6 cases).
- * Candidates: A1 (flat; the algorithm etp_net's flat term counts, pair
- * by pair) and the two-level exchange; one whose staging leaves less than
- * an element a pair is left out. The same on every rank: the costs are
- * agreed (or the options', the simulated network's) and the rest comes
- * from the FAD. Returns the prediction (HUGE_VAL: none), the caps and
- * algorithm in *cx, *cs, *alg; p's caps are left as they were.
- */
-static double xchg_pick(coll_plan *p, const etp_shape *sh,
-                        const int64_t *ind_bytes,
-                        int64_t req_sum, int64_t req_max,
-                        const coll_xchg_costs *mc, double S, int *alg,
-                        int64_t *cx, int64_t *cs)
-{
-    static const int cand[2] = {PASSION_XCHG_A1, PASSION_XCHG_TWOLEVEL};
-    const int64_t cx0 = p->cap_xchg, cs0 = p->cap_stage;
-    double best = HUGE_VAL;
-    for (int i = 0; i < 2; i++) {
-        coll_plan_caps_alg(p, p->ctx->opt.memory_budget, cand[i]);
-        if (p->cap_xchg < p->esize * p->P &&
-            coll_xchg_need(cand[i], p->P, p->cap_xchg) > 0)
-            continue;
-        double t =
-            etp_time(p, sh, ind_bytes, req_sum, req_max, mc, S, cand[i]);
-        if (p->ctx->opt.verbosity >= 3 && p->ctx->rank == 0)
-            fprintf(stderr, "passion: auto: exchange %s on its rounds "
-                    "(exchange buffers %lld bytes): %.3g s\n",
-                    coll_xchg_name(cand[i]), (long long)p->cap_xchg, t);
-        if (t < best) {
-            best = t;
-            *alg = cand[i];
-            *cx = p->cap_xchg;
-            *cs = p->cap_stage;
-        }
-    }
-    p->cap_xchg = cx0;
-    p->cap_stage = cs0;
-    return best;
-}
-
-static int xchg_pick_applies(const coll_plan *p)
-{
-    return p->ctx->opt.exchange == PASSION_XCHG_AUTO && p->P > 1 &&
-           p->ctx->nnodes > 1;
-}
-
-void coll_xchg_pick(coll_plan *p)
-{
-    coll_xchg_costs mc;
-    if (!xchg_pick_applies(p) || !coll_xchg_costs_ready(p->ctx, &mc))
-        return;
-    int64_t *ind_bytes = p->scratch;
-    ind_counts ic;
-    ind_time(p, PASSION_METHOD_AUTO, coll_sync_cost(p->ctx), ind_bytes, &ic);
-    int alg = PASSION_XCHG_DEFAULT;
-    int64_t cx = 0, cs = 0;
-    etp_shape sh;
-    etp_shape_of(p, &sh);
-    if (xchg_pick(p, &sh, ind_bytes, ic.req_sum, ic.req_max, &mc,
-                  coll_round_inner(p->ctx), &alg, &cx, &cs) < HUGE_VAL) {
-        p->xalg = alg;
-        p->cap_xchg = cx;
-        p->cap_stage = cs;
-    }
-}
-
-int coll_method_choose(coll_plan *p, double *seconds, double *est)
-{
-    passion_ctx *ctx = p->ctx;
-    const double L = p->io_lat, B = p->io_bw;
-    /* the one message calibration (collective the first time: every rank
-       chooses here); on failure the model runs on the one-rank
-       defaults, the same everywhere since the failure is agreed */
-    coll_xchg_costs mc;
-    if (coll_xchg_costs_get(ctx, &mc))
-        mc = coll_xchg_costs_default();
-    int64_t *ind_bytes = p->scratch;
-    /* a collective round: learned from the FAD's rounds */
-    const double S = coll_sync_cost(ctx);
-    /* the two-phase method's rounds inside the call (its exchange
-       rounds, the two-level exchange's outcome agreement) */
-    const double Si = coll_round_inner(ctx);
-    ind_counts ic;
-    double t_ind = ind_time(p, PASSION_METHOD_AUTO, S, ind_bytes, &ic);
-    const int64_t req_max = ic.req_max, req_sum = ic.req_sum,
-                  bytes_sum = ic.bytes_sum;
-    int ind_method = PASSION_METHOD_AUTO; /* each rank sieve.c's choice */
-    /* writes that sieving puts in rank order (the token passes through
-       every rank, and between nodes over the network) may cost more
-       than direct writes, which need no order where no element is
-       shared: both are candidates */
-    /* reads that some rank would sieve: each rank's own choice (sieve.c)
-       prices its sieve's bytes at the file's whole bandwidth, which the
-       ranks share; direct reads on every rank are a candidate too. etp
-       table 6.2-VIII cold, P = 2 (201 runs of 804 bytes 16 KiB apart
-       per rank): each rank sieved 3.3 MB, 5.8 ms, against 2.6 ms for
-       direct reads */
-    int64_t useful_sum = 0;
-    for (int r = 0; r < p->P; r++)
-        useful_sum += p->elems[r] * p->esize;
-    const int read_sieved = !p->op_write && p->P > 1 && bytes_sum > useful_sum;
-    const double t_own = t_ind; /* each rank's own choice */
-    double t_dir = HUGE_VAL;
-    if (read_sieved || est ||
-        (p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO) &&
-         !coll_write_ordered(p, PASSION_METHOD_DIRECT))) {
-        ind_counts dc;
-        t_dir = ind_time(p, PASSION_METHOD_DIRECT, S, NULL, &dc);
-        if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: direct%s %.3g s "
-                    "(requests max %lld sum %lld)\n",
-                    read_sieved ? "" : ", unordered", t_dir,
-                    (long long)dc.req_max, (long long)dc.req_sum);
-        const int dir_ok = read_sieved ||
-                           (p->op_write &&
-                            coll_write_ordered(p, PASSION_METHOD_AUTO) &&
-                            !coll_write_ordered(p, PASSION_METHOD_DIRECT));
-        if (dir_ok && t_dir < t_ind) {
-            t_ind = t_dir;
-            ind_method = PASSION_METHOD_DIRECT;
-        }
-    }
-    if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-        fprintf(stderr, "passion: auto: independent %.3g s (requests max "
-                "%lld sum %lld, bytes %lld, ordered %d, warm %d; L %.3g B "
-                "%.3g, streams from %lld to %lld B a rank %.3g; round "
-                "%.3g msg %.3g, learned round %.3g (inside a call %.3g); "
-                "fixed: independent %.3g two-phase %.3g, -1 none)\n", t_ind,
-                (long long)req_max, (long long)req_sum, (long long)bytes_sum,
-                p->op_write && coll_write_ordered(p, PASSION_METHOD_AUTO),
-                p->warm, L, B, (long long)p->ramp_short,
-                (long long)p->ramp_long, p->bw_long, mc.round, mc.msg, S, Si,
-                p->fixed[COLL_FIX_IND],
-                p->fixed[COLL_FIX_ETP]);
-    /* each method's fixed cost: learned from the calls that ran it, else
-       its rounds (coll_fixed_learn) */
-    const double F_ind = fixed_cost(p, COLL_FIX_IND, S, S);
-    const double F_etp = fixed_cost(p, COLL_FIX_ETP, 2 * S, S);
-    if (est) {
-        /* every method's price, for the planner (etp_auto.c) */
-        ind_counts sc;
-        for (int m = 0; m <= PASSION_METHOD_ETP_DYNAMIC; m++)
-            est[m] = HUGE_VAL;
-        est[PASSION_METHOD_AUTO] = t_own + F_ind;
-        est[PASSION_METHOD_DIRECT] = t_dir + F_ind;
-        est[PASSION_METHOD_SIEVE] =
-            ind_time(p, PASSION_METHOD_SIEVE, S, NULL, &sc) + F_ind;
-    }
-    int best = ind_method; /* independent */
-    double tbest = t_ind + F_ind;
-    p->pred_raw = t_ind;
-    static const int etp[2] = {PASSION_METHOD_ETP_DYNAMIC,
-                               PASSION_METHOD_ETP_STATIC};
-    /* below its minimum budget the two-phase method cannot run: only
-       independent access is a candidate (it works with any budget) */
-    int etp_ok = ctx->opt.memory_budget >= coll_etp_min_budget(p);
-    const int pick = xchg_pick_applies(p);
-    int best_alg = PASSION_XCHG_DEFAULT, best_aggr = COLL_AGGR_RULE;
-    int64_t best_cx = p->cap_xchg, best_cs = p->cap_stage;
-    int c_best = 0; /* the best two-phase plan's aggregators with file I/O */
-    /* the aggregator sets: on several nodes with no cb_* option, one per
-       node (the rule's, first: ties keep it) and every rank, each priced
-       with its own domains, file requests, messages within and between
-       nodes and (under the exchange's auto) exchange on its own rounds,
-       as the same setting fixed runs them; else the rule's (one node:
-       every rank) or the options' */
-    static const char *set_name[3] = {"rule", "one per node", "all ranks"};
-    int sets[2] = {COLL_AGGR_RULE, COLL_AGGR_RULE}, nsets = 1;
-    if (ctx->nnodes > 1 && ctx->nnodes < p->P && !coll_aggr_option(ctx)) {
-        sets[0] = COLL_AGGR_NODE;
-        sets[1] = COLL_AGGR_ALL;
-        nsets = 2;
-    }
-    double t_set[2][2] = {{HUGE_VAL, HUGE_VAL}, {HUGE_VAL, HUGE_VAL}};
-    for (int k = 0; k < 2 && etp_ok; k++)
-        for (int g = 0; g < nsets; g++) {
-            p->aggr = sets[g];
-            /* ind_bytes lives in scratch, which the domain code does not
-               use */
-            coll_domains(p, etp[k] == PASSION_METHOD_ETP_DYNAMIC);
-            int alg = PASSION_XCHG_DEFAULT;
-            int64_t cx = p->cap_xchg, cs = p->cap_stage;
-            etp_shape sh;
-            etp_shape_of(p, &sh);
-            double t = pick ? xchg_pick(p, &sh, ind_bytes, req_sum, req_max,
-                                        &mc, Si, &alg, &cx, &cs)
-                            : HUGE_VAL;
-            if (t == HUGE_VAL) {
-                alg = PASSION_XCHG_DEFAULT;
-                cx = p->cap_xchg;
-                cs = p->cap_stage;
-                t = etp_time(p, &sh, ind_bytes, req_sum, req_max, &mc, Si,
-                             ctx->opt.exchange);
-            }
-            t_set[k][g] = t;
-            if (est && t + F_etp < est[etp[k]])
-                est[etp[k]] = t + F_etp;
-            /* the aggregators with file I/O: a domain that holds some
-               rank's element */
-            const int cold_write = !p->warm && p->op_write;
-            const int clients = (int)sh.naggs;
-            if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-                fprintf(stderr, "passion: auto: %s%s%s%s%s %.3g s + fixed "
-                        "%.3g s (%d aggregator(s) with file I/O)\n",
-                        k ? "etp-static" : "etp-dynamic",
-                        alg >= 0 ? " + " : "",
-                        alg >= 0 ? coll_xchg_name(alg) : "",
-                        nsets > 1 ? ", aggregators " : "",
-                        nsets > 1 ? set_name[sets[g]] : "", t, F_etp,
-                        clients);
-            /* writes on uncached data: of two near-equal two-phase plans,
-               the one with fewer aggregators doing file I/O
-               (COLL_COLD_FEWER; on one node: etp-static against
-               etp-dynamic) */
-            const int best_etp = best == PASSION_METHOD_ETP_DYNAMIC ||
-                                 best == PASSION_METHOD_ETP_STATIC;
-            const int fewer = best_etp && cold_write && clients < c_best &&
-                              t <= p->pred_raw * (1 + COLL_COLD_FEWER);
-            if (fewer || t + F_etp < tbest) {
-                tbest = t + F_etp;
-                best = etp[k];
-                p->pred_raw = t;
-                best_alg = alg;
-                best_aggr = sets[g];
-                best_cx = cx;
-                best_cs = cs;
-                c_best = clients;
-            }
-        }
-    /* the rounds run the exchange priced, on the rounds it was priced on,
-       with the aggregators priced */
-    p->aggr = COLL_AGGR_RULE;
-    if (best == PASSION_METHOD_ETP_DYNAMIC || best == PASSION_METHOD_ETP_STATIC) {
-        p->xalg = best_alg;
-        p->aggr = best_aggr;
-        p->cap_xchg = best_cx;
-        p->cap_stage = best_cs;
-        if (nsets > 1 && ctx->opt.verbosity >= 3 && ctx->rank == 0) {
-            const int k = best == PASSION_METHOD_ETP_STATIC;
-            fprintf(stderr, "passion: auto: aggregators %s (%s: one per "
-                    "node %.3g s, all ranks %.3g s)\n",
-                    set_name[best_aggr], k ? "etp-static" : "etp-dynamic",
-                    t_set[k][0], t_set[k][1]);
-        }
-    }
-    if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
-        fprintf(stderr, "passion: auto chose %s (%.3g s predicted)\n",
-                best == PASSION_METHOD_AUTO     ? "independent"
-                : best == PASSION_METHOD_DIRECT ? "independent, direct"
-                : best == PASSION_METHOD_ETP_DYNAMIC ? "etp-dynamic"
-                                                     : "etp-static",
-                tbest);
-    /* every method pays the FAD's round, at least the learned round (not
-       a choice: the same for every candidate; the prediction of the
-       call); the outcome's agreement is in the fixed cost */
-    *seconds = tbest + S;
-    return best;
 }

@@ -97,6 +97,115 @@ static void note_streams(passion_ctx *ctx, const coll_plan *p, uint64_t sb0,
         coll_stream_note(ctx, ctx->stream_bytes - sb0, ctx->stream_t - st0);
 }
 
+/* Step 1: this rank's arguments (a failing rank still takes part, with
+   an empty section); *elems its section's elements. */
+static int section_check(passion_file *f, const passion_section *s,
+                         const void *buf, const passion_memspec *m,
+                         int method, int op_write, int64_t *elems)
+{
+    passion_ctx *ctx = f->ctx;
+    int rc = PASSION_OK;
+    if (f->a->spec.placement == PASSION_PLACE_LOCAL)
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "collective section access needs a global array file");
+    else if (method < PASSION_METHOD_AUTO ||
+             method > PASSION_METHOD_ETP_DYNAMIC)
+        rc = core_err(ctx, PASSION_EINVAL, "unknown method %d", method);
+    else if (op_write && !f->writable)
+        rc = core_err(ctx, PASSION_EACCES, "%s is open read-only",
+                      f->fh->path);
+    else if (!(rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi,
+                                       elems)) &&
+             !(rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)) &&
+             *elems > 0 && !buf)
+        rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
+    return rc;
+}
+
+/* Step 2: was every rank's part done before the FAD (coll_io_early; a
+   write's only where empty)? *predicted: the slowest early read's
+   prediction. */
+static int section_done_early(const coll_plan *p, int method,
+                              double *predicted)
+{
+    int all_done = method != PASSION_METHOD_ETP_STATIC &&
+                   method != PASSION_METHOD_ETP_DYNAMIC;
+    *predicted = 0;
+    for (int r = 0; r < p->P && all_done; r++) {
+        all_done = coll_early_done(p, r);
+        double t = coll_early_pred(p, r);
+        *predicted = t > *predicted ? t : *predicted;
+    }
+    return all_done;
+}
+
+/* Step 3, method auto: the model's choice (unless the planner's record
+   decides without it), then the planner's. An error is agreed. */
+static int section_choose(coll_plan *p, int *chosen, double *predicted,
+                          coll_auto *ap)
+{
+    double est[PASSION_METHOD_ETP_DYNAMIC + 1];
+    int fresh = coll_auto_begin(p, ap);
+    *chosen = ap->no_model ? PASSION_METHOD_AUTO
+                           : coll_method_choose(p, predicted,
+                                                fresh ? est : NULL);
+    /* the planner: the model's choice, or the measured one */
+    return coll_auto_pick(p, chosen, predicted, fresh ? est : NULL, ap);
+}
+
+/* Step 4: the chosen method runs (this rank's outcome; not agreed).
+   early_done: this rank's read was done before the FAD. */
+static int section_run(coll_plan *p, void *buf, int method, int chosen,
+                       const coll_auto *ap, int early_done, int64_t elems)
+{
+    passion_ctx *ctx = p->ctx;
+    int rc;
+    uint64_t useful = ctx->cnt.bytes_useful;
+    if (chosen == PASSION_METHOD_ETP_STATIC ||
+        chosen == PASSION_METHOD_ETP_DYNAMIC) {
+        coll_domains(p, chosen == PASSION_METHOD_ETP_DYNAMIC);
+        /* auto's own choice: coll_method_choose set them */
+        if (method != PASSION_METHOD_AUTO || ap->overridden)
+            coll_xchg_pick(p);
+        if (!early_done) /* else counted by the early access */
+            ctx->cnt.bytes_useful += (uint64_t)(elems * p->esize);
+        rc = coll_etp_run(p, buf);
+        ctx->last_method = chosen;
+    } else {
+        /* the independent engine counts bytes_useful itself and sets
+           last_method where this rank moves data */
+        rc = independent(p, buf, chosen, early_done);
+        if (early_done) /* counted once, by the early access */
+            ctx->cnt.bytes_useful = useful;
+    }
+    return rc;
+}
+
+/* Step 5, after the agreed outcome rc of an auto call: the same read
+   next time early with the independent method auto chose (unless the
+   planner is still measuring the call), and on cached data the chosen
+   class's fixed cost: took seconds against raw predicted. */
+static void section_learn(passion_file *f, const passion_section *s,
+                          const passion_memspec *m, int op_write, int rc,
+                          int chosen, const coll_auto *ap, int warm,
+                          double raw, double took)
+{
+    passion_ctx *ctx = f->ctx;
+    const int etp = chosen == PASSION_METHOD_ETP_STATIC ||
+                    chosen == PASSION_METHOD_ETP_DYNAMIC;
+    coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
+                        !rc && !etp && (!ap->applies || ap->decided)
+                            ? chosen
+                            : -1);
+    if (rc || !warm || ap->overridden || raw >= COLL_FIXED_LEARN_MAX)
+        return;
+    coll_fixed_learn(ctx, etp ? COLL_FIX_ETP : COLL_FIX_IND, took - raw);
+    if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
+        fprintf(stderr, "passion: auto: %s took %.3g s, predicted %.3g "
+                "s without its fixed cost\n",
+                etp ? "two-phase" : "independent", took, raw);
+}
+
 static int section_all(passion_file *f, const passion_section *s, void *buf,
                        const passion_memspec *m, int method, int op_write)
 {
@@ -110,21 +219,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     const uint64_t sb0 = ctx->stream_bytes;
     const double st0 = ctx->stream_t;
     int64_t elems = 0;
-    int rc = PASSION_OK;
-    if (f->a->spec.placement == PASSION_PLACE_LOCAL)
-        rc = core_err(ctx, PASSION_EINVAL,
-                      "collective section access needs a global array file");
-    else if (method < PASSION_METHOD_AUTO ||
-             method > PASSION_METHOD_ETP_DYNAMIC)
-        rc = core_err(ctx, PASSION_EINVAL, "unknown method %d", method);
-    else if (op_write && !f->writable)
-        rc = core_err(ctx, PASSION_EACCES, "%s is open read-only",
-                      f->fh->path);
-    else if (!(rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi,
-                                       &elems)) &&
-             !(rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)) &&
-             elems > 0 && !buf)
-        rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
+    int rc = section_check(f, s, buf, m, method, op_write, &elems);
     /* a read may be done before the FAD (coll_io_early): its outcome
        travels in the FAD, so that when every rank's part is done the call
        ends there, one collective round in all. A write never is: the FAD
@@ -146,15 +241,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         ctx->last_method = PASSION_METHOD_AUTO; /* the early read's */
         return rc;
     }
-    int all_done = method != PASSION_METHOD_ETP_STATIC &&
-                   method != PASSION_METHOD_ETP_DYNAMIC;
-    double predicted = 0;
-    for (int r = 0; r < p.P && all_done; r++) {
-        all_done = coll_early_done(&p, r);
-        double t = coll_early_pred(&p, r);
-        predicted = t > predicted ? t : predicted;
-    }
-    if (all_done) { /* every rank's part is done (a write's: empty) */
+    double predicted;
+    if (section_done_early(&p, method, &predicted)) {
         coll_plan_free(&p);
         note_streams(ctx, &p, sb0, st0);
         /* the reads, and the FAD's round (the learned round's cost) */
@@ -169,53 +257,23 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     predicted = 0;
     coll_auto ap;
     memset(&ap, 0, sizeof ap);
-    if (method == PASSION_METHOD_AUTO) {
-        double est[PASSION_METHOD_ETP_DYNAMIC + 1];
-        int fresh = coll_auto_begin(&p, &ap);
-        chosen = ap.no_model ? PASSION_METHOD_AUTO
-                             : coll_method_choose(&p, &predicted,
-                                                  fresh ? est : NULL);
-        /* the planner: the model's choice, or the measured one */
-        rc = coll_auto_pick(&p, &chosen, &predicted, fresh ? est : NULL,
-                            &ap);
-        if (rc) { /* agreed */
-            coll_plan_free(&p);
-            return rc;
-        }
+    if (method == PASSION_METHOD_AUTO &&
+        (rc = section_choose(&p, &chosen, &predicted, &ap))) {
+        coll_plan_free(&p); /* agreed */
+        return rc;
     }
     /* the chosen method's fixed cost is learned from here to the
        outcome's agreement (coll_fixed_learn), on cached data only: on an
        uncached file the time minus the prediction is mostly the device's
-       error from the model (a read predicted 0.8 ms took 6.4 ms), the
-       independent class's learned cost sat at its cap and which class
-       won varied from run to run with the calls before it */
+       error from the model */
     double t_run = core_now(), raw = p.pred_raw;
     const int warm = p.warm;
-    uint64_t useful = ctx->cnt.bytes_useful;
-    if (chosen == PASSION_METHOD_ETP_STATIC ||
-        chosen == PASSION_METHOD_ETP_DYNAMIC) {
-        coll_domains(&p, chosen == PASSION_METHOD_ETP_DYNAMIC);
-        /* auto's own choice: coll_method_choose set them */
-        if (method != PASSION_METHOD_AUTO || ap.overridden)
-            coll_xchg_pick(&p);
-        if (!early.done) /* else counted by the early access */
-            ctx->cnt.bytes_useful += (uint64_t)(elems * f->a->esize);
-        rc = coll_etp_run(&p, buf);
-        ctx->last_method = chosen;
-    } else {
-        /* the independent engine counts bytes_useful itself and sets
-           last_method where this rank moves data */
-        rc = independent(&p, buf, chosen, early.done);
-        if (early.done) /* counted once, by the early access */
-            ctx->cnt.bytes_useful = useful;
-    }
+    rc = section_run(&p, buf, method, chosen, &ap, early.done, elems);
     coll_plan_free(&p);
     /* the sample ends before the outcome's agreement: its round is the
-       same for both classes (fixed_cost adds one learned round to each),
-       and under load it holds the other ranks' scheduling delays, which
-       made a class's figure sit at its cap in some runs and not others
-       (independent 1 ms against two-phase 0 in one of nine
-       runs, every small case then two-phase) */
+       same for both classes (coll_fixed_cost adds one learned round to
+       each), and under load it holds the other ranks' scheduling
+       delays */
     double t_end = core_now();
     /* a write that failed after some rank wrote names who wrote */
     rc = op_write ? core_agree_wrote(ctx, rc,
@@ -223,28 +281,11 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
                   : core_agree(ctx, rc);
     if (!rc)
         note_streams(ctx, &p, sb0, st0);
-    /* the same read next time early with an independent method auto
-       chose, unless the planner is still measuring the call */
     if (method == PASSION_METHOD_AUTO)
-        coll_early_remember(ctx, coll_early_sig(f, s, m, op_write),
-                            !rc && chosen != PASSION_METHOD_ETP_STATIC &&
-                                    chosen != PASSION_METHOD_ETP_DYNAMIC &&
-                                    (!ap.applies || ap.decided)
-                                ? chosen
-                                : -1);
+        section_learn(f, s, m, op_write, rc, chosen, &ap, warm, raw,
+                      t_end - t_run);
     if (rc)
         ctx->last_method = PASSION_METHOD_AUTO;
-    else if (method == PASSION_METHOD_AUTO && warm && !ap.overridden &&
-             raw < COLL_FIXED_LEARN_MAX) {
-        int etp = chosen == PASSION_METHOD_ETP_STATIC ||
-                  chosen == PASSION_METHOD_ETP_DYNAMIC;
-        double took = t_end - t_run;
-        coll_fixed_learn(ctx, etp ? COLL_FIX_ETP : COLL_FIX_IND, took - raw);
-        if (ctx->opt.verbosity >= 3 && ctx->rank == 0)
-            fprintf(stderr, "passion: auto: %s took %.3g s, predicted %.3g "
-                    "s without its fixed cost\n",
-                    etp ? "two-phase" : "independent", took, raw);
-    }
     if (!rc)
         coll_auto_observe(ctx, &ap, core_now() - t_call);
     ctx->last_predicted = rc ? 0 : predicted;
