@@ -61,6 +61,14 @@ int cli_fail(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The same with a library code and the context's detail. */
 int cli_fail_rc(const char *cmd, passion_ctx *ctx, int rc, const char *what);
+/* The file tools' commands (cmd_files.c): a usage error, "passion CMD:
+   " + fmt with arg on rank 0's stderr, returns 2; the help (usage and the
+   common options) on rank 0's stdout, returns 0; the buffer size of a
+   copy, ctx's budget but at least 4 KiB. */
+int cli_usage_err(const char *cmd, const char *usage, const char *fmt,
+                  const char *arg);
+int cli_help(const char *usage);
+int64_t cli_chunk_of(passion_ctx *ctx);
 
 /* Element types: numpy-like name ("float64") and code ("<f8"). */
 void cli_type_name(const passion_array_spec *s, char *buf, size_t n);
