@@ -99,8 +99,9 @@ CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
 /* Model seconds of the entry agreement of an exchange of shape s: by
    nodes (coll_agree_by_nodes, coll_nodes_agree: the headers of the
    largest node into its leader, a round of N - 1 messages between the
-   leaders, each charged the network's cost, and back), else coll_agree_cost with the network's
-   cost of the P - P/N headers that leave a rank's node. */
+   leaders, each charged the network's cost, and back), else
+   coll_agree_cost with the network's cost of the P - P/N headers that
+   leave a rank's node. */
 CORE_HIDDEN double coll_agree_cost_shape(const coll_xchg_costs *c,
                                          const coll_xchg_shape *s);
 /* The cheapest algorithm (and radix) for s under c. allow_index: the
@@ -253,6 +254,18 @@ CORE_HIDDEN const char *coll_xchg_name(int alg);
 /* --------------------------------------------------------- algorithms */
 
 typedef struct coll_xchg_plan coll_xchg_plan;
+
+/* The next table of `bytes` in a block of tables at base, 16-byte
+   aligned from *pos on (*pos advanced past it); NULL when base is NULL,
+   so that the same code computes a block's size (the final *pos) and
+   carves it. */
+static inline void *coll_xchg_carve(char *base, int64_t *pos, int64_t bytes)
+{
+    *pos = (*pos + 15) & ~(int64_t)15;
+    void *p = base ? base + *pos : NULL;
+    *pos += bytes;
+    return p;
+}
 
 /*
  * What an algorithm tells the dispatcher, which names no algorithm: the

@@ -1,6 +1,7 @@
 /*
- * xchg_a1.c - algorithm A1 of Liu, Wang and Prasanna (seeds/001, section
- * 3.1.1), in its non-blocking mode (section 4): one stage; in step
+ * xchg_a1.c - algorithm A1 of Liu, Wang and Prasanna ("Portable and
+ * scalable algorithm for irregular all-to-all communication", JPDC 2002,
+ * section 3.1.1), in its non-blocking mode (section 4): one stage; in step
  * i = 1..P-1 rank j sends its message for rank (j + i) mod P. Every
  * receive is posted first, then the sends in step order, then one wait:
  * one round of P - 1 messages, no staging, no copy but the self message.

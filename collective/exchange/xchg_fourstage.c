@@ -489,24 +489,17 @@ static int64_t fs_tables(const coll_grid *g, coll_fs_run *run, char *base)
 {
     int cap = 2 * (g->C > g->R ? g->C : g->R) + 2;
     int64_t pos = 0;
-#define FS_TAKE(ptr, type, n)                                                 \
-    do {                                                                      \
-        pos = (pos + 15) & ~(int64_t)15;                                      \
-        if (run)                                                              \
-            (ptr) = (type *)(void *)(base + pos);                             \
-        pos += (int64_t)(n) * (int64_t)sizeof(type);                          \
-    } while (0)
-    coll_step *st = NULL;
-    coll_fs_msg *m0 = NULL, *m1 = NULL;
-    int *srcs = NULL, *work = NULL;
-    char *done = NULL;
-    FS_TAKE(st, coll_step, cap);
-    FS_TAKE(m0, coll_fs_msg, cap);
-    FS_TAKE(m1, coll_fs_msg, cap);
-    FS_TAKE(srcs, int, cap);
-    FS_TAKE(done, char, cap);
-    FS_TAKE(work, int, 2 * g->C);
-#undef FS_TAKE
+    char *at = run ? base : NULL; /* NULL: only the size is computed */
+    coll_step *st =
+        coll_xchg_carve(at, &pos, (int64_t)cap * (int64_t)sizeof(coll_step));
+    coll_fs_msg *m0 =
+        coll_xchg_carve(at, &pos, (int64_t)cap * (int64_t)sizeof(coll_fs_msg));
+    coll_fs_msg *m1 =
+        coll_xchg_carve(at, &pos, (int64_t)cap * (int64_t)sizeof(coll_fs_msg));
+    int *srcs = coll_xchg_carve(at, &pos, (int64_t)cap * (int64_t)sizeof(int));
+    char *done = coll_xchg_carve(at, &pos, (int64_t)cap);
+    int *work =
+        coll_xchg_carve(at, &pos, (int64_t)(2 * g->C) * (int64_t)sizeof(int));
     if (run) {
         run->cap = cap;
         run->st = st;

@@ -1,7 +1,8 @@
 /*
  * xchg_index.c - the index algorithm (all-to-all personalized) of Bruck,
- * Ho, Kipnis, Upfal and Weathersby (seeds/000, section 3; restated in
- * ALGORITHMS.md section 1), one-port, any number of ranks n and any radix
+ * Ho, Kipnis, Upfal and Weathersby ("Efficient algorithms for all-to-all
+ * communications in multiport message-passing systems", IEEE TPDS 1997,
+ * section 3), one-port, any number of ranks n and any radix
  * r in 2..n, on blocks of b bytes:
  *
  *   phase 1: cur[k] = block (k + me) mod n of the send buffer;

@@ -1,6 +1,8 @@
 /*
  * xchg_model.c - the cost model of the exchange subsystem: CCL's tunable
- * choice (seeds/003) on the linear model (ALGORITHMS.md section 5). Each
+ * choice (Bala et al., "CCL: a portable and tunable collective
+ * communication library for scalable parallel computers", IEEE TPDS
+ * 1995) on the linear model (xchg.h). Each
  * algorithm's ops->model counts its rounds, messages, bytes and local
  * copies as its paper does (Bruck: C1 and C2; four-stage: Theorem 2);
  * ops->staging bounds the memory it holds (four-stage: Theorem 1); `auto`

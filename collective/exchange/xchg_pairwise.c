@@ -1,6 +1,7 @@
 /*
- * xchg_pairwise.c - complete exchange by pairwise steps, Bokhari (seeds/002,
- * section "pairwise"): when P is a power of two, step i = 1..P-1 exchanges
+ * xchg_pairwise.c - complete exchange by pairwise steps, Bokhari
+ * ("Complete exchange on the iPSC-860", ICASE report 91-4, 1991, section
+ * "pairwise"): when P is a power of two, step i = 1..P-1 exchanges
  * with rank (me XOR i), so every step is a set of disjoint pairs; for other
  * P the shift schedule (send to me + i, receive from me - i). One-port:
  * P - 1 rounds, each one send and one receive, no staging.

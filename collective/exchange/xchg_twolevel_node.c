@@ -73,27 +73,20 @@ int64_t coll_tl_layout(const coll_xchg_plan *pl, const coll_nodes *T,
     int P = pl->P, a = T->node, N = T->nnodes;
     int S = T->first[a + 1] - T->first[a], lead = T->lrank == 0;
     int64_t pos = 0;
-#define TL_TAKE(ptr, type, n)                                                 \
-    do {                                                                      \
-        pos = (pos + 15) & ~(int64_t)15;                                      \
-        if (tb)                                                               \
-            (ptr) = (type *)(void *)(base + pos);                             \
-        pos += (int64_t)(n) * (int64_t)sizeof(type);                          \
-    } while (0)
-    int64_t *hdr = NULL, *sub = NULL;
-    coll_tl_piece *pc = NULL;
-    int *lens = NULL;
-    MPI_Aint *disp = NULL;
-    char *fs = NULL;
-    TL_TAKE(hdr, int64_t, 2 * (int64_t)P * (lead ? S : 1));
-    TL_TAKE(pc, coll_tl_piece, P + 1);
-    TL_TAKE(lens, int, P + 2);
-    TL_TAKE(disp, MPI_Aint, P + 2);
-    TL_TAKE(sub, int64_t, lead ? 4 * (int64_t)N : 0);
-    TL_TAKE(fs, char, lead ? tl_fs_scratch(N) : 0);
-    int64_t *ms = NULL;
-    TL_TAKE(ms, int64_t, lead ? 2 * (int64_t)S : 0);
-#undef TL_TAKE
+    char *at = tb ? base : NULL; /* NULL: only the size is computed */
+    int64_t *hdr = coll_xchg_carve(
+        at, &pos, 2 * (int64_t)P * (lead ? S : 1) * (int64_t)sizeof(int64_t));
+    coll_tl_piece *pc = coll_xchg_carve(
+        at, &pos, (int64_t)(P + 1) * (int64_t)sizeof(coll_tl_piece));
+    int *lens =
+        coll_xchg_carve(at, &pos, (int64_t)(P + 2) * (int64_t)sizeof(int));
+    MPI_Aint *disp = coll_xchg_carve(
+        at, &pos, (int64_t)(P + 2) * (int64_t)sizeof(MPI_Aint));
+    int64_t *sub = coll_xchg_carve(
+        at, &pos, (lead ? 4 * (int64_t)N : 0) * (int64_t)sizeof(int64_t));
+    char *fs = coll_xchg_carve(at, &pos, lead ? tl_fs_scratch(N) : 0);
+    int64_t *ms = coll_xchg_carve(
+        at, &pos, (lead ? 2 * (int64_t)S : 0) * (int64_t)sizeof(int64_t));
     if (tb) {
         tb->hdr = hdr;
         tb->pc = pc;
