@@ -13,7 +13,10 @@
  * xchg_model.c the model, the choice and the staging bound; xchg_cost.c
  * the shapes and the agreement cost the algorithms use themselves;
  * xchg_calib.c the calibration; xchg_p2p.c messages, waits, staging
- * accounting; xchg_<algorithm>.c one algorithm each.
+ * accounting; xchg_<algorithm>.c one algorithm each (the four-stage
+ * with xchg_fs_grid.c, its schedule, and xchg_fs_msg.c, its messages;
+ * the two-level with xchg_twolevel_node.c, a node's side, and
+ * xchg_nodes_agree.c, the agreement by nodes it rides on).
  *
  * Everything here works on bytes: counts and displacements are int64 byte
  * counts, messages larger than the chunk limit (INT_MAX by default) travel
