@@ -76,8 +76,9 @@ static int load(passion_ctx *ctx, plan_table *t, const char *path)
 
 /*
  * How an operation's keys read. The keys are the dispatcher's: for the
- * exchange, collective/exchange/exchange.c (auto_sig) makes them; a
- * change there is a change here. An operation without a view shows its
+ * exchange, collective/exchange/xchg_auto.c (auto_sig) makes them, for a
+ * section access collective/etp_auto.c (sig_of); a change there is a
+ * change here. An operation without a view shows its
  * keys and method as numbers.
  */
 enum { KV_NONE, KV_INT, KV_FLAG, KV_POW2, KV_HEX };

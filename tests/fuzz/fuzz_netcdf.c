@@ -1,6 +1,6 @@
 /*
  * fuzz_netcdf.c - fuzz target for the netCDF classic header parser and
- * writer (ocad/fmt_netcdf.c).
+ * writer (ocad/fmt_netcdf_parse.c, ocad/fmt_netcdf_write.c).
  *
  * Input: the first bytes of a file (taken as the whole file). Properties:
  * the parser never reads outside the input (sanitizers); a rejected
