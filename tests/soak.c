@@ -1,5 +1,5 @@
 /*
- * bench_soak.c - a soak under faults (issue 10): for a fixed time, a
+ * soak.c - a soak under faults: for a fixed time, a
  * random mix of every kind of call on small arrays, with I/O errors, short
  * transfers and allocation failures injected at random calls on random
  * ranks, every call checked against an in-memory model of every file.
@@ -1532,7 +1532,7 @@ static int epoch_begin(void)
         int64_t budget = coin(3) ? (int64_t)64 << 20 : rr(floor, floor + 8192);
         /* not index: the two-phase method's exchanges are irregular and
            a context whose exchange option is index fails them with
-           PASSION_EINVAL (reported in issue 10's soak note) */
+           PASSION_EINVAL) */
         int xi = (int)rr(0, 5);
         if (xi >= 4)
             xi++;
@@ -1855,11 +1855,11 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr,
-                "bench-soak [--seconds S] [--seed N] [--scratch DIR] "
+                "soak [--seconds S] [--seed N] [--scratch DIR] "
                 "[--fault-rate F] [--watchdog S] [--epoch CALLS]\n"
-                "           [--rss-every CALLS] [--rss-limit KIB] [--trim] "
+                "     [--rss-every CALLS] [--rss-limit KIB] [--trim] "
                 "[--calls N] [--ops a,b,...]\n"
-                "           [--chaos SEED [--chaos-max-us US] "
+                "     [--chaos SEED [--chaos-max-us US] "
                 "[--chaos-pct PCT]] [--verbose [--verbose]]\n"
                 "ops: coll-read coll-write ind-read ind-write async slab "
                 "shift exchange\n");
@@ -1883,7 +1883,7 @@ static int remove_scratch(void)
     }
     if (!rmdir(scratch))
         return 0;
-    fprintf(stderr, "bench-soak: could not remove %s: %s\n", scratch,
+    fprintf(stderr, "soak: could not remove %s: %s\n", scratch,
             strerror(errno));
     return 1;
 }
@@ -1964,14 +1964,14 @@ int main(int argc, char **argv)
     }
     if (nprocs > MAXP) {
         if (rank == 0)
-            fprintf(stderr, "bench-soak: at most %d ranks\n", MAXP);
+            fprintf(stderr, "soak: at most %d ranks\n", MAXP);
         MPI_Finalize();
         return 2;
     }
     if (chaos_on &&
         core_chaos_config(chaos_seed, chaos_max_us, chaos_pct) != 0) {
         if (rank == 0)
-            fprintf(stderr, "bench-soak: --chaos needs a build with the "
+            fprintf(stderr, "soak: --chaos needs a build with the "
                     "schedule fuzzer (meson -Dchaos=true; scripts/build "
                     "turns it on)\n");
         MPI_Finalize();
