@@ -149,13 +149,12 @@ CORE_HIDDEN int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env);
  * records (its time - bytes / bw - copied bytes / OCAD_COPY_BW) /
  * requests, clamped to [1e-7, 1e-3] s; ocad_req_cost is the median of the
  * last OCAD_LEARN_KEEP samples of this rank, the smallest while there are
- * fewer than CORE_LEARN_TRUST (core_learned: a first warm read of a
- * context measured 29 us per request, loaded, and that one sample priced
- * every cached request until the next, against about 1 us per request
- * measured by the direct reads of the same run; 0: none yet). A system call
- * and a copy from the page cache cost 0.2-5 us depending on the machine
- * (a paravirtualised guest pays the most), so a constant misprices many
- * small direct reads against a few large ones. ocad_req_learn records one
+ * fewer than CORE_LEARN_TRUST (core_learned: one sample, taken by a
+ * context's first warm read under load, would otherwise price every
+ * cached request until the next; 0: none yet). A system call and a copy
+ * from the page cache cost an order of magnitude more on some machines
+ * than on others (a paravirtualised guest pays the most), so a constant
+ * misprices many small direct reads against a few large ones. ocad_req_learn records one
  * sample (the tests feed it known values).
  */
 #define OCAD_LEARN_KEEP 8
@@ -170,11 +169,10 @@ CORE_HIDDEN double ocad_req_cost(const passion_ctx *ctx);
  * found in the page cache), read as the independent methods read
  * (core_io_read_batch: one system call per batch on io_uring), the median
  * batch's time per request recorded as one sample (ocad_req_learn);
- * outside the counters. Without it the first calls on cached data were
- * priced with the constant COLL_WARM_LATENCY (2 us, against 0.3 us per
- * batched request measured on this VM), and a choice that avoided
- * independent reads never learned otherwise (etp table 6.2-II warm,
- * P = 2: auto chose the two-phase method, 3x slower than direct). Nothing
+ * outside the counters. Without it the first calls on cached data are
+ * priced with the constant COLL_WARM_LATENCY, which can be several times
+ * a batched request's cost, and a choice that avoids independent reads
+ * then never learns otherwise. Nothing
  * when a sample exists, for an O_DIRECT handle or a driver without
  * calibration reads (core_driver_ops.measure); a failed read leaves
  * nothing learned and no error.

@@ -312,12 +312,12 @@ static int cached_cachestat(int fd, int64_t lo, int64_t hi, int64_t pg)
     int64_t looks = (npages + win - 1) / win, step = 1;
     if (looks < maxlooks || npages <= CORE_PROBE_EXACT) {
         /* one call over the whole extent counts every page: where the
-           windows would tile it (a system call per window was
-           a share of a tiny auto read's cost), and up to CORE_PROBE_EXACT
-           pages (16 windows of a 42.6 MB extent under a memory
-           limit found the rows just read cached, not the holes between
-           them; the sieve was priced at memory speed and read 42.6 MB
-           three times from the device, 0.82 s against direct's 0.15 s) */
+           windows would tile it (a system call per window is a share of
+           a tiny read's cost), and up to CORE_PROBE_EXACT pages (sampled
+           windows of a strided extent under a memory limit can land on
+           the rows just read, cached, and miss the holes between them:
+           the sieve would be priced at memory speed and read the extent
+           from the device) */
         int64_t c = cached_pages(fd, p0 * pg, npages * pg);
         if (c < 0)
             return -1;
