@@ -1,7 +1,8 @@
 /*
  * etp.c - the rounds of the extended two-phase method (thesis 6.3.1 reads,
- * 6.3.2 writes, figure 6.4 step 6), pipelined: the I/O of one round runs on
- * a helper thread while the exchange of the neighbouring round runs on the
+ * 6.3.2 writes, figure 6.4 step 6), pipelined: the I/O of one round runs as
+ * the context's I/O job (core_job_start: on the core's one I/O worker
+ * thread) while the exchange of the neighbouring round runs on the
  * calling thread (double buffering, "the two phases ... can be overlapped
  * (pipelined) by reading smaller portions of data and communicating it").
  *
@@ -16,7 +17,7 @@
  *
  * Memory: the stage <= 2x, each exchange buffer <= x, where 5x plus the
  * exchange's own staging for x plus the descriptors fit the budget
- * (plan_caps in etp_plan.c); reads hold one stage, two send and one
+ * (coll_plan_caps_alg in etp_plan.c); reads hold one stage, two send and one
  * receive buffer, writes one stage, one send and two receive buffers,
  * sized to what the schedule needs (a first pass over the schedule,
  * arithmetic only); the exchange is passed what they leave of the budget,
@@ -32,7 +33,6 @@
  */
 #include "coll.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -41,23 +41,18 @@
    core_io_write_batch: one system call for the lot on io_uring, page-cache
    hits copied in the submit), as the independent engine's; larger ones
    one by one, so that the kernel's readahead still sees a sequential
-   reader. One request per window cost about 1-1.5 us of system call on
-   this VM against 0.3-0.5 us batched: a warm two-phase read of etp table
-   6.1-V (2,048 windows of 64 bytes per rank, P = 2) took 4.0-4.4 ms
-   against 1.7-2.0 ms for direct reads of twice as many runs, and the
-   model, which prices a request at the batched cost, predicted 1.15 ms.
-   On the helper thread (rounds overlapped) the windows go one by one:
-   the engine belongs to the calling thread. */
+   reader (a system call per small window costs several times its share
+   of a batch, and the model prices a request at the batched cost). In
+   the I/O job (rounds overlapped) the windows go one by one: the engine
+   belongs to the calling thread, and its ops would wait behind the job
+   on the worker. */
 #define ETP_BATCH 64
 #define ETP_BATCH_SMALL (64 << 10)
-/* Rounds overlap their I/O with the exchange on a helper thread, except
-   where this rank's first chunk is at least ETP_SMALL_IO_MIN windows of
-   at most ETP_BATCH_SMALL bytes on average: on the helper thread they
-   would go one system call each (no engine there), and batched on the
-   calling thread they took less time than overlapped. Measured: etp
-   table 6.4-IV warm, P = 2 (2,048 windows of 192 bytes per aggregator,
-   read and written), etp-dynamic, 3 interleaved rounds of 15 reps, load
-   6-8: threaded 44-73 ms, batched on the calling thread 27-31 ms. */
+/* Rounds overlap their I/O with the exchange as an I/O job, except where
+   this rank's first chunk is at least ETP_SMALL_IO_MIN windows of at
+   most ETP_BATCH_SMALL bytes on average: in the job they would go one
+   system call each (no engine there), and batched on the calling thread
+   they take less time than overlapped. */
 #define ETP_SMALL_IO_MIN 64
 
 typedef struct etp_round {
@@ -210,7 +205,7 @@ static int schedule(etp_run *u, etp_round *R)
     return PASSION_OK;
 }
 
-/* ---- I/O side (the aggregator), maybe on the helper thread ---- */
+/* ---- I/O side (the aggregator), maybe on the I/O worker ---- */
 
 /* the gathered windows to the driver in one batch (u->writing: writes) */
 static int flush(etp_run *u)
@@ -262,7 +257,7 @@ static int stage_io(etp_run *u, int64_t a, int64_t b, coll_window_fn fn,
     return rc ? rc : frc;
 }
 
-/* on_thread: run on the helper thread (no engine, no batching) */
+/* on_thread: run as the I/O job (no engine, no batching) */
 static void io_round(etp_run *u, etp_round *R, int par, int on_thread)
 {
     coll_plan *p = u->p;
@@ -313,11 +308,11 @@ typedef struct io_job {
     int par;
 } io_job;
 
-static void *io_thread(void *arg)
+/* the round's I/O as the context's I/O job (core_job_start) */
+static void io_job_run(void *arg)
 {
     io_job *j = arg;
     io_round(j->u, j->R, j->par, 1);
-    return NULL;
 }
 
 /* ---- exchange side (every rank), on the calling thread ---- */
@@ -415,15 +410,6 @@ static int size_pass(etp_run *u)
     return PASSION_OK;
 }
 
-static int can_thread(const coll_plan *p)
-{
-    if (p->ctx->opt.driver != PASSION_DRIVER_MPIIO)
-        return 1;
-    int lvl = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&lvl);
-    return lvl == MPI_THREAD_MULTIPLE;
-}
-
 static void run_free(etp_run *u)
 {
     passion_ctx *ctx = u->p->ctx;
@@ -495,7 +481,8 @@ int coll_etp_run(coll_plan *p, char *buf)
         run_free(&u);
         return rc;
     }
-    u.threaded = u.rounds > 1 && can_thread(p) && !u.small_io;
+    u.threaded =
+        u.rounds > 1 && core_job_may_run(p->f->fh) && !u.small_io;
     int two_send = u.threaded && !p->op_write;
     int two_recv = u.threaded && p->op_write;
     char **slot[5] = {&u.stage, &u.sbuf[0], &u.rbuf[0], &u.sbuf[1],
@@ -541,9 +528,8 @@ int coll_etp_run(coll_plan *p, char *buf)
         io_job job = {&u, p->op_write ? cur : nxt, p->op_write ? par
                                                                : par ^ 1};
         int want_io = p->op_write || nxt->any;
-        pthread_t th;
-        int started = want_io && u.threaded &&
-                      pthread_create(&th, NULL, io_thread, &job) == 0;
+        core_job cj = {.fn = io_job_run, .arg = &job};
+        int started = want_io && u.threaded && core_job_start(ctx, &cj) == 0;
         /* without the thread, one buffer each: a write's I/O must consume
            the received data before the next exchange overwrites it */
         if (!started && want_io && p->op_write)
@@ -553,7 +539,7 @@ int coll_etp_run(coll_plan *p, char *buf)
         else if (nxt->any)
             mrc = xchg_round(&u, nxt, par ^ 1);
         if (started)
-            pthread_join(th, NULL);
+            core_job_join(ctx, &cj);
         else if (want_io && !p->op_write)
             io_round(&u, job.R, job.par, 0);
         if (!nxt->any)

@@ -105,6 +105,29 @@ CORE_HIDDEN int64_t core_aio_fixed(const passion_ctx *ctx);
 CORE_HIDDEN void core_test_uring_fail(int e);
 CORE_HIDDEN int core_test_uring_errno(void);
 
+/*
+ * An I/O job: fn(arg), a run of the caller's own synchronous driver calls
+ * (core_io_read / core_io_write on one handle), run on the context's I/O
+ * worker thread (the thread engine's worker, started on demand whatever
+ * the engine) while the calling thread goes on; core_job_join waits for
+ * it. So the library has one I/O thread mechanism: no thread per job. A
+ * job must not drive the engine (its ops would wait behind it) nor touch
+ * the context's counters, detail or staging beyond what the driver calls
+ * do. core_job_may_run: may a job on fh run off the calling thread (its
+ * driver does not need MPI, or MPI provides MPI_THREAD_MULTIPLE)?
+ * core_job_start: 0 when the job runs asynchronously; < 0 when no worker
+ * can take it (the caller then runs it itself; nothing to join).
+ */
+typedef struct core_job {
+    void (*fn)(void *arg);
+    void *arg;
+    int done;              /* the engine's: set when fn has returned */
+    struct core_job *next; /* the engine's */
+} core_job;
+CORE_HIDDEN int core_job_may_run(const core_fh *fh);
+CORE_HIDDEN int core_job_start(passion_ctx *ctx, core_job *j);
+CORE_HIDDEN void core_job_join(passion_ctx *ctx, core_job *j);
+
 /* Engine internals (passion/ only). */
 typedef struct core_engine core_engine;
 typedef struct core_engine_ops {
@@ -117,6 +140,10 @@ typedef struct core_engine_ops {
     /* optional (core_aio_register): slot >= 0 or -1; and its undoing */
     int (*reg)(core_engine *e, char *base, int64_t len);
     void (*unreg)(core_engine *e, int slot);
+    /* optional (core_job_start): run a job on the engine's thread; and
+       wait until it has run */
+    void (*job)(core_engine *e, core_job *j);
+    void (*join)(core_engine *e, core_job *j);
 } core_engine_ops;
 struct core_engine {
     const core_engine_ops *ops;

@@ -2,11 +2,13 @@
  * eng_thread.c - the fallback engine: one worker thread that runs queued
  * ops in order through the file's driver (core_io_once_via: one driver
  * request, O_DIRECT alignment applied through the bounce the op was given
- * at submit), looping on short counts and EINTR.
+ * at submit), looping on short counts and EINTR; the same worker runs the
+ * context's I/O jobs (core_job_start), before queued ops.
  *
- * Invariants: the worker touches only the ops it is given and their
- * driver handles (never the context's counters or detail); the queues are
- * guarded by one mutex; stop drains the queue.
+ * Invariants: the worker touches only the ops and jobs it is given and
+ * their driver handles (never the context's counters or detail); the
+ * queues are guarded by one mutex; a job is marked done under it after
+ * its fn returned; stop drains the queues.
  */
 #include "core.h"
 
@@ -19,6 +21,7 @@ typedef struct thread_impl {
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     core_op *q_h, *q_t, *d_h, *d_t;
+    core_job *j_h, *j_t; /* jobs to run, before the ops */
     int stop;
 } thread_impl;
 
@@ -62,8 +65,20 @@ static void *worker(void *arg)
     thread_impl *t = arg;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!t->q_h && !t->stop)
+        while (!t->q_h && !t->j_h && !t->stop)
             pthread_cond_wait(&t->work, &t->mu);
+        core_job *j = t->j_h;
+        if (j) {
+            t->j_h = j->next;
+            if (!t->j_h)
+                t->j_t = NULL;
+            pthread_mutex_unlock(&t->mu);
+            j->fn(j->arg);
+            pthread_mutex_lock(&t->mu);
+            j->done = 1;
+            pthread_cond_broadcast(&t->done);
+            continue;
+        }
         core_op *op = t->q_h;
         if (!op)
             break; /* stop, and the queue is empty */
@@ -136,6 +151,30 @@ static core_op *thread_reap(core_engine *e, int block)
     return op;
 }
 
+static void thread_job(core_engine *e, core_job *j)
+{
+    thread_impl *t = e->impl;
+    pthread_mutex_lock(&t->mu);
+    j->done = 0;
+    j->next = NULL;
+    if (t->j_t)
+        t->j_t->next = j;
+    else
+        t->j_h = j;
+    t->j_t = j;
+    pthread_cond_signal(&t->work);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void thread_join(core_engine *e, core_job *j)
+{
+    thread_impl *t = e->impl;
+    pthread_mutex_lock(&t->mu);
+    while (!j->done)
+        pthread_cond_wait(&t->done, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+}
+
 static void thread_stop(core_engine *e)
 {
     thread_impl *t = e->impl;
@@ -159,4 +198,6 @@ const core_engine_ops core_engine_thread = {
     .submit = thread_submit,
     .reap = thread_reap,
     .stop = thread_stop,
+    .job = thread_job,
+    .join = thread_join,
 };

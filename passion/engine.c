@@ -447,3 +447,27 @@ int core_aio_progress(passion_ctx *ctx, int block)
             return reap_from(es[i], 1);
     return 0;
 }
+
+int core_job_may_run(const core_fh *fh)
+{
+    if (!fh->ops->needs_mpi_thread)
+        return 1;
+    int lvl = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&lvl);
+    return lvl == MPI_THREAD_MULTIPLE;
+}
+
+int core_job_start(passion_ctx *ctx, core_job *j)
+{
+    engine_state *st;
+    if (state_get(ctx, &st) || thread_up(ctx, st))
+        return -1;
+    st->thread.ops->job(&st->thread, j);
+    return 0;
+}
+
+void core_job_join(passion_ctx *ctx, core_job *j)
+{
+    engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    st->thread.ops->join(&st->thread, j);
+}
