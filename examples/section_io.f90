@@ -23,7 +23,7 @@ program section_io
   type(passion_counters) :: cnt
   real(real64), allocatable :: mine(:,:), blk(:,:), pad(:,:), disk(:,:)
   character(len=4096) :: dir
-  integer :: me, np, rc, i, j, ncol, bad, total, u
+  integer :: me, np, i, j, ncol, bad, total, u
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, me)
@@ -51,7 +51,7 @@ program section_io
        [N1, N2], [1, np]), mine), 'write_all')
 
   ! a strided block: rows 2:N1:3, columns me+1:N2:2 (collective)
-  allocate(blk((N1 - 2) / 3 + 1, (N2 - (me + 1)) / 2 + 1))
+  allocate(blk(size(mine(2:N1:3, 1)), (N2 - (me + 1)) / 2 + 1))
   call ok(passion_file_read_all(f, passion_section([2, me + 1], [N1, N2], &
        [3, 2]), blk), 'read_all')
   do j = 1, size(blk, 2)

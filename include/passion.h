@@ -156,8 +156,8 @@ typedef enum passion_driver {
     PASSION_DRIVER_POSIX = 0, /* "posix": pread/pwrite, optional O_DIRECT */
     PASSION_DRIVER_MPIIO = 1, /* "mpiio": independent MPI-IO at explicit
                                  offsets */
-    PASSION_DRIVER_FAULT = 2  /* "fault": test only, posix that fails on
-                                 purpose (options fault_*) */
+    PASSION_DRIVER_FAULT = 2  /* "fault": test builds only, posix that
+                                 fails on purpose (options fault_*) */
 } passion_driver;
 
 /* Methods for section access (independent and collective). */
@@ -246,11 +246,14 @@ typedef enum passion_engine {
  *                   from the first call, never measured again), merged
  *                   back by rank 0 when the context is freed; set on
  *                   every rank or on none; ""
- * Test and benchmark (a simulation, see passion_context(3)):
+ * Test builds only (meson -Dtest_hooks=true; a library built without it
+ * refuses these keys and driver fault with PASSION_EINVAL, naming the key
+ * and the build option; not part of the stable interface):
+ * the simulated network (see passion_context(3)):
  *   sim_net_latency_us  microseconds every message between two (virtual)
  *                   nodes costs its sender before it is sent; 0
  *   sim_net_byte_ns     nanoseconds per byte of such a message; 0
- * Test only (fault injection; not part of the stable interface):
+ * fault injection:
  *   fault_fail_at   fail the Nth I/O request (1-based, driver fault),
  *                   once, 0 never; 0
  *   fault_errno     errno of that failure; EIO

@@ -57,6 +57,7 @@ static unsigned long long agree_key(const passion_ctx *ctx, int rc)
 static _Atomic long long spin_ns = (long long)(CORE_SPIN_SHORT * 1e9);
 static _Atomic long long pause_ns = 0;
 
+#ifdef PASSION_TEST_HOOKS
 double core_wait_spin(void)
 {
     return (double)spin_ns * 1e-9;
@@ -66,6 +67,7 @@ double core_wait_pause(void)
 {
     return (double)pause_ns * 1e-9;
 }
+#endif
 
 /* Give the CPU away between two polls of a wait past its spin time. */
 static void wait_pause(void)
@@ -96,8 +98,9 @@ double core_wait_policy(passion_ctx *ctx)
     return s;
 }
 
-/* polls and clock reads of core_waitall (tests), added once a wait that
-   took more than one poll */
+#ifdef PASSION_TEST_HOOKS
+/* polls and clock reads of core_waitall (tests, test builds only), added
+   once a wait that took more than one poll */
 static _Atomic long long wait_polls, wait_reads;
 
 static void wait_count(long long polls, long long reads)
@@ -113,6 +116,13 @@ void core_wait_counts(long long *polls, long long *reads)
     *polls = wait_polls;
     *reads = wait_reads;
 }
+#else
+static void wait_count(long long polls, long long reads)
+{
+    (void)polls;
+    (void)reads;
+}
+#endif
 
 void core_idle(double t0)
 {

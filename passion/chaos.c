@@ -12,6 +12,7 @@
  * Invariants: counters only grow (atomics, any thread); the configuration
  * is read once from the environment before the first hook unless
  * core_chaos_config() set it; a hook with the fuzzer off costs one load.
+ * Compiled only into test builds (-Dtest_hooks=true: passion/meson.build).
  */
 #include "core.h"
 
@@ -33,8 +34,6 @@ const char *core_chaos_site_name(int site)
 {
     return site >= 0 && site < CORE_CHAOS_NSITES ? site_names[site] : "?";
 }
-
-#ifdef PASSION_CHAOS
 
 static _Atomic int chaos_pct;        /* 0: off */
 static _Atomic int chaos_max_us = 2000;
@@ -160,23 +159,3 @@ void core_chaos_stats_get(core_chaos_stats *out)
     out->on = out->pct > 0;
 }
 
-#else
-
-int core_chaos_built(void)
-{
-    return 0;
-}
-
-int core_chaos_config(uint64_t seed, int max_us, int pct)
-{
-    (void)seed;
-    (void)max_us;
-    return pct > 0 ? PASSION_ENOTSUP : PASSION_OK;
-}
-
-void core_chaos_stats_get(core_chaos_stats *out)
-{
-    memset(out, 0, sizeof *out);
-}
-
-#endif

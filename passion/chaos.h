@@ -5,8 +5,9 @@
  * idle machine (one rank's read-modify-write straddling another rank's
  * write, a completion arriving before a submission returns) become common.
  *
- * Compiled only with -Dchaos=true (test builds: scripts/build turns it on);
- * otherwise CORE_CHAOS(site) is nothing and the library carries no hook.
+ * Compiled only with -Dtest_hooks=true (test builds: scripts/build turns it
+ * on; PASSION_TEST_HOOKS); otherwise CORE_CHAOS(site) is nothing, chaos.c
+ * is not built and the library carries no hook.
  * Even when compiled in it stays off until PASSION_CHAOS=SEED[:MAX_US[:PCT]]
  * is in the environment at the first hook, or core_chaos_config() is
  * called (the soak's --chaos).
@@ -60,21 +61,21 @@ typedef struct core_chaos_stats {
     int max_us, pct, on;
 } core_chaos_stats;
 
-#ifdef PASSION_CHAOS
+#ifdef PASSION_TEST_HOOKS
 void core_chaos_point(enum core_chaos_site site);
 #define CORE_CHAOS(site) core_chaos_point(CORE_CHAOS_##site)
-#else
-#define CORE_CHAOS(site) ((void)0)
-#endif
 
-/* 1 where the hooks are compiled in */
+/* 1 (the hooks are compiled in: the races test asks) */
 int core_chaos_built(void);
 /* turn the hooks on (seed, delays up to max_us, a delay at pct percent of
-   the hooks) or off (pct 0); returns PASSION_ENOTSUP where not built */
+   the hooks) or off (pct 0) */
 int core_chaos_config(uint64_t seed, int max_us, int pct);
 /* this process's counts so far */
 void core_chaos_stats_get(core_chaos_stats *out);
 /* the name of a site */
 const char *core_chaos_site_name(int site);
+#else
+#define CORE_CHAOS(site) ((void)0)
+#endif
 
 #endif

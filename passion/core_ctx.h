@@ -42,9 +42,11 @@ struct passion_ctx {
        streaming bandwidth from them (collective/etp_plan.c) */
     uint64_t stream_bytes;
     double stream_t;
+#ifdef PASSION_TEST_HOOKS
     /* messages between nodes charged by the simulated network but not in
        cnt (agreements: the exchange's headers); for the tests */
     uint64_t net_uncounted_inter;
+#endif
     int64_t staging_now;
     struct core_stage_pool *stage; /* staging blocks kept between calls */
     struct core_tmp_pool *tmp;     /* small temporary arrays kept too */
@@ -83,13 +85,15 @@ struct passion_ctx {
     /* the host as passion_init found it (to keep on the user's
        communicator; leader -1: not found) */
     core_host host;
-    /* the simulated network's interface of this node (net.c): the time
+    /* the simulated network's interface of this node (net_sim.c): the time
        (CLOCK_MONOTONIC ns) until which it is busy, in memory the node's
        ranks share (a window on node_comm), NULL when the network is off
        or the node's ranks share no memory (then each rank is charged as
        if it had an interface of its own) */
+#ifdef PASSION_TEST_HOOKS
     int64_t *net_busy;
     MPI_Win net_win;
+#endif
     int *node_first;       /* nnodes + 1 entries when the nodes are runs of
                               consecutive ranks (always for virtual
                               nodes): node n holds ranks node_first[n] ..

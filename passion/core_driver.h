@@ -145,7 +145,9 @@ CORE_HIDDEN int core_posix_replace(const char *path, const char *buf,
                                    size_t len);
 extern CORE_HIDDEN const core_driver_ops core_drv_posix;
 extern CORE_HIDDEN const core_driver_ops core_drv_mpiio;
-extern CORE_HIDDEN const core_driver_ops core_drv_fault;
+#ifdef PASSION_TEST_HOOKS
+extern CORE_HIDDEN const core_driver_ops core_drv_fault; /* test builds */
+#endif
 
 /* Posix helpers shared by the drivers (drv_posix.c). */
 /* The page-cache probe: per mille of [lo, hi)'s pages cached; every page
@@ -155,9 +157,11 @@ extern CORE_HIDDEN const core_driver_ops core_drv_fault;
 CORE_HIDDEN int core_posix_cached(int fd, int64_t lo, int64_t hi);
 CORE_HIDDEN int core_posix_advise(int fd, int64_t off, int64_t len,
                                   int advice);
+#ifdef PASSION_TEST_HOOKS
 /* Fault driver (tests): count requests from 0 again. */
 CORE_HIDDEN void core_fault_rearm(passion_ctx *ctx);
 /* Requests the fault driver has counted since it was (re)armed (tests). */
 CORE_HIDDEN int64_t core_fault_calls(passion_ctx *ctx);
+#endif
 
 #endif

@@ -79,12 +79,19 @@ CORE_HIDDEN void core_aio_unplug(passion_ctx *ctx);
 CORE_HIDDEN int core_aio_progress(passion_ctx *ctx, int block);
 /* Ops in flight on the context. */
 CORE_HIDDEN int64_t core_aio_inflight(passion_ctx *ctx);
-/* Ops run synchronously at submit because their driver calls MPI and MPI
-   does not provide MPI_THREAD_MULTIPLE (the fallback of engine.c). */
+#ifdef PASSION_TEST_HOOKS
+/* Tests (test builds only): ops run synchronously at submit because their
+   driver calls MPI and MPI does not provide MPI_THREAD_MULTIPLE (the
+   fallback of engine.c); system calls the io_uring engine made to hand ops
+   to the kernel (io_uring_enter for submission; 0 for the thread engine);
+   ops it issued on registered buffers (requests, resubmissions included;
+   0 for the thread engine). */
 CORE_HIDDEN int64_t core_aio_ran_inline(const passion_ctx *ctx);
-/* System calls the io_uring engine made to hand ops to the kernel
-   (io_uring_enter for submission; 0 for the thread engine). */
 CORE_HIDDEN int64_t core_aio_enters(const passion_ctx *ctx);
+CORE_HIDDEN int64_t core_aio_fixed(const passion_ctx *ctx);
+/* Tests: make io_uring setup fail with errno e (0 = normal). */
+CORE_HIDDEN void core_test_uring_fail(int e);
+#endif
 /*
  * Registered buffers (io_uring only): [base, base + len) is pinned once and
  * entered in the ring's buffer table, so that the engine's reads and writes
@@ -98,12 +105,6 @@ CORE_HIDDEN int64_t core_aio_enters(const passion_ctx *ctx);
  */
 CORE_HIDDEN int core_aio_register(passion_ctx *ctx, char *base, int64_t len);
 CORE_HIDDEN void core_aio_unregister(passion_ctx *ctx, int slot);
-/* Ops the engine issued on registered buffers (requests, resubmissions
-   included); 0 for the thread engine. */
-CORE_HIDDEN int64_t core_aio_fixed(const passion_ctx *ctx);
-/* Tests: make io_uring setup fail with errno e (0 = normal). */
-CORE_HIDDEN void core_test_uring_fail(int e);
-CORE_HIDDEN int core_test_uring_errno(void);
 
 /*
  * An I/O job: fn(arg), a run of the caller's own synchronous driver calls

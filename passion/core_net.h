@@ -1,8 +1,8 @@
 /*
  * core_net.h - network and node facts (prefix core_host_, core_nodes_,
  * core_net_; passion/net.c): the host split by shared memory, the (virtual)
- * nodes of a context, and the simulated network that charges messages
- * between nodes.
+ * nodes of a context, and, in test builds (PASSION_TEST_HOOKS; net_sim.c),
+ * the simulated network that charges messages between nodes.
  *
  * Invariants: every rank of a node sees the same node fields; nodes are
  * numbered in the order of their lowest rank, whose node_rank is 0; a
@@ -87,8 +87,27 @@ CORE_HIDDEN void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes,
 CORE_HIDDEN int core_net_isend(passion_ctx *ctx, const void *buf, int count,
                                MPI_Datatype type, int peer, int tag,
                                MPI_Comm comm, int flags, MPI_Request *req);
+#ifdef PASSION_TEST_HOOKS
+/* The simulated network (net_sim.c, test builds only). */
+/* Collective over node (core_nodes_init): the node's interface, shared
+   memory on node, when the network is on; none on failure. */
+CORE_HIDDEN void core_net_sim_open(passion_ctx *ctx, MPI_Comm node);
+CORE_HIDDEN void core_net_sim_close(passion_ctx *ctx);
+/* Wait the cost of a message of `bytes` to another node (counted: in
+   cnt, else in net_uncounted_inter). */
+CORE_HIDDEN void core_net_sim_send(passion_ctx *ctx, int64_t bytes,
+                                   int counted);
 /* Seconds the simulated network charges for `bytes` between nodes (0
    when it is off). */
 CORE_HIDDEN double core_net_cost(const passion_ctx *ctx, int64_t bytes);
+#else
+/* no simulated network: nothing charged */
+static inline double core_net_cost(const passion_ctx *ctx, int64_t bytes)
+{
+    (void)ctx;
+    (void)bytes;
+    return 0;
+}
+#endif
 
 #endif

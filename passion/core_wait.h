@@ -37,16 +37,17 @@
 /* core_waitall reads the clock once every this many polls while it
    spins, never once it yields */
 #define CORE_POLLS_PER_CLOCK 16
-/* Polls (MPI_Testall calls) and clock reads of core_waitall so far in
-   this process (tests). */
-CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 /* Local (passion_init): choose and set the spin time and the pause from
    ctx->cpu_share (core_host_count, called before); the spin's seconds. */
 CORE_HIDDEN double core_wait_policy(passion_ctx *ctx);
-/* The process's spin time now (seconds). */
+#ifdef PASSION_TEST_HOOKS
+/* Tests (test builds only): polls (MPI_Testall calls) and clock reads of
+   core_waitall so far in this process; the process's spin time now
+   (seconds); the sleep between polls after the spin time (0: a yield). */
+CORE_HIDDEN void core_wait_counts(long long *polls, long long *reads);
 CORE_HIDDEN double core_wait_spin(void);
-/* the sleep between polls after the spin time (0: a yield) */
 CORE_HIDDEN double core_wait_pause(void);
+#endif
 /* Wait for one request / all n requests. PASSION_EMPI if MPI reports an
    error. */
 CORE_HIDDEN int core_wait(MPI_Request *req);

@@ -33,18 +33,17 @@
 #include <string.h>
 #include <strings.h>
 
-
+#ifdef PASSION_TEST_HOOKS
+/* a test build's: io_uring's set-up fails with this errno (0: it runs) */
 static int uring_fail_errno;
 
 void core_test_uring_fail(int e)
 {
     uring_fail_errno = e;
 }
-
-int core_test_uring_errno(void)
-{
-    return uring_fail_errno;
-}
+#else
+enum { uring_fail_errno = 0 };
+#endif
 
 enum { Q_URING = 1, Q_THREAD = 2, Q_SYNC = 3 };
 
@@ -342,6 +341,7 @@ void core_aio_unplug(passion_ctx *ctx)
         st->uring.ops->flush(&st->uring);
 }
 
+#ifdef PASSION_TEST_HOOKS
 int64_t core_aio_ran_inline(const passion_ctx *ctx)
 {
     const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
@@ -353,6 +353,13 @@ int64_t core_aio_enters(const passion_ctx *ctx)
     const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
     return st && st->kind == PASSION_ENGINE_URING ? st->uring.enters : 0;
 }
+
+int64_t core_aio_fixed(const passion_ctx *ctx)
+{
+    const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
+    return st && st->kind == PASSION_ENGINE_URING ? st->uring.fixed : 0;
+}
+#endif
 
 int core_aio_register(passion_ctx *ctx, char *base, int64_t len)
 {
@@ -369,12 +376,6 @@ void core_aio_unregister(passion_ctx *ctx, int slot)
     if (slot >= 0 && st && st->kind == PASSION_ENGINE_URING &&
         st->uring.ops->unreg)
         st->uring.ops->unreg(&st->uring, slot);
-}
-
-int64_t core_aio_fixed(const passion_ctx *ctx)
-{
-    const engine_state *st = ctx->ext[CORE_EXT_ENGINE];
-    return st && st->kind == PASSION_ENGINE_URING ? st->uring.fixed : 0;
 }
 
 int64_t core_aio_inflight(passion_ctx *ctx)

@@ -1,5 +1,5 @@
 /*
- * net.c - nodes and the simulated network.
+ * net.c - nodes, and the messages between them.
  *
  * Nodes: passion_init splits the context's ranks into nodes, the ranks
  * that share memory (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) or,
@@ -9,28 +9,12 @@
  * node's communicator, the leaders' communicator and the node of every
  * rank (core.h, struct passion_ctx).
  *
- * The simulated network (a test and benchmark device, not a model of any
- * real fabric): every point-to-point message that the exchange subsystem
+ * Messages: every point-to-point message that the exchange subsystem
  * sends goes through core_net_isend (or is charged with core_net_charge
- * where MPI sends it inside a collective call), and so does the token
- * that orders independent writes (collective/global.c); one whose
- * receiver is on another node makes its sender wait sim_net_latency_us
- * microseconds plus sim_net_byte_ns nanoseconds per byte before it is
- * sent, the time a
- * one-port network interface of that latency and bandwidth would be busy
- * with it. The interface is the node's, shared by its ranks, as a
- * cluster node's network adapter is: a message waits for the messages
- * the node's other ranks handed it before (their busy time is one
- * clock in memory the node's ranks share, an MPI shared-memory window on
- * the node's communicator, advanced by compare-and-swap), so a node whose
- * k ranks each send m messages off the node waits k m message times, the
- * same as one rank sending them all; without shared memory (ranks of a
- * node on different machines) each rank has an interface of its own.
- * The wait sleeps (clock_nanosleep to an absolute deadline, so
- * the CPU goes to the other ranks of this machine) except below
- * NET_SPIN seconds, which it spins; a sleep may overshoot by the
- * scheduler's slack (tens of microseconds on a loaded machine). Messages
- * are counted, within or between nodes, in the context's counters.
+ * where MPI sends it inside a collective call), and so does the token that
+ * orders independent writes (collective/global.c): it is counted, within
+ * or between nodes, in the context's counters and, in a test build, the
+ * simulated network charges it (net_sim.c).
  *
  * Invariants: every rank of a node holds the same node_id, nnodes and
  * node_size; node ids follow the nodes' lowest ranks, so leader_comm's
@@ -45,11 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-/* waits shorter than this spin (a sleep costs about as much) */
-#define NET_SPIN 20e-6
 
 int core_nodes_wanted(const core_options *o, char *detail, size_t dlen)
 {
@@ -72,10 +52,9 @@ int core_nodes_wanted(const core_options *o, char *detail, size_t dlen)
 
 void core_nodes_free(passion_ctx *ctx)
 {
-    if (ctx->net_busy) {
-        MPI_Win_free(&ctx->net_win);
-        ctx->net_busy = NULL;
-    }
+#ifdef PASSION_TEST_HOOKS
+    core_net_sim_close(ctx);
+#endif
     if (ctx->node_comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->node_comm);
     if (ctx->leader_comm != MPI_COMM_NULL)
@@ -232,33 +211,12 @@ int core_nodes_init(passion_ctx *ctx, const core_host *known)
         }
     }
     ctx->node_comm = node;
-    ctx->net_busy = NULL;
-    ctx->net_win = MPI_WIN_NULL;
-    /* the simulated network's interface of the node (collective over the
-       node; the options are the same on every rank: core_same); its clock
-       is set before the allgather below, which every rank passes only
-       after the node's leader has */
-    if (node != MPI_COMM_NULL && (ctx->opt.sim_net_latency_us > 0 ||
-                                  ctx->opt.sim_net_byte_ns > 0)) {
-        void *base = NULL;
-        MPI_Win w = MPI_WIN_NULL;
-        if (MPI_Win_allocate_shared(ctx->node_rank == 0 ? 8 : 0, 8,
-                                    MPI_INFO_NULL, node, &base, &w) ==
-            MPI_SUCCESS) {
-            MPI_Aint sz = 0;
-            int du = 0;
-            void *p = NULL;
-            if (MPI_Win_shared_query(w, 0, &sz, &du, &p) == MPI_SUCCESS &&
-                p && sz >= 8) {
-                ctx->net_busy = p;
-                ctx->net_win = w;
-                if (ctx->node_rank == 0)
-                    __atomic_store_n(ctx->net_busy, 0, __ATOMIC_SEQ_CST);
-            } else {
-                MPI_Win_free(&w);
-            }
-        }
-    }
+#ifdef PASSION_TEST_HOOKS
+    /* the simulated network's interface of the node, its clock set before
+       the allgather below, which every rank passes only after the node's
+       leader has */
+    core_net_sim_open(ctx, node);
+#endif
     /* the leader of every rank, turned in place into node ids: a rank is
        its own leader (a new node) or its leader is lower (done before) */
     int *of = ctx->node_of;
@@ -334,44 +292,6 @@ int passion_ctx_node(const passion_ctx *ctx, int *node_id, int *nnodes,
     return PASSION_OK;
 }
 
-double core_net_cost(const passion_ctx *ctx, int64_t bytes)
-{
-    return ctx->opt.sim_net_latency_us * 1e-6 +
-           (double)bytes * ctx->opt.sim_net_byte_ns * 1e-9;
-}
-
-/* CLOCK_MONOTONIC in nanoseconds (the same clock in every process of
-   the machine) */
-static int64_t net_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Wait s seconds: spin below NET_SPIN, else sleep to the deadline. */
-static void net_wait(double s)
-{
-    double t0 = core_now();
-    if (s < NET_SPIN) {
-        while (core_now() - t0 < s)
-            ;
-        return;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double end = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + s;
-    ts.tv_sec = (time_t)end;
-    ts.tv_nsec = (long)((end - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-           EINTR)
-        ;
-}
-
 void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes, int flags)
 {
     if (peer == ctx->rank || peer < 0 || peer >= ctx->size)
@@ -386,27 +306,10 @@ void core_net_charge(passion_ctx *ctx, int peer, int64_t bytes, int flags)
             ctx->cnt.bytes_intra_node += (uint64_t)bytes;
         }
     }
-    else if (inter)
-        ctx->net_uncounted_inter++;
-    if (!inter)
-        return;
-    double s = core_net_cost(ctx, bytes);
-    if (s <= 0)
-        return;
-    if (!ctx->net_busy) {
-        net_wait(s);
-        return;
-    }
-    /* the node's interface: this message starts when it is free (now or
-       after the messages before it) and keeps it busy s seconds */
-    int64_t now = net_now_ns(), cost = (int64_t)(s * 1e9), old, end;
-    old = __atomic_load_n(ctx->net_busy, __ATOMIC_SEQ_CST);
-    do {
-        end = (old > now ? old : now) + cost;
-    } while (!__atomic_compare_exchange_n(ctx->net_busy, &old, end, 0,
-                                          __ATOMIC_SEQ_CST,
-                                          __ATOMIC_SEQ_CST));
-    net_wait((double)(end - now) * 1e-9);
+#ifdef PASSION_TEST_HOOKS
+    if (inter)
+        core_net_sim_send(ctx, bytes, flags & CORE_NET_COUNTED);
+#endif
 }
 
 int core_net_isend(passion_ctx *ctx, const void *buf, int count,

@@ -6,7 +6,9 @@
  *
  * Invariants: a core_options reachable from a handle or a context always
  * holds values that passed its key's check (a failing setter changes
- * nothing); every key is spelled once, in the table, as the field's name.
+ * nothing); every key is spelled once, in the table, as the field's name;
+ * in a build without -Dtest_hooks=true the keys the table marks KEY_TEST
+ * and the driver fault are refused, so their fields keep their defaults.
  */
 #include "core.h"
 #include "names.h"
@@ -38,44 +40,53 @@ typedef struct key_def {
     int width;    /* sizeof the field: 4 (int or enum) or 8 */
     int64_t lo, hi;
     const char *const *names;
+    int test; /* KEY_TEST: the key exists only in test builds; else 0 */
 } key_def;
+
+/* A key of the test and simulation machinery: set, got or parsed in a
+   build without -Dtest_hooks=true it is PASSION_EINVAL, naming the option
+   and the build option (the field stays at its default) */
+#define KEY_TEST 1
 
 #define F(field) offsetof(core_options, field), \
     (int)sizeof(((core_options *)0)->field)
 static const key_def keys[] = {
-    {"memory_budget", K_SIZE, F(memory_budget), 1, INT64_MAX, NULL},
-    {"driver", K_ENUM, F(driver), 0, -1, core_driver_names},
-    {"direct_io", K_INT, F(direct_io), 0, 1, NULL},
-    {"verbosity", K_INT, F(verbosity), 0, 3, NULL},
-    {"exchange", K_ENUM, F(exchange), 0, -1, core_xchg_names},
-    {"radix", K_INT, F(radix), 0, 1 << 30, NULL},
-    {"engine", K_ENUM, F(engine), 0, 2, engines},
-    {"io_latency", K_REAL, F(io_latency), 0, 0, NULL},
-    {"io_bandwidth", K_REAL, F(io_bandwidth), 0, 0, NULL},
-    {"io_concurrency", K_INT, F(io_concurrency), 0, 4096, NULL},
-    {"msg_alpha", K_REAL, F(msg_alpha), 0, 0, NULL},
-    {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL},
-    {"wait_spin", K_REAL, F(wait_spin), 0, 0, NULL},
-    {"netcdf_format", K_ENUM, F(netcdf_format), 0, 2, ncformats},
+    {"memory_budget", K_SIZE, F(memory_budget), 1, INT64_MAX, NULL, 0},
+    {"driver", K_ENUM, F(driver), 0, -1, core_driver_names, 0},
+    {"direct_io", K_INT, F(direct_io), 0, 1, NULL, 0},
+    {"verbosity", K_INT, F(verbosity), 0, 3, NULL, 0},
+    {"exchange", K_ENUM, F(exchange), 0, -1, core_xchg_names, 0},
+    {"radix", K_INT, F(radix), 0, 1 << 30, NULL, 0},
+    {"engine", K_ENUM, F(engine), 0, 2, engines, 0},
+    {"io_latency", K_REAL, F(io_latency), 0, 0, NULL, 0},
+    {"io_bandwidth", K_REAL, F(io_bandwidth), 0, 0, NULL, 0},
+    {"io_concurrency", K_INT, F(io_concurrency), 0, 4096, NULL, 0},
+    {"msg_alpha", K_REAL, F(msg_alpha), 0, 0, NULL, 0},
+    {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL, 0},
+    {"wait_spin", K_REAL, F(wait_spin), 0, 0, NULL, 0},
+    {"netcdf_format", K_ENUM, F(netcdf_format), 0, 2, ncformats, 0},
     /* the planner (collective/planner/planner.h) */
-    {"planner", K_ENUM, F(planner), 0, 1, planners},
-    {"wisdom", K_PATH, F(wisdom), 0, 0, NULL},
-    {"virtual_node_ranks", K_INT, F(virtual_node_ranks), 0, 1 << 30, NULL},
-    /* test and benchmark: the simulated network (net.c) */
-    {"sim_net_latency_us", K_REAL, F(sim_net_latency_us), 0, 0, NULL},
-    {"sim_net_byte_ns", K_REAL, F(sim_net_byte_ns), 0, 0, NULL},
+    {"planner", K_ENUM, F(planner), 0, 1, planners, 0},
+    {"wisdom", K_PATH, F(wisdom), 0, 0, NULL, 0},
+    {"virtual_node_ranks", K_INT, F(virtual_node_ranks), 0, 1 << 30, NULL, 0},
+    /* test builds only: the simulated network (net_sim.c) */
+    {"sim_net_latency_us", K_REAL, F(sim_net_latency_us), 0, 0, NULL,
+     KEY_TEST},
+    {"sim_net_byte_ns", K_REAL, F(sim_net_byte_ns), 0, 0, NULL, KEY_TEST},
     /* aggregators and file domains of the extended two-phase method */
-    {"cb_nodes", K_INT, F(cb_nodes), 0, 1 << 30, NULL},
-    {"cb_per_node", K_INT, F(cb_per_node), 0, 1 << 30, NULL},
-    {"cb_ranks", K_RANKS, F(cb_ranks), 0, 1 << 30, NULL},
-    {"stripe_size", K_SIZE, F(stripe_size), 0, 1LL << 30, NULL},
-    /* test only: the fault driver (fault_ranks serves both faults) */
-    {"fault_fail_at", K_INT, F(fault_fail_at), 0, INT64_MAX, NULL},
-    {"fault_errno", K_INT, F(fault_errno), 1, 4095, NULL},
-    {"fault_short", K_INT, F(fault_short), 0, 1, NULL},
-    {"fault_ranks", K_INT, F(fault_ranks), -1, 1 << 30, NULL},
-    /* test only: allocation failures (alloc.c), any driver */
-    {"fault_alloc_at", K_INT, F(fault_alloc_at), 0, INT64_MAX, NULL},
+    {"cb_nodes", K_INT, F(cb_nodes), 0, 1 << 30, NULL, 0},
+    {"cb_per_node", K_INT, F(cb_per_node), 0, 1 << 30, NULL, 0},
+    {"cb_ranks", K_RANKS, F(cb_ranks), 0, 1 << 30, NULL, 0},
+    {"stripe_size", K_SIZE, F(stripe_size), 0, 1LL << 30, NULL, 0},
+    /* test builds only: the fault driver (drv_fault.c; fault_ranks serves
+       both faults) */
+    {"fault_fail_at", K_INT, F(fault_fail_at), 0, INT64_MAX, NULL, KEY_TEST},
+    {"fault_errno", K_INT, F(fault_errno), 1, 4095, NULL, KEY_TEST},
+    {"fault_short", K_INT, F(fault_short), 0, 1, NULL, KEY_TEST},
+    {"fault_ranks", K_INT, F(fault_ranks), -1, 1 << 30, NULL, KEY_TEST},
+    /* test builds only: allocation failures (alloc.c), any driver */
+    {"fault_alloc_at", K_INT, F(fault_alloc_at), 0, INT64_MAX, NULL,
+     KEY_TEST},
 };
 #undef F
 
@@ -116,9 +127,18 @@ static const key_def *find(const char *key, char *detail, size_t dlen)
 {
     if (!key)
         return fail(detail, dlen, "NULL option key"), NULL;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (!strcmp(keys[i].key, key))
-            return &keys[i];
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (strcmp(keys[i].key, key))
+            continue;
+#ifndef PASSION_TEST_HOOKS
+        if (keys[i].test) {
+            fail(detail, dlen, "option %s exists only in test builds: "
+                 "this library was built without -Dtest_hooks=true", key);
+            return NULL;
+        }
+#endif
+        return &keys[i];
+    }
     fail(detail, dlen, "unknown option key '%s'", key);
     return NULL;
 }
@@ -161,6 +181,13 @@ static int set_int(core_options *o, const key_def *k, int64_t v,
         return fail(detail, dlen,
                     "option %s: %" PRId64 " outside %" PRId64 "..%" PRId64,
                     k->key, v, k->lo, hi_of(k));
+#ifndef PASSION_TEST_HOOKS
+    if (k->off == offsetof(core_options, driver) &&
+        v == PASSION_DRIVER_FAULT)
+        return fail(detail, dlen, "option driver: fault exists only in "
+                    "test builds: this library was built without "
+                    "-Dtest_hooks=true");
+#endif
     store_int(o, k, v);
     return PASSION_OK;
 }

@@ -8,7 +8,9 @@
 #   PKG_CONFIG_PATH=P/lib/pkgconfig pkg-config --cflags --libs passion
 #   MPICC ex.c $(pkg-config ...) -lm         (the three C examples)
 #   CC=MPICC cmake -S P/share/passion/examples -DCMAKE_PREFIX_PATH=P
-# and every example run under MPIEXEC -n 2 (each checks its own result).
+# and every example run under MPIEXEC -n 2 (each checks its own result);
+# and that the installed library carries no test machinery (nm: no test
+# hook's symbol; the test-only options and driver=fault refused).
 # usage: install_test.sh SRCDIR MPI(mpich|openmpi|auto) MPICC MPIEXEC [MPIEXEC_ARGS...]
 set -eu
 src=$1 mpi=$2 mpicc=$3 mpiexec=$4
@@ -42,6 +44,31 @@ for f in bin/passion include/passion.h lib/pkgconfig/passion.pc \
   [ -e "$P/$f" ] || fail "$P/$f not installed"
 done
 ls "$P"/lib/libpassion.so.* >/dev/null || fail "no libpassion.so in P/lib"
+
+# a production build (no -Dtest_hooks=true): the installed library carries
+# no test machinery. The shared library exports the public calls only; the
+# static one (installed too, every internal symbol in it) holds no simulated
+# network, no fault driver or injection, no schedule fuzzer, no entry point
+# that only tests call (their names: passion/ net_sim.c, drv_fault.c,
+# alloc.c, chaos.c, engine.c, agree.c)
+so=$(ls "$P"/lib/libpassion.so.*.*.* | head -n 1)
+nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' >"$t/exports"
+[ -s "$t/exports" ] || fail "nm -D lists nothing in $so"
+grep -v '^passion_' "$t/exports" >"$t/not-public" &&
+  { cat "$t/not-public"; fail "$so exports symbols outside passion_*"; }
+test_only='core_net_sim_[a-z_]*|core_net_cost|core_drv_fault|core_fault_[a-z_]*|core_alloc_fault|core_chaos_[a-z_]*|core_test_[a-z_]*|core_aio_(enters|fixed|ran_inline)|core_wait_(counts|spin|pause)'
+for lib in "$so" "$P/lib/libpassion.a"; do
+  nm "$lib" 2>/dev/null | grep -E " ($test_only)\$" &&
+    fail "$lib carries test machinery (the symbols above)"
+done
+# its option table refuses the test-only options and the fault driver,
+# naming the option and the build option
+for o in fault_fail_at=1 sim_net_latency_us=5 driver=fault; do
+  PASSION_OPTIONS=$o "$mpiexec" "$@" -n 1 "$P/bin/passion" info \
+    >"$t/hooks.txt" 2>&1 && { cat "$t/hooks.txt"; fail "$o accepted"; }
+  grep -q "${o%%=*}.*-Dtest_hooks=true" "$t/hooks.txt" ||
+    { cat "$t/hooks.txt"; fail "$o: no message naming -Dtest_hooks=true"; }
+done
 
 # the installed command runs without LD_LIBRARY_PATH and names its MPI
 run "$mpiexec" "$@" -n 1 "$P/bin/passion" info >"$t/info.txt" ||

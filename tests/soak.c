@@ -1971,9 +1971,8 @@ int main(int argc, char **argv)
     if (chaos_on &&
         core_chaos_config(chaos_seed, chaos_max_us, chaos_pct) != 0) {
         if (rank == 0)
-            fprintf(stderr, "soak: --chaos needs a build with the "
-                    "schedule fuzzer (meson -Dchaos=true; scripts/build "
-                    "turns it on)\n");
+            fprintf(stderr, "soak: --chaos: the schedule fuzzer "
+                    "refused its configuration\n");
         MPI_Finalize();
         return 2;
     }

@@ -41,8 +41,7 @@ static void test_options_handle(void)
                  opt_is(o, "driver", "posix") &&
                  opt_is(o, "exchange", "auto") &&
                  opt_is(o, "engine", "auto") && opt_is(o, "radix", "0") &&
-                 opt_is(o, "io_latency", "0") &&
-                 opt_is(o, "fault_ranks", "-1"),
+                 opt_is(o, "io_latency", "0"),
              "defaults");
     /* text, with suffixes and names */
     TH_CHECK(passion_options_set(o, "memory_budget", "3M") == 0 &&
@@ -84,8 +83,36 @@ static void test_options_handle(void)
     TH_CHECK(passion_options_set_double(o, "msg_beta", 1e-9) == 0 &&
                  opt_is(o, "msg_beta", "1.0000000000000001e-09"),
              "set_double");
-    TH_CHECK(passion_options_set_int(o, "fault_fail_at", 7) == 0 &&
+#ifdef PASSION_TEST_HOOKS
+    TH_CHECK(opt_is(o, "fault_ranks", "-1") &&
+                 passion_options_set_int(o, "fault_fail_at", 7) == 0 &&
                  opt_is(o, "fault_fail_at", "7"), "test-only key");
+#else
+    /* a production build: the test-only keys and the fault driver are
+       refused, naming the key and the build option */
+    static const char *const test_keys[] = {
+        "fault_fail_at", "fault_errno", "fault_short", "fault_ranks",
+        "fault_alloc_at", "sim_net_latency_us", "sim_net_byte_ns"};
+    for (size_t i = 0; i < sizeof test_keys / sizeof test_keys[0]; i++) {
+        char v[64];
+        int rc = passion_options_set(o, test_keys[i], "1");
+        const char *d = passion_options_errdetail(o);
+        TH_CHECK(rc == PASSION_EINVAL && strstr(d, test_keys[i]) &&
+                     strstr(d, "-Dtest_hooks=true") &&
+                     passion_options_get(o, test_keys[i], v, sizeof v) ==
+                         PASSION_EINVAL,
+                 "test-only key %s: rc %d, detail '%s'", test_keys[i], rc,
+                 d);
+    }
+    TH_CHECK(passion_options_set(o, "driver", "fault") == PASSION_EINVAL &&
+                 strstr(passion_options_errdetail(o), "-Dtest_hooks=true") &&
+                 passion_options_set_int(o, "driver",
+                                         PASSION_DRIVER_FAULT) ==
+                     PASSION_EINVAL &&
+                 passion_options_parse(o, "fault_fail_at=1") ==
+                     PASSION_EINVAL,
+             "driver fault refused: %s", passion_options_errdetail(o));
+#endif
 
     /* every error: PASSION_EINVAL, a reason, nothing changed */
     struct { const char *k, *v; } bad[] = {
@@ -94,7 +121,7 @@ static void test_options_handle(void)
         {"memory_budget", "99999999999G"}, {"driver", "bogus"},
         {"direct_io", "2"},       {"verbosity", "x"},
         {"io_latency", "-1"},     {"io_latency", "inf"},
-        {"engine", ""},           {"fault_errno", "0"},
+        {"engine", ""},           {"io_concurrency", "5000"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = passion_options_set(o, bad[i].k, bad[i].v);
@@ -103,7 +130,7 @@ static void test_options_handle(void)
                  "%s=%s: rc %d, detail '%s'", bad[i].k, bad[i].v, rc,
                  passion_options_errdetail(o));
     }
-    TH_CHECK(strstr(passion_options_errdetail(o), "fault_errno") != NULL,
+    TH_CHECK(strstr(passion_options_errdetail(o), "io_concurrency") != NULL,
              "detail names the key: %s", passion_options_errdetail(o));
     TH_CHECK(passion_options_set_int(o, "driver", 3) == PASSION_EINVAL &&
                  passion_options_set_int(o, "io_latency", 1) ==

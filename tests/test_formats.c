@@ -1186,7 +1186,7 @@ static void test_list(void)
     passion_ctx *ctx;
     TH_CHECK(th_init(&ctx, NULL) == 0, "init");
     ref_entry ref[64];
-    char name[600];
+    char name[600 + PASSION_NAME_MAX]; /* "file:object" */
     int n, nref;
     passion_array_entry *e;
 #ifdef TH_HAVE_HDF5

@@ -44,7 +44,7 @@ static void chaos(uint64_t seed, int on)
         on = 0;
     int rc = core_chaos_config(seed, on ? 1500 : 0, on ? 50 : 0);
     TH_CHECK(rc == 0 && core_chaos_built(), "the schedule fuzzer is not "
-             "built in (meson -Dchaos=true)");
+             "built in (meson -Dtest_hooks=true)");
 }
 
 /* linear index of idx in a box of shape sh (storage order: row = last
