@@ -162,6 +162,17 @@ CORE_HIDDEN int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env);
 #define OCAD_COPY_BW 4e9
 CORE_HIDDEN void ocad_req_learn(passion_ctx *ctx, double seconds);
 CORE_HIDDEN double ocad_req_cost(const passion_ctx *ctx);
+/* ocad's per-context state (ctx->ext[CORE_EXT_OCAD], made by the first
+   sample, freed at passion_finalize): the samples, a ring, and their
+   median kept as they are learned. A rank without it (no memory) has
+   learned nothing. */
+typedef struct ocad_ext {
+    double req_warm[OCAD_LEARN_KEEP];
+    int req_warm_n, req_warm_i;
+    double req_warm_med;
+} ocad_ext;
+/* The state, or NULL while nothing was learned (tests). */
+CORE_HIDDEN const ocad_ext *ocad_ext_of(const passion_ctx *ctx);
 /*
  * Measure the cost of a cached read request before any was learned: one
  * batch to warm up (the engine's first use), then OCAD_CALIB_TRIES batches of OCAD_CALIB_READS requests of

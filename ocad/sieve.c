@@ -48,21 +48,39 @@ int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env)
     return env && env->conc > 0 ? env->conc : core_io_concurrency(ctx);
 }
 
+static void ext_free(passion_ctx *ctx, void *ext)
+{
+    core_free(ctx, ext);
+}
+
+const ocad_ext *ocad_ext_of(const passion_ctx *ctx)
+{
+    return ctx->ext[CORE_EXT_OCAD];
+}
+
 void ocad_req_learn(passion_ctx *ctx, double seconds)
 {
+    ocad_ext *e = ctx->ext[CORE_EXT_OCAD];
+    if (!e) {
+        if (!(e = core_calloc(ctx, 1, sizeof *e)))
+            return;
+        ctx->ext[CORE_EXT_OCAD] = e;
+        ctx->ext_free[CORE_EXT_OCAD] = ext_free;
+    }
     seconds = seconds < 1e-7 ? 1e-7 : seconds > 1e-3 ? 1e-3 : seconds;
-    ctx->req_warm[ctx->req_warm_i] = seconds;
-    ctx->req_warm_i = (ctx->req_warm_i + 1) % OCAD_LEARN_KEEP;
-    if (ctx->req_warm_n < OCAD_LEARN_KEEP)
-        ctx->req_warm_n++;
+    e->req_warm[e->req_warm_i] = seconds;
+    e->req_warm_i = (e->req_warm_i + 1) % OCAD_LEARN_KEEP;
+    if (e->req_warm_n < OCAD_LEARN_KEEP)
+        e->req_warm_n++;
     /* computed here, not at every call that prices requests (each
        collective call asks twice) */
-    ctx->req_warm_med = core_learned(ctx->req_warm, ctx->req_warm_n);
+    e->req_warm_med = core_learned(e->req_warm, e->req_warm_n);
 }
 
 double ocad_req_cost(const passion_ctx *ctx)
 {
-    return ctx->req_warm_n > 0 ? ctx->req_warm_med : 0;
+    const ocad_ext *e = ctx->ext[CORE_EXT_OCAD];
+    return e && e->req_warm_n > 0 ? e->req_warm_med : 0;
 }
 
 void ocad_req_calibrate(passion_ctx *ctx, core_fh *fh, int64_t lo,
@@ -70,7 +88,7 @@ void ocad_req_calibrate(passion_ctx *ctx, core_fh *fh, int64_t lo,
 {
     /* only drivers that calibrate (posix: measure): the fault driver's
        requests are counted to inject failures */
-    if (ctx->req_warm_n > 0 || !fh || !fh->ops->measure || fh->align > 1 ||
+    if (ocad_req_cost(ctx) > 0 || !fh || !fh->ops->measure || fh->align > 1 ||
         hi <= lo)
         return;
     enum { N = OCAD_CALIB_READS, MAX = OCAD_CALIB_MAX };

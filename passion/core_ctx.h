@@ -19,12 +19,13 @@
 
 /* Opaque slots for state hung on a context: the driver's own state (the
    fault driver's call counter), the collective layer's, the asynchronous
-   engine's, the exchange subsystem's (no upward calls: passion_finalize
-   only runs the destructor the owner registered, highest slot first, so
-   the engine is drained before any driver state goes). */
+   engine's, the exchange subsystem's, the planner's, ocad's (the learned
+   request cost) (no upward calls: passion_finalize only runs the
+   destructor the owner registered, highest slot first, so the engine is
+   drained before any driver state goes). */
 enum { CORE_EXT_DRV = 0, CORE_EXT_COLL = 1, CORE_EXT_ENGINE = 2,
-       CORE_EXT_XCHG = 3, CORE_EXT_PLAN = 4,
-       CORE_EXT_MAX = 5 };
+       CORE_EXT_XCHG = 3, CORE_EXT_PLAN = 4, CORE_EXT_OCAD = 5,
+       CORE_EXT_MAX = 6 };
 
 /* the host of a rank: see core_host_kept (core_net.h) */
 typedef struct core_host {
@@ -39,7 +40,8 @@ struct passion_ctx {
     /* long reads (longer than CORE_STREAM_MIN, io_rw) since
        passion_init: their bytes and seconds, outside the counters (a
        reset does not touch them); the cost model learns the file's
-       streaming bandwidth from them (collective/etp_plan.c) */
+       streaming bandwidth from them (collective/etp_stream.c). The
+       core's own: its I/O path (io.c) measures them */
     uint64_t stream_bytes;
     double stream_t;
 #ifdef PASSION_TEST_HOOKS
@@ -99,14 +101,11 @@ struct passion_ctx {
                               nodes): node n holds ranks node_first[n] ..
                               node_first[n+1]-1; NULL otherwise */
     /* the last section access (passion_ctx_last_method): the method used,
-       auto resolved (0 = none), and the collective model's prediction */
+       auto resolved (0 = none), and the collective model's prediction;
+       the core's: the public query (context.c) reads them, ocad's and
+       collective's section accesses set them */
     int last_method;
     double last_predicted;
-    /* the learned cost of a read request on cached data (ocad/sieve.c,
-       ocad_req_learn): the last samples, a ring */
-    double req_warm[8];
-    int req_warm_n, req_warm_i;
-    double req_warm_med; /* their median, kept as they are learned */
 };
 
 #endif

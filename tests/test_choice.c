@@ -795,13 +795,15 @@ static void test_learned(void)
     for (int i = 0; i < OCAD_LEARN_KEEP - 1; i++)
         ocad_req_learn(ctx, 1e-7);
     int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
-    int last = (ctx->req_warm_i + OCAD_LEARN_KEEP - 1) % OCAD_LEARN_KEEP;
-    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) &&
-                 ctx->req_warm_n == OCAD_LEARN_KEEP &&
-                 ctx->req_warm[last] >= 1e-7 && ctx->req_warm[last] <= 1e-3,
+    const ocad_ext *oe = ocad_ext_of(ctx);
+    int last = oe ? (oe->req_warm_i + OCAD_LEARN_KEEP - 1) % OCAD_LEARN_KEEP
+                  : 0;
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && oe &&
+                 oe->req_warm_n == OCAD_LEARN_KEEP &&
+                 oe->req_warm[last] >= 1e-7 && oe->req_warm[last] <= 1e-3,
              "a cached direct read of 16 requests: rc %d, %d samples (want "
-             "%d), the last %g s", rc, ctx->req_warm_n, OCAD_LEARN_KEEP,
-             ctx->req_warm[last]);
+             "%d), the last %g s", rc, oe ? oe->req_warm_n : 0,
+             OCAD_LEARN_KEEP, oe ? oe->req_warm[last] : 0.0);
     th_ramp_close(f, a, ctx);
     /* one slow sample, then a cheap one: requests are cheap */
     f = th_ramp_open("", "learned3.raw", slots_n(), &ctx, &a);
@@ -1140,19 +1142,22 @@ static void test_calibrate(void)
     int64_t st[1] = {(int64_t)th_rank * RUNS * GAP}, ct[1] = {RUNS},
             sd[1] = {GAP};
     passion_section_set(&s, 1, st, ct, sd);
-    TH_CHECK(ctx->req_warm_n == 0, "a sample before any read: %d",
-             ctx->req_warm_n);
+    TH_CHECK(!ocad_ext_of(ctx) || ocad_ext_of(ctx)->req_warm_n == 0,
+             "a sample before any read: %d",
+             ocad_ext_of(ctx) ? ocad_ext_of(ctx)->req_warm_n : 0);
     passion_counters_reset(ctx);
     int rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
     passion_counters c;
     passion_counters_get(ctx, &c);
     double v = ocad_req_cost(ctx);
-    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && ctx->req_warm_n == 1 &&
+    TH_CHECK(rc == 0 && th_ramp_ok(b, &s) && ocad_ext_of(ctx) &&
+                 ocad_ext_of(ctx)->req_warm_n == 1 &&
                  v >= 1e-7 && v <= 1e-3 &&
                  c.io_calls <= (uint64_t)(RUNS * th_size),
              "a first cached auto read of %d runs %d doubles apart: rc %d, "
              "%d samples (want 1), cost %g s (want 1e-7..1e-3), %llu "
-             "io_calls (want <= %d)", RUNS, GAP, rc, ctx->req_warm_n, v,
+             "io_calls (want <= %d)", RUNS, GAP, rc,
+             ocad_ext_of(ctx) ? ocad_ext_of(ctx)->req_warm_n : 0, v,
              (unsigned long long)c.io_calls, RUNS * th_size);
     th_ramp_close(f, a, ctx);
 }
