@@ -175,16 +175,9 @@ CORE_HIDDEN int coll_sync_learned(passion_ctx *ctx);
  * the others still run the caller's code (on an oversubscribed node the
  * ranks that left the caller's blocking MPI call spin in it and the rest
  * wait for the CPU: scheduler ticks) and rounds they enter together.
- * The rounds inside a call are of the second kind. Measured (P = 8 on
- * 2 virtual nodes of the 1 ms network, 2 cores, every rank's arrival and
- * wait traced, the time from the last arrival to the last completion):
- * the FAD 0.8-1.5 ms in most calls and 11-19 ms in the rest (the
- * learned median mostly 11-15 ms over the nine thesis cases), the
- * two-level exchange's outcome agreement medians 0.85 and 1.44 ms.
- * Priced at the median, 6.6-I's two-phase writes were predicted at
- * 69-82 ms and took 27-32; at the least, 58-64 ms (P = 8, 24
- * repetitions: auto within 1.1x of the best fixed setting in 53 of 54
- * cases, against 49 of 54 the run before).
+ * The rounds inside a call are of the second kind (the FAD's samples of
+ * the first kind are several times dearer, and priced at their median
+ * the two-phase method's rounds were overpriced).
  * Identical on every rank (from the FAD).
  */
 CORE_HIDDEN double coll_round_inner(passion_ctx *ctx);
@@ -211,9 +204,9 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
  * clamped to [0, COLL_FIXED_CAP], for the class chosen: independent or
  * two-phase. The FAD carries each rank's learned figure (the lower
  * quartile of its last COLL_FIXED_KEEP samples, and their number: a load
- * spike lasts several calls on a shared machine, 4-35 ms each where the
- * same calls took 10-50 us before and after it, and made a median the
- * spike's; a fixed cost compares methods, which a load slows alike) and
+ * spike lasts several calls on a shared machine, each far dearer than
+ * the same calls before and after it, and made a median the spike's; a
+ * fixed cost compares methods, which a load slows alike) and
  * the call takes the largest figure and the fewest samples, so every rank
  * prices alike. The model adds one learned round (the outcome's
  * agreement) to it.
@@ -221,14 +214,14 @@ CORE_HIDDEN int64_t coll_write_pages(int64_t requests, int64_t bytes,
  * independent access (its agreement), two for the two-phase method (its
  * agreement and its setup). With fewer than CORE_LEARN_TRUST samples the
  * learned figure may lower the prior, not raise it: a first call of a
- * method pays one-time costs (measured here: 0.3 ms for a first
- * two-phase call against 10-50 us after), and one such sample must not
+ * method pays one-time costs (a first two-phase call is several times
+ * dearer than the next ones), and one such sample must not
  * keep the method from ever being chosen, and so measured, again.
  */
 enum { COLL_FIX_IND, COLL_FIX_ETP, COLL_FIX_N };
 #define COLL_FIXED_KEEP 8
 /* the file's costs: measured on up to this many uncached calls, the
-   model on the best reading (file_calibrate in etp_plan.c) */
+   model on the best reading (file_calibrate in etp_filecost.c) */
 #define COLL_FILE_SAMPLES 3
 #define COLL_FIXED_LEARN_MAX 1e-3
 #define COLL_FIXED_CAP 1e-3
@@ -236,7 +229,7 @@ CORE_HIDDEN void coll_fixed_learn(passion_ctx *ctx, int cls, double seconds);
 /* this rank's learned fixed cost of class cls (-1: none yet) */
 CORE_HIDDEN double coll_fixed_mine(passion_ctx *ctx, int cls);
 /* the file costs the model runs on uncached data (file_calibrate in
-   etp_plan.c: the best of up to COLL_FILE_SAMPLES readings; 0 = not
+   etp_filecost.c: the best of up to COLL_FILE_SAMPLES readings; 0 = not
    measured) and the latency readings taken; for tests and diagnostics */
 CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
                                  int *nlat);
@@ -251,13 +244,10 @@ CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
  * together their bytes' sum in the longest rank's seconds. From at least
  * COLL_STREAM_LEARN_MIN bytes, the best such figure is kept (verbosity 2
  * prints it; coll_stream_bw), with the length of the ranks' streams
- * (bytes per streaming rank). Used as the file's one bandwidth (where
- * above the calibration's), it fixed etp 6.1-V, 6.2-VII and 6.3-IV cold
- * at P = 2 (the aggregators' 67 MB at 3.1-3.4 GB/s against the
- * calibration's 1.1-1.3) but priced every sieve at it, and the sieves'
- * shorter streams (6-12 MB, the readahead's ramp) ran at about 1 GB/s:
- * nine cold reads of tables 6.2 and 6.3 were then sieved (4.7-11.6 ms)
- * where direct reads took 1.3-5.6 ms. So the model's rate depends on
+ * (bytes per streaming rank). As the file's one bandwidth it would price
+ * the aggregators' long streams right but every sieve's shorter stream
+ * (still in the readahead's ramp, slower) too cheaply. So the model's
+ * rate depends on
  * the stream's length (coll_stream_rate): the calibration's rate up to
  * the calibration's streams' length, the learned rate from the learned
  * streams' length. 0: none learned.
@@ -343,7 +333,7 @@ typedef struct coll_plan {
 /* The file's bandwidth, all ranks together, for reads in which each
    streaming rank reads one sequential stream of len bytes (a sieve's
    extent, an aggregator's span): io_bw up to ramp_short, bw_long from
-   ramp_long, linear in the length between (etp_plan.c) */
+   ramp_long, linear in the length between (etp_stream.c) */
 CORE_HIDDEN double coll_stream_rate(const coll_plan *p, int64_t len);
 
 /*

@@ -98,16 +98,11 @@ typedef struct etp_run {
  * sections and the chunks): the same on every rank, so that the
  * exchange's auto guesses alike everywhere (coll_xchg_args.shape). Each
  * rank guessing from its own counts, the aggregators and the others
- * guessed differently (6.4-V, P = 8 on 2 virtual nodes: five ranks the
- * two-level exchange, three A1): the two-level exchange's data could not
- * ride on the agreement, and A1 then ran after it with one more
- * agreement (the staging each had prepared): over the 8 ranks 3 more
- * messages and 8 more allreduce calls than A1 fixed. Only for the
- * exchange's auto, and only where the pairs to count are few
- * (COLL_SHAPE_PAIRS), else unknown (procs 0: each rank guesses as
- * before): each pair is counted twice, about 15 ns a count (P = 4, the
- * thesis's cases, a loaded 2-core machine), so at most about 0.5 ms a
- * round.
+ * could guess differently: the two-level exchange's data could then not
+ * ride on the agreement, and A1 ran after it with one more agreement.
+ * Only for the exchange's auto, and only where the pairs to count are
+ * few (COLL_SHAPE_PAIRS: each pair is counted twice a round), else
+ * unknown (procs 0: each rank guesses on its own).
  */
 #define COLL_SHAPE_PAIRS (1 << 14)
 static void round_shape(const coll_plan *p, etp_round *R)

@@ -4,9 +4,9 @@
  * applied to file requests as well as messages).
  *
  * Costs: a file request of s bytes takes L + s/B (the options, else the
- * page-cache probe of etp_plan.c: memory-like costs when the requested
- * data is cached, otherwise the file costs etp_plan.c measured once per
- * context, or the disk defaults of sieve.c until it could; the caller sets
+ * page-cache probe of etp_early.c: memory-like costs when the requested
+ * data is cached, otherwise the file costs etp_filecost.c measured once
+ * per context, or the disk defaults of sieve.c until it could; the caller sets
  * them in the context's options while the independent engine counts and
  * runs, so that its own direct/sieve choice uses them too); the file's
  * bandwidth is shared by all ranks, its latency is paid by each rank in
@@ -58,10 +58,8 @@
  *    agreement minus the prediction, the lower quartile of recent calls,
  *    the largest over ranks) plus one learned round (that agreement);
  *    before that one learned round for independent access and two for
- *    the two-phase method. Small sections
- *    showed why: the linear model predicted 2-10x below their measured
- *    times (tens of microseconds), and chose the two-phase method where
- *    direct reads were 6.6x faster.
+ *    the two-phase method (the linear model alone prices small sections
+ *    far below their measured times).
  * Every candidate also pays the FAD's round (a learned round): the same
  * for all, added to the prediction only.
  * The two-phase candidates are left out when the budget is below their
@@ -83,8 +81,7 @@
 #define COPY_BW COLL_COPY_BW
 
 /* A small write costs more than a read of the cache: page locking and
-   dirty-page accounting (measured here: 15-80 us per request for 64-byte
-   writes into a cached 1 GiB file). */
+   dirty-page accounting. */
 #define WRITE_LATENCY_MIN 20e-6
 
 static double write_latency(const coll_plan *p)
@@ -97,10 +94,9 @@ static double write_latency(const coll_plan *p)
  * set of domains, whatever the exchange (its caps cut the rounds only):
  * counted in one pass over the pairs of a domain and a rank with elements
  * in it (coll_ranks_in: O(P log P) where the sections lie apart, P^2
- * where each spans the file), shared by the exchange candidates. Before,
- * each of the 8 candidates (2 methods x 2 aggregator sets x 2 exchanges)
- * counted every pair of ranks and domains 4 times: the model's CPU grew
- * as P^2, 550 us a call per rank at P = 32 (a probe).
+ * where each spans the file), shared by the exchange candidates (2
+ * methods x 2 aggregator sets x 2 exchanges), so that the model's CPU
+ * does not grow with their number.
  */
 void coll_etp_shape_of(const coll_plan *p, coll_etp_shape *sh)
 {
@@ -216,13 +212,10 @@ static double etp_net(const coll_plan *p, const coll_etp_shape *sh,
     /* twolevel: its data rides on the agreement's rounds
        (coll_nodes_agree): the leaders' messages, and the outcome's
        agreement over all ranks (an allreduce: a collective round of its
-       own, at least S like the others here; priced at
-       the calibration's figures alone, a few microseconds, it made the
-       two-level exchange cheaper than A1 by the 2 messages it saves
-       between nodes, 2 ms on the 1 ms network, where each of its calls
-       waited one more round for the ranks: 6.4-V, P = 8 on 2 virtual
-       nodes, learned round 17-27 ms, twolevel/node 0.104 s against
-       a1/node 0.079 s, load 8) */
+       own, at least S like the others here: priced at the
+       calibration's figures alone, the two-level exchange looked cheaper
+       than A1 by the messages it saves between nodes, where each of its
+       calls waits one more round for the ranks) */
     double out = coll_agree_cost(mc, P);
     out = out > S ? out : S;
     double two = (double)rounds * (agree + out +
@@ -241,12 +234,8 @@ static double etp_net(const coll_plan *p, const coll_etp_shape *sh,
  * loaded or oversubscribed node descheduled: a hop costs about what a
  * collective round does (the learned round S), and one between two nodes
  * also pays the network's message time (the simulated network charges
- * the token: passion/net.c). Measured (P = 8 on 2, 4, 8 virtual nodes of
- * the 10 ms network, 2 cores, load 13-18, thesis case 6.4-V): with the
- * token charged, direct writes took 0.21-0.47 s; a hop priced at
- * S / ceil(log2 P) (one message of the FAD's all-gather) predicted them
- * at 0.10-0.19 s and auto chose them over the two-phase method's
- * 0.14-0.24 s. Before the token was charged, no hop paid the network.
+ * the token). A hop priced at S / ceil(log2 P) (one message of the FAD's
+ * all-gather) priced ordered direct writes at about half their time.
  */
 double coll_token_cost(const coll_plan *p, double S)
 {
@@ -282,10 +271,9 @@ double coll_etp_time(coll_plan *p, const coll_etp_shape *sh,
     for (int r = 0; r < P; r++)
         ind_sum += ind_bytes[r];
     /* reading the spans: each aggregator one stream of its span, at the
-       rate of streams that long (the readahead's ramp: coll_stream_rate;
-       etp 6.1-V cold, P = 2: the aggregators' 33.5 MB each at 3.1-3.4
-       GB/s together, where the calibration's 16.8 MB streams gave
-       1.1-2.3); skipping holes: shorter pieces, the calibration's rate */
+       rate of streams that long (the readahead's ramp: coll_stream_rate:
+       long streams run faster than the calibration's); skipping holes:
+       shorter pieces, the calibration's rate */
     const double Bspan =
         p->op_write || !naggs ? B : coll_stream_rate(p, span_sum / naggs);
     double t_bytes = (double)span_sum / Bspan;
@@ -295,10 +283,9 @@ double coll_etp_time(coll_plan *p, const coll_etp_shape *sh,
            L B, one request at a time), so the cheaper of reading the span
            through and skipping every hole the independent reads skip
            (their hole limit assumes requests in flight: smaller). The
-           union's windows: interleaved sections share them. Before, the
-           skipping alone was priced: etp table 6.1-V, cold (4,096 runs of
-           64 bytes 16 KiB apart), at 0.16 s, against 0.044 s for the span
-           the aggregators did read (4 requests, 67 MB). */
+           union's windows: interleaved sections share them (the
+           skipping alone overpriced many small runs far apart, which
+           the aggregators read through). */
         int64_t merged = p->ext_overlap ? ind_req_max : ind_req_sum;
         int64_t skip_req = max_req + (merged + P - 1) / P;
         if ((double)skip_req * L + (double)ind_sum / B <
@@ -322,9 +309,8 @@ double coll_etp_time(coll_plan *p, const coll_etp_shape *sh,
     if (P > 1 && max_x > 0) {
         /* a round costs what the FAD's rounds were seen to, once there
            are enough of them (the calibration is one measurement, at
-           the context's first choice: 0.9 us to 4 ms per round between
-           runs of one case on a loaded machine); before, at least the
-           calibration's */
+           the context's first choice, and varies widely on a loaded
+           machine); before, at least the calibration's */
         double r = mc->round + (double)(P - 1) * mc->msg;
         double R = S;
         if (coll_sync_learned(p->ctx) < CORE_LEARN_TRUST && r > R)
