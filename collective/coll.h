@@ -164,7 +164,9 @@ CORE_HIDDEN int coll_io_early(passion_file *f, const passion_section *s,
 CORE_HIDDEN double coll_sync_cost(passion_ctx *ctx);
 /* The learned round samples (at most COLL_SYNC_KEEP, ring order) into v;
    returns how many (tests: coll_sync_cost is their median). */
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN int coll_sync_samples(passion_ctx *ctx, double *v);
+#endif
 /* the samples coll_sync_cost holds (0 to COLL_SYNC_KEEP) */
 CORE_HIDDEN int coll_sync_learned(passion_ctx *ctx);
 /*
@@ -231,8 +233,10 @@ CORE_HIDDEN double coll_fixed_mine(passion_ctx *ctx, int cls);
 /* the file costs the model runs on uncached data (file_calibrate in
    etp_filecost.c: the best of up to COLL_FILE_SAMPLES readings; 0 = not
    measured) and the latency readings taken; for tests and diagnostics */
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
                                  int *nlat);
+#endif
 /*
  * The file's streaming bandwidth learned from the calls' own long reads
  * (ctx->stream_bytes / stream_t: reads longer than CORE_STREAM_MIN): at
@@ -256,7 +260,9 @@ CORE_HIDDEN void coll_file_costs(passion_ctx *ctx, double *lat, double *bw,
 #define COLL_STREAM_LEARN_MIN (16LL << 20)
 CORE_HIDDEN void coll_stream_note(passion_ctx *ctx, uint64_t bytes,
                                   double seconds);
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN double coll_stream_bw(passion_ctx *ctx);
+#endif
 /* The readahead's ramp the model uses on uncached data (coll_plan's
    ramp_short, ramp_long, bw_long): where the calibration's best reading
    streamed *len_short bytes a rank and the calls' own long reads, faster,
@@ -267,7 +273,9 @@ CORE_HIDDEN int coll_stream_ramp(passion_ctx *ctx, int64_t *len_short,
                                  int64_t *len_long, double *bw_long);
 /* the bytes the calibration's best-read stream(s) timed, all ranks
    together (0: none); for tests */
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN int64_t coll_file_streamed(passion_ctx *ctx);
+#endif
 
 typedef struct coll_plan {
     passion_ctx *ctx;
@@ -497,8 +505,10 @@ CORE_HIDDEN void coll_domains(coll_plan *p, int dynamic);
  * many, >= 1. The same on every rank (the options are agreed at
  * passion_init, the nodes are the context's).
  */
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN int coll_aggregators(const passion_ctx *ctx, int64_t *agg,
                                  int64_t *tmp);
+#endif
 /* The default sets (coll_plan.aggr): the rule above, one per node, every
    rank. */
 enum { COLL_AGGR_RULE = 0, COLL_AGGR_NODE = 1, COLL_AGGR_ALL = 2 };

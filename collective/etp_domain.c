@@ -41,10 +41,12 @@ int coll_aggr_option(const passion_ctx *ctx)
     return o->cb_ranks[0] || o->cb_per_node > 0 || o->cb_nodes > 0;
 }
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 int coll_aggregators(const passion_ctx *ctx, int64_t *agg, int64_t *tmp)
 {
     return coll_aggregators_set(ctx, COLL_AGGR_RULE, agg, tmp);
 }
+#endif
 
 int coll_aggregators_set(const passion_ctx *ctx, int set, int64_t *agg,
                          int64_t *tmp)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 void coll_file_costs(passion_ctx *ctx, double *lat, double *bw, int *nlat)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
@@ -25,6 +26,7 @@ void coll_file_costs(passion_ctx *ctx, double *lat, double *bw, int *nlat)
     *bw = e ? e->file_bw : 0;
     *nlat = e ? e->file_nlat : 0;
 }
+#endif
 
 /* still calibrating: fewer than COLL_FILE_SAMPLES latency samples and
    tries left (the early path waits for the measurement) */

@@ -53,17 +53,21 @@ double coll_stream_rate(const coll_plan *p, int64_t len)
     return p->io_bw + f * (p->bw_long - p->io_bw);
 }
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 double coll_stream_bw(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     return e ? e->stream_bw : 0;
 }
+#endif
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 int64_t coll_file_streamed(passion_ctx *ctx)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
     return e ? e->file_bw_len : 0;
 }
+#endif
 
 int64_t coll_stream_word(passion_ctx *ctx)
 {

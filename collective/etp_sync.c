@@ -33,6 +33,7 @@ double coll_round_inner(passion_ctx *ctx)
     return coll_sync_cost(ctx);
 }
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 int coll_sync_samples(passion_ctx *ctx, double *v)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
@@ -41,6 +42,7 @@ int coll_sync_samples(passion_ctx *ctx, double *v)
         v[i] = e->sync[i];
     return n;
 }
+#endif
 
 int coll_sync_learned(passion_ctx *ctx)
 {

@@ -50,13 +50,15 @@ ls "$P"/lib/libpassion.so.* >/dev/null || fail "no libpassion.so in P/lib"
 # static one (installed too, every internal symbol in it) holds no simulated
 # network, no fault driver or injection, no schedule fuzzer, no entry point
 # that only tests call (their names: passion/ net_sim.c, drv_fault.c,
-# alloc.c, chaos.c, engine.c, agree.c)
+# alloc.c, chaos.c, engine.c, agree.c; collective/ etp_sync.c,
+# etp_filecost.c, etp_stream.c, etp_domain.c, exchange/exchange.c,
+# exchange/xchg_p2p.c)
 so=$(ls "$P"/lib/libpassion.so.*.*.* | head -n 1)
 nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' >"$t/exports"
 [ -s "$t/exports" ] || fail "nm -D lists nothing in $so"
 grep -v '^passion_' "$t/exports" >"$t/not-public" &&
   { cat "$t/not-public"; fail "$so exports symbols outside passion_*"; }
-test_only='core_net_sim_[a-z_]*|core_net_cost|core_drv_fault|core_fault_[a-z_]*|core_alloc_fault|core_chaos_[a-z_]*|core_test_[a-z_]*|core_aio_(enters|fixed|ran_inline)|core_wait_(counts|spin|pause)'
+test_only='core_net_sim_[a-z_]*|core_net_cost|core_drv_fault|core_fault_[a-z_]*|core_alloc_fault|core_chaos_[a-z_]*|core_test_[a-z_]*|core_aio_(enters|fixed|ran_inline)|core_wait_(counts|spin|pause)|coll_sync_samples|coll_file_costs|coll_file_streamed|coll_stream_bw|coll_aggregators|coll_xchg_predict|coll_xchg_set_chunk'
 for lib in "$so" "$P/lib/libpassion.a"; do
   nm "$lib" 2>/dev/null | grep -E " ($test_only)\$" &&
     fail "$lib carries test machinery (the symbols above)"

@@ -599,6 +599,7 @@ int coll_exchange(passion_ctx *ctx, const coll_xchg_args *args)
     return coll_xchg_call_all(ctx, args, PASSION_OK, NULL);
 }
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 int coll_xchg_predict(passion_ctx *ctx, const coll_xchg_args *args,
                       coll_xchg_choice *out)
 {
@@ -609,3 +610,4 @@ int coll_xchg_predict(passion_ctx *ctx, const coll_xchg_args *args,
         a.alg = PASSION_XCHG_AUTO;
     return coll_xchg_call_all(ctx, &a, PASSION_OK, out);
 }
+#endif

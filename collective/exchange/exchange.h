@@ -100,7 +100,9 @@ typedef struct coll_xchg_args {
 CORE_HIDDEN int coll_exchange(passion_ctx *ctx, const coll_xchg_args *args);
 /* What `auto` would run for these arguments and the model's seconds.
    Collective (calibrates if needed); same result on every rank. */
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN int coll_xchg_predict(passion_ctx *ctx,
                                   const coll_xchg_args *args,
                                   coll_xchg_choice *out /* out */);
+#endif
 #endif

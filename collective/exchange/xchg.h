@@ -479,7 +479,9 @@ CORE_HIDDEN void coll_idle(double t0);
 
 /* Largest MPI message (bytes); longer messages are split. Tests lower it
    to exercise the split. */
+#ifdef PASSION_TEST_HOOKS /* tests only: test builds */
 CORE_HIDDEN void coll_xchg_set_chunk(int64_t bytes);
+#endif
 CORE_HIDDEN int64_t coll_xchg_chunk(void);
 /* core_net_isend (counted, charged by the simulated network) of a
    message to rank peer of pl->comm, which may be a sub-communicator

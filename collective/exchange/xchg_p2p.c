@@ -27,6 +27,7 @@ void coll_xchg_set_wait(int mode)
     wait_mode = mode == COLL_WAIT_SPIN ? COLL_WAIT_SPIN : COLL_WAIT_HYBRID;
 }
 
+#ifdef PASSION_TEST_HOOKS /* tests only */
 void coll_xchg_set_chunk(int64_t bytes)
 {
     /* at least the 16-byte header of a four-stage message */
@@ -34,6 +35,7 @@ void coll_xchg_set_chunk(int64_t bytes)
                 : bytes < 64                 ? 64
                                              : bytes;
 }
+#endif
 
 int64_t coll_xchg_chunk(void)
 {
