@@ -109,12 +109,10 @@ int coll_io_early(passion_file *f, const passion_section *s,
         double S = coll_sync_cost(ctx);
         /* the same read whose ranks chose an independent method last
            call (a memory layout aside): reading early saves the round
-           the agreement after it costs (auto paid two rounds
-           where the fixed method it chose paid one); read with the
-           method chosen then (direct on every rank where the model
-           found that cheaper than each rank's own sieve choice: before,
-           the early read took each rank's own choice, and sieved where
-           auto had chosen direct reads) */
+           the agreement after it costs, so that auto pays one round as
+           the fixed method it chose does; read with the method chosen
+           then (direct on every rank where the model found that cheaper
+           than each rank's own sieve choice) */
         int again = !m && e && e->indep_sig && e->indep_left > 0 &&
                     e->indep_sig == coll_early_sig(f, s, m, op_write);
         if (again) { /* on every rank alike (the choice was agreed) */

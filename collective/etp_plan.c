@@ -68,8 +68,8 @@ void coll_plan_caps_alg(coll_plan *p, int64_t M, int alg)
 {
     /* the search below depends on M, P and the algorithm alone: the last
        call's result when they are the same (the search, about forty
-       evaluations of the exchange's staging, was a large share of a tiny
-       call's time) */
+       evaluations of the exchange's staging, would weigh on a tiny
+       call) */
     coll_ext *e = p->ctx->ext[CORE_EXT_COLL];
     if (e && e->caps_P == p->P && e->caps_M == M && e->caps_alg == alg) {
         p->cap_xchg = e->caps_xchg;

@@ -148,6 +148,7 @@ const core_driver_ops core_drv_fault = {
     .drop_cache = fault_drop_cache,
     .close = fault_close,
     .cached = fault_cached,
+    .needs_mpi_thread = 0, /* posix calls underneath: any thread */
     /* the files live on a posix file system: the same path operations */
     .rename = core_posix_rename,
     .unlink = core_posix_unlink,

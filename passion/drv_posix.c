@@ -664,6 +664,7 @@ const core_driver_ops core_drv_posix = {
     .readahead = posix_readahead,
     .measure = posix_measure,
     .stripe = posix_stripe,
+    .needs_mpi_thread = 0, /* system calls only: any thread */
     .rename = core_posix_rename,
     .unlink = core_posix_unlink,
     .sync_dir = core_posix_sync_dir,

@@ -6,7 +6,9 @@
  * the environment variable PASSION_ENGINE (which wins). The same engine
  * serves asynchronous section requests (prefetch/request.c) and batched
  * independent reads (io.c): io_uring is set up once per context, and never
- * when the engine is forced to thread.
+ * when the engine is forced to thread. The worker thread, started on
+ * demand, also runs the context's I/O jobs (core_job_start: the two-phase
+ * rounds' I/O), so the library has one I/O thread mechanism.
  *
  * Routing of one op: to the ring when the engine is io_uring and the
  * driver gives a descriptor for it (drv_posix.c's ring_fd); else to the
