@@ -223,9 +223,13 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
     int rank = 0, size = 1;
     MPI_Comm_rank(dup, &rank);
     MPI_Comm_size(dup, &size);
+#ifdef PASSION_TEST_HOOKS
     /* the context is the first allocation that fault_alloc_at counts */
     int fault = opt && opt->o.fault_alloc_at == 1 &&
                 (opt->o.fault_ranks < 0 || opt->o.fault_ranks == rank);
+#else
+    const int fault = 0; /* no fault injection outside test builds */
+#endif
     passion_ctx *ctx = fault ? NULL : calloc(1, sizeof *ctx);
     if (!ctx)
         return init_without_ctx(dup, rank, size);
@@ -236,7 +240,9 @@ int passion_init(MPI_Comm comm, const passion_options *opt, passion_ctx **out)
         ctx->opt = opt->o; /* valid: every setter checks */
     else
         core_options_default(&ctx->opt);
+#ifdef PASSION_TEST_HOOKS
     ctx->fault_allocs = 1; /* the context */
+#endif
     rc = init_local(ctx, rc);
     /* the host kept on comm by an earlier context (net.c): used only
        when every rank has it (agreed in the same reduction) */

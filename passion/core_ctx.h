@@ -53,7 +53,9 @@ struct passion_ctx {
     struct core_stage_pool *stage; /* staging blocks kept between calls */
     struct core_tmp_pool *tmp;     /* small temporary arrays kept too */
     char detail[CORE_DETAIL_MAX];
+#ifdef PASSION_TEST_HOOKS
     int64_t fault_allocs; /* allocations counted since the fault was armed */
+#endif
     /* state owned by upper layers (prefetch engine...), freed by
        passion_finalize through the destructor they registered */
     void *ext[CORE_EXT_MAX];
