@@ -222,10 +222,8 @@ int coll_chunk_next(coll_plan *p, int i, int64_t *pos, int64_t *a, int64_t *b)
        of the exchange buffer (limit / (P-1)), so all together stay within
        the limit too; a rank's share ends before the start of its
        (q+1)-th element from A. One look per rank, where a bisection
-       over [A, B) counted every rank's elements at each of its ~20
-       steps whenever this limit bound (no change measurable in the
-       thesis's cases at P = 32: the chunks' CPU, 6.4-V, 148 -> 143 us
-       a call per rank) */
+       over [A, B) would count every rank's elements at each of its
+       steps whenever this limit binds */
     const int64_t q = (P > 1 ? p->cap_xchg / (P - 1) : p->cap_xchg) / es;
     int64_t lim = INT64_MAX;
     coll_ranks_in(p, A, B, &k0, &k1);

@@ -1,6 +1,7 @@
 /*
  * etp_model.c - the cost model behind method `auto` for collective section
- * access (ALGORITHMS.md section 5; CCL's linear model, Bala et al. 1995,
+ * access (the linear model of Bala et al., CCL, IEEE TPDS 1995, section
+ * IV.A,
  * applied to file requests as well as messages).
  *
  * Costs: a file request of s bytes takes L + s/B (the options, else the

@@ -207,8 +207,8 @@ int passion_engine_get(passion_ctx *ctx, passion_engine *engine)
    memory budget leaves (every op in flight holds its bounce until it
    completes, so the budget bounds them together); otherwise the ring
    reads it unaligned through the driver's buffered descriptor (a single
-   worker thread, bouncing piece by piece, made the prefetching sweep of
-   a memory-limited run 3x slower than no prefetch). */
+   worker thread, bouncing piece by piece, would make a prefetching
+   sweep of a memory-limited run slower than no prefetch at all). */
 static int ring_prep(core_op *op)
 {
     core_fh *fh = op->fh;
