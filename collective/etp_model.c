@@ -1,8 +1,7 @@
 /*
  * etp_model.c - the cost model behind method `auto` for collective section
  * access (the linear model of Bala et al., CCL, IEEE TPDS 1995, section
- * IV.A,
- * applied to file requests as well as messages).
+ * IV.A, applied to file requests as well as messages).
  *
  * Costs: a file request of s bytes takes L + s/B (the options, else the
  * page-cache probe of etp_early.c: memory-like costs when the requested
