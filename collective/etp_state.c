@@ -23,14 +23,8 @@ static void ext_free(passion_ctx *ctx, void *ext)
 
 coll_ext *coll_ext_get(passion_ctx *ctx)
 {
-    coll_ext *e = ctx->ext[CORE_EXT_COLL];
-    if (!e) {
-        if (!(e = core_calloc(ctx, 1, sizeof *e)))
-            return NULL;
-        ctx->ext[CORE_EXT_COLL] = e;
-        ctx->ext_free[CORE_EXT_COLL] = ext_free;
-    }
-    return e;
+    return core_ext_get(ctx, CORE_EXT_COLL, sizeof(coll_ext), NULL,
+                        ext_free);
 }
 
 void *coll_reserve_get(passion_ctx *ctx, int64_t bytes)

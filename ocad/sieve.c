@@ -60,13 +60,10 @@ const ocad_ext *ocad_ext_of(const passion_ctx *ctx)
 
 void ocad_req_learn(passion_ctx *ctx, double seconds)
 {
-    ocad_ext *e = ctx->ext[CORE_EXT_OCAD];
-    if (!e) {
-        if (!(e = core_calloc(ctx, 1, sizeof *e)))
-            return;
-        ctx->ext[CORE_EXT_OCAD] = e;
-        ctx->ext_free[CORE_EXT_OCAD] = ext_free;
-    }
+    ocad_ext *e = core_ext_get(ctx, CORE_EXT_OCAD, sizeof(ocad_ext), NULL,
+                               ext_free);
+    if (!e)
+        return;
     seconds = seconds < 1e-7 ? 1e-7 : seconds > 1e-3 ? 1e-3 : seconds;
     e->req_warm[e->req_warm_i] = seconds;
     e->req_warm_i = (e->req_warm_i + 1) % OCAD_LEARN_KEEP;

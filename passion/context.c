@@ -423,3 +423,19 @@ double core_median(const double *v, int n)
         }
     return w[n / 2];
 }
+
+void *core_ext_get(passion_ctx *ctx, int slot, size_t size,
+                   void (*init)(void *state),
+                   void (*fr)(passion_ctx *ctx, void *state))
+{
+    if (ctx->ext[slot])
+        return ctx->ext[slot];
+    void *s = core_calloc(ctx, 1, size);
+    if (!s)
+        return NULL;
+    if (init)
+        init(s);
+    ctx->ext[slot] = s;
+    ctx->ext_free[slot] = fr;
+    return s;
+}

@@ -27,6 +27,15 @@ enum { CORE_EXT_DRV = 0, CORE_EXT_COLL = 1, CORE_EXT_ENGINE = 2,
        CORE_EXT_XCHG = 3, CORE_EXT_PLAN = 4, CORE_EXT_OCAD = 5,
        CORE_EXT_MAX = 6 };
 
+/* Slot `slot` of ctx: its state, or, the first time, `size` zeroed bytes
+   (core_calloc, so counted as the context's) passed to init (may be NULL)
+   and hung on the slot with the destructor fr. NULL when the allocation
+   fails (nothing hung). One owner per slot: the owner's getter calls this
+   with the same size, init and fr every time. */
+CORE_HIDDEN void *core_ext_get(passion_ctx *ctx, int slot, size_t size,
+                               void (*init)(void *state),
+                               void (*fr)(passion_ctx *ctx, void *state));
+
 /* the host of a rank: see core_host_kept (core_net.h) */
 typedef struct core_host {
     int leader;

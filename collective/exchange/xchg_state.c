@@ -38,19 +38,17 @@ static void state_free(passion_ctx *ctx, void *p)
     core_free(ctx, s);
 }
 
-coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
+static void state_init(void *p)
 {
-    coll_xchg_state *s = ctx->ext[CORE_EXT_XCHG];
-    if (s)
-        return s;
-    s = core_calloc(ctx, 1, sizeof *s);
-    if (!s)
-        return NULL;
+    coll_xchg_state *s = p;
     s->comm = MPI_COMM_NULL;
     s->nodes.leaders = MPI_COMM_NULL;
-    ctx->ext[CORE_EXT_XCHG] = s;
-    ctx->ext_free[CORE_EXT_XCHG] = state_free;
-    return s;
+}
+
+coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx)
+{
+    return core_ext_get(ctx, CORE_EXT_XCHG, sizeof(coll_xchg_state),
+                        state_init, state_free);
 }
 
 int coll_xchg_comm_setup(passion_ctx *ctx, MPI_Comm *out)

@@ -80,18 +80,15 @@ static void state_free(passion_ctx *ctx, void *p)
     core_free(ctx, s);
 }
 
+static void state_init(void *p)
+{
+    plan_table_init(&((plan_state *)p)->table);
+}
+
 plan_state *plan_state_get(passion_ctx *ctx)
 {
-    plan_state *s = ctx->ext[CORE_EXT_PLAN];
-    if (s)
-        return s;
-    s = core_calloc(ctx, 1, sizeof *s);
-    if (!s)
-        return NULL;
-    plan_table_init(&s->table);
-    ctx->ext[CORE_EXT_PLAN] = s;
-    ctx->ext_free[CORE_EXT_PLAN] = state_free;
-    return s;
+    return core_ext_get(ctx, CORE_EXT_PLAN, sizeof(plan_state), state_init,
+                        state_free);
 }
 
 plan_table *plan_state_table(plan_state *s)
