@@ -170,7 +170,7 @@ static int section_run(coll_plan *p, void *buf, int method, int chosen,
         if (!early_done) /* else counted by the early access */
             ctx->cnt.bytes_useful += (uint64_t)(elems * p->esize);
         rc = coll_etp_run(p, buf);
-        ctx->last_method = chosen;
+        ocad_last_method(ctx, chosen);
     } else {
         /* the independent engine counts bytes_useful itself and sets
            last_method where this rank moves data */
@@ -213,8 +213,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx);
-    ctx->last_method = PASSION_METHOD_AUTO; /* passion_ctx_last_method */
-    ctx->last_predicted = 0;
+    ocad_last_method(ctx, PASSION_METHOD_AUTO); /* passion_ctx_last_method */
+    ocad_last_predicted(ctx, 0);
     /* this call's long reads (coll_stream_note) */
     const uint64_t sb0 = ctx->stream_bytes;
     const double st0 = ctx->stream_t;
@@ -238,7 +238,7 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     rc = coll_plan_init(&p, f, s, m, method, op_write, rc, &early);
     if (rc) {
         coll_plan_free(&p);
-        ctx->last_method = PASSION_METHOD_AUTO; /* the early read's */
+        ocad_last_method(ctx, PASSION_METHOD_AUTO); /* the early read's */
         return rc;
     }
     double predicted;
@@ -246,9 +246,9 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         coll_plan_free(&p);
         note_streams(ctx, &p, sb0, st0);
         /* the reads, and the FAD's round (the learned round's cost) */
-        ctx->last_predicted = method == PASSION_METHOD_AUTO
-                                  ? predicted + coll_sync_cost(ctx)
-                                  : 0;
+        ocad_last_predicted(ctx, method == PASSION_METHOD_AUTO
+                                     ? predicted + coll_sync_cost(ctx)
+                                     : 0);
         return PASSION_OK;
     }
     /* this call's costs travel in the plan (p.env), passed as arguments
@@ -285,10 +285,10 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
         section_learn(f, s, m, op_write, rc, chosen, &ap, warm, raw,
                       t_end - t_run);
     if (rc)
-        ctx->last_method = PASSION_METHOD_AUTO;
+        ocad_last_method(ctx, PASSION_METHOD_AUTO);
     if (!rc)
         coll_auto_observe(ctx, &ap, core_now() - t_call);
-    ctx->last_predicted = rc ? 0 : predicted;
+    ocad_last_predicted(ctx, rc ? 0 : predicted);
     return rc;
 }
 

@@ -7,7 +7,7 @@
  * request is validated once (ocad_section_prepare: bounds, memory side,
  * method, writable, buffer) before any byte moves; data is converted to
  * and from the file's byte order on every path; a failed transfer leaves
- * last_method at auto.
+ * the last method (ocad_last_method) at auto.
  */
 #include "ocad.h"
 
@@ -66,8 +66,8 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx); /* the entry of passion_file_read/_write(_begin) */
-    ctx->last_method = PASSION_METHOD_AUTO; /* set by the engine */
-    ctx->last_predicted = 0;
+    ocad_last_method(ctx, PASSION_METHOD_AUTO); /* set by the engine */
+    ocad_last_predicted(ctx, 0);
     int64_t elems;
     int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
@@ -93,7 +93,7 @@ static int file_read_body(passion_file *f, const passion_section *s, void *buf,
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
     if (!rc && (rc = ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL)))
-        f->ctx->last_method = PASSION_METHOD_AUTO;
+        ocad_last_method(f->ctx, PASSION_METHOD_AUTO);
     return rc;
 }
 
@@ -117,7 +117,7 @@ static int file_write_body(passion_file *f, const passion_section *s,
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 1, &x);
     if (!rc && (rc = ocad_xfer_write(f->ctx, f->fh, &x, buf, method, NULL)))
-        f->ctx->last_method = PASSION_METHOD_AUTO;
+        ocad_last_method(f->ctx, PASSION_METHOD_AUTO);
     return rc;
 }
 

@@ -163,14 +163,23 @@ CORE_HIDDEN int ocad_env_conc(const passion_ctx *ctx, const ocad_env *env);
 CORE_HIDDEN void ocad_req_learn(passion_ctx *ctx, double seconds);
 CORE_HIDDEN double ocad_req_cost(const passion_ctx *ctx);
 /* ocad's per-context state (ctx->ext[CORE_EXT_OCAD], made by the first
-   sample, freed at passion_finalize): the samples, a ring, and their
-   median kept as they are learned. A rank without it (no memory) has
-   learned nothing. */
+   sample or the first section access, freed at passion_finalize): the
+   samples, a ring, and their median kept as they are learned; the last
+   section access (passion_ctx_last_method): the method used, auto
+   resolved (0 = none), and the collective model's prediction, set by
+   ocad's and collective/'s section accesses. A rank without it (no
+   memory) has learned nothing and reports no last method. */
 typedef struct ocad_ext {
     double req_warm[OCAD_LEARN_KEEP];
     int req_warm_n, req_warm_i;
     double req_warm_med;
+    int last_method;
+    double last_predicted;
 } ocad_ext;
+/* what passion_ctx_last_method reports: the method of the last section
+   access, and the prediction (left as it is by ocad_last_method) */
+CORE_HIDDEN void ocad_last_method(passion_ctx *ctx, int method);
+CORE_HIDDEN void ocad_last_predicted(passion_ctx *ctx, double predicted);
 /* The state, or NULL while nothing was learned (tests). */
 CORE_HIDDEN const ocad_ext *ocad_ext_of(const passion_ctx *ctx);
 /*

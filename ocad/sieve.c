@@ -58,10 +58,15 @@ const ocad_ext *ocad_ext_of(const passion_ctx *ctx)
     return ctx->ext[CORE_EXT_OCAD];
 }
 
+static ocad_ext *ext_get(passion_ctx *ctx)
+{
+    return core_ext_get(ctx, CORE_EXT_OCAD, sizeof(ocad_ext), NULL,
+                        ext_free);
+}
+
 void ocad_req_learn(passion_ctx *ctx, double seconds)
 {
-    ocad_ext *e = core_ext_get(ctx, CORE_EXT_OCAD, sizeof(ocad_ext), NULL,
-                               ext_free);
+    ocad_ext *e = ext_get(ctx);
     if (!e)
         return;
     seconds = seconds < 1e-7 ? 1e-7 : seconds > 1e-3 ? 1e-3 : seconds;
@@ -72,6 +77,33 @@ void ocad_req_learn(passion_ctx *ctx, double seconds)
     /* computed here, not at every call that prices requests (each
        collective call asks twice) */
     e->req_warm_med = core_learned(e->req_warm, e->req_warm_n);
+}
+
+void ocad_last_method(passion_ctx *ctx, int method)
+{
+    ocad_ext *e = ext_get(ctx);
+    if (e)
+        e->last_method = method;
+}
+
+void ocad_last_predicted(passion_ctx *ctx, double predicted)
+{
+    ocad_ext *e = ext_get(ctx);
+    if (e)
+        e->last_predicted = predicted;
+}
+
+int passion_ctx_last_method(const passion_ctx *ctx, passion_method *method,
+                            double *predicted)
+{
+    if (!ctx)
+        return PASSION_EINVAL;
+    const ocad_ext *e = ctx->ext[CORE_EXT_OCAD];
+    if (method)
+        *method = (passion_method)(e ? e->last_method : 0);
+    if (predicted)
+        *predicted = e ? e->last_predicted : 0;
+    return PASSION_OK;
 }
 
 double ocad_req_cost(const passion_ctx *ctx)
@@ -498,7 +530,7 @@ static int xfer_rw(passion_ctx *ctx, core_fh *fh, const ocad_xfer *x,
     int chosen;
     int64_t h = choose(ctx, e, x, op_write, method, &chosen, NULL);
     ctx->cnt.bytes_useful += (uint64_t)(x->nblocks * x->blen);
-    ctx->last_method = chosen; /* passion_ctx_last_method */
+    ocad_last_method(ctx, chosen);
     if (!op_write) {
         /* on cached data, learn what a request costs (ocad_req_learn) */
         double t0 = e->warm ? core_now() : 0;

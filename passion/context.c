@@ -361,18 +361,6 @@ MPI_Comm passion_ctx_comm(const passion_ctx *ctx)
     return ctx ? ctx->comm : MPI_COMM_NULL;
 }
 
-int passion_ctx_last_method(const passion_ctx *ctx, passion_method *method,
-                            double *predicted)
-{
-    if (!ctx)
-        return PASSION_EINVAL;
-    if (method)
-        *method = (passion_method)ctx->last_method;
-    if (predicted)
-        *predicted = ctx->last_predicted;
-    return PASSION_OK;
-}
-
 const char *passion_ctx_errdetail(const passion_ctx *ctx)
 {
     return ctx ? ctx->detail : init_detail;

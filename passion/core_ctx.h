@@ -111,12 +111,6 @@ struct passion_ctx {
                               consecutive ranks (always for virtual
                               nodes): node n holds ranks node_first[n] ..
                               node_first[n+1]-1; NULL otherwise */
-    /* the last section access (passion_ctx_last_method): the method used,
-       auto resolved (0 = none), and the collective model's prediction;
-       the core's: the public query (context.c) reads them, ocad's and
-       collective's section accesses set them */
-    int last_method;
-    double last_predicted;
 };
 
 #endif
