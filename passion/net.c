@@ -134,10 +134,10 @@ int core_host_count(passion_ctx *ctx, const core_host *known)
        every rank has the same virtual_node_ranks, agreed, and a node
        communicator, or passion_init failed before), else made here
        (collective, on every rank whatever its options); on failure,
-       assume the node is shared. (One split less per passion_init: on
-       this 2-core machine with MPICH 4.0 a split by shared memory took
-       140 ms of a 3-rank passion_init's 400 under load; fault injection
-       makes hundreds of contexts.) The processors they may run on: the
+       assume the node is shared. (One split less per passion_init: a
+       split by shared memory is a large share of passion_init's time
+       on an oversubscribed node, and fault injection makes hundreds of
+       contexts.) The processors they may run on: the
        union of their affinity masks (ranks bound to a core each cover
        the node's cores; ranks confined together, fewer). With virtual
        nodes and the host kept on the user's communicator (known, on
