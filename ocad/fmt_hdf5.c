@@ -63,19 +63,9 @@ int ocad_h5_list(passion_ctx *ctx, const char *path, const char *obj,
     return no_hdf5(ctx, path);
 }
 
-int ocad_h5_available(void)
-{
-    return 0;
-}
-
 #else
 
 #include "fmt_hdf5.h"
-
-int ocad_h5_available(void)
-{
-    return 1;
-}
 
 void ocad_h5_quiet_on(ocad_h5_quiet *q)
 {

@@ -50,19 +50,6 @@ static int64_t nc_type_size(int version, uint32_t t)
     return sz[t];
 }
 
-static const char *nc_type_name(uint32_t t)
-{
-    static const char *nm[12] = {"?", "byte", "char", "short", "int",
-                                 "float", "double", "ubyte", "ushort",
-                                 "uint", "int64", "uint64"};
-    return t <= 11 ? nm[t] : "?";
-}
-
-const char *ocad_nc_type_name(int t)
-{
-    return nc_type_name((uint32_t)t);
-}
-
 /* The element type passion sees for nc_type t. */
 static void nc_type_kind(uint32_t t, passion_kind *k)
 {

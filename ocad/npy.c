@@ -27,12 +27,6 @@
 #define NPY_ALIGN 64
 #define NPY_MAX_HEADER (1 << 20) /* far beyond any 7-dimensional header */
 
-int ocad_npy_name(const char *path)
-{
-    size_t n = path ? strlen(path) : 0;
-    return n > 4 && !strcmp(path + n - 4, ".npy");
-}
-
 /* The parts of a simple descr: byte order, kind, digits, [unit]; 1 if it
    is one ("<f4", "|u1", "<U3", "?", "<M8[ns]"), else 0. */
 static int descr_valid(const char *d)

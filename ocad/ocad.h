@@ -319,8 +319,6 @@ CORE_HIDDEN int ocad_file_lset_write(passion_file *f, const char *pat);
 
 /* ---- .npy files (npy.c) ---- */
 
-/* 1 if path names a .npy file. */
-CORE_HIDDEN int ocad_npy_name(const char *path);
 /*
  * A .npy header as numbers: the parser below needs no context and no MPI
  * (it is what the fuzz target tests/fuzz/fuzz_npy.c drives).
@@ -394,8 +392,6 @@ CORE_HIDDEN int ocad_h5_create(passion_ctx *ctx, const char *path,
 CORE_HIDDEN int ocad_h5_list(passion_ctx *ctx, const char *path,
                              const char *obj, passion_array_entry *e,
                              int max, int *count);
-/* 1 if built with HDF5. */
-CORE_HIDDEN int ocad_h5_available(void);
 
 /* ---- element types and byte order (convert.c) ---- */
 
@@ -561,8 +557,6 @@ CORE_HIDDEN int ocad_nc_format(int version, const char *var,
 /* nc_type for a passion kind and size in CDF-version, 0 if none. */
 CORE_HIDDEN int ocad_nc_type_of(int version, passion_kind kind,
                                 int64_t size);
-/* "byte", "double"... for nc_type t ("?" if unknown). */
-CORE_HIDDEN const char *ocad_nc_type_name(int t);
 /* 1 if s is a name ocad_nc_format accepts. */
 CORE_HIDDEN int ocad_nc_name_ok(const char *s);
 /* Read the header of path (rank-local) and describe variable obj ("" =
