@@ -152,7 +152,8 @@ static void model_rows(coll_xchg_costs base, const char *label)
                         m = (P - 1) * share;
                     }
                     printf("model,%s,%d,%d,%lld,%s,%.6g,%.0f,%s\n", label,
-                           P, N, (long long)blocks[bi], ops->name, t, m,
+                           P, N, (long long)blocks[bi],
+                           coll_xchg_name(ops->id), t, m,
                            coll_xchg_name(ch.alg));
                 }
             }

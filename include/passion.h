@@ -188,10 +188,12 @@ typedef enum passion_xchg {
                                    distribute within nodes */
 } passion_xchg;
 
-/* The option's name of a driver ("posix", "mpiio", "fault") or of an
-   exchange algorithm ("auto", "mpi", ...; PASSION_XCHG_DEFAULT has none);
-   static storage. NULL for a value outside the enumeration, so a loop
-   from 0 lists every name and ends at the first NULL. */
+/* The option's name of a driver ("posix", ...) or of an exchange
+   algorithm ("auto", "mpi", ...; PASSION_XCHG_DEFAULT has none); static
+   storage. NULL for a value outside the enumeration, so a loop from 0
+   lists every name and ends at the first NULL. A driver this build lacks
+   (fault, without -Dtest_hooks=true) has its name too; the options refuse
+   it. */
 PASSION_API const char *passion_driver_name(passion_driver driver);
 PASSION_API const char *passion_xchg_name(passion_xchg alg);
 

@@ -58,7 +58,7 @@ enum { CORE_ADV_WILLNEED = 1, CORE_ADV_DONTNEED = 2, CORE_ADV_RANDOM = 3 };
  * core_fh and call the core_io_* functions (core_io.h).
  */
 typedef struct core_driver_ops {
-    const char *name;
+    int id; /* enum passion_driver: its name is passion_driver_name's */
     int (*open)(passion_ctx *ctx, const char *path, int flags, int direct,
                 core_fh **fh);
     /* One request; returns bytes moved (maybe short, 0 = EOF) or -errno.
@@ -130,6 +130,8 @@ struct core_fh {
                        call */
 };
 
+/* The driver whose id is id (enum passion_driver), NULL when this build
+   has none (io.c's table). */
 CORE_HIDDEN const core_driver_ops *core_driver_get(int id);
 /* The posix path operations (drv_posix.c), shared by drivers whose files
    live on a posix file system (mpiio, fault). */

@@ -138,7 +138,7 @@ static int fault_cached(core_fh *fh, int64_t lo, int64_t hi)
 }
 
 const core_driver_ops core_drv_fault = {
-    .name = "fault",
+    .id = PASSION_DRIVER_FAULT,
     .open = fault_open,
     .pread = fault_pread,
     .pwrite = fault_pwrite,

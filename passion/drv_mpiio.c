@@ -162,7 +162,7 @@ static int mpiio_close(core_fh *fh)
 }
 
 const core_driver_ops core_drv_mpiio = {
-    .name = "mpiio",
+    .id = PASSION_DRIVER_MPIIO,
     .open = mpiio_open,
     .pread = mpiio_pread,
     .pwrite = mpiio_pwrite,

@@ -648,7 +648,7 @@ int core_posix_replace(const char *path, const char *buf, size_t len)
 }
 
 const core_driver_ops core_drv_posix = {
-    .name = "posix",
+    .id = PASSION_DRIVER_POSIX,
     .open = posix_open,
     .pread = posix_pread,
     .pwrite = posix_pwrite,

@@ -2,10 +2,12 @@
  * names.h - the names of the I/O drivers (enum passion_driver) and of the
  * exchange algorithms (enum passion_xchg): the one place in the code that
  * lists either. The options' parser and its messages, passion_driver_name
- * and passion_xchg_name (and through them the exchange's names and the
- * command's help) read these tables; tests/check_tables.py checks the
- * public header's comments, the ops tables' names, the Fortran constants,
- * the man pages and the README against them.
+ * and passion_xchg_name (and through them the exchange's names, the I/O
+ * messages and the command's help) read these tables; the ops of a driver
+ * or an algorithm carry its enumeration value (.id), no name.
+ * tests/check_tables.py checks the public header's comments, the ops
+ * registered (one per value), the Fortran constants, the man pages and
+ * the README against them.
  *
  * Invariants: names[v] names enum value v for every v from 0 to the
  * enumeration's last value, the entry after it is NULL; names are

@@ -8,7 +8,8 @@
  * holds values that passed its key's check (a failing setter changes
  * nothing); every key is spelled once, in the table, as the field's name;
  * in a build without -Dtest_hooks=true the keys the table marks KEY_TEST
- * and the driver fault are refused, so their fields keep their defaults.
+ * and the drivers that build lacks (fault: io.c's table says which) are
+ * refused, so their fields keep their defaults.
  */
 #include "core.h"
 #include "names.h"
@@ -110,6 +111,13 @@ static int64_t hi_of(const key_def *k)
                                      : k->hi;
 }
 
+/* A value this build lacks: a driver io.c's table does not have (only a
+   test build's driver can be missing). */
+static int absent(const key_def *k, int64_t v)
+{
+    return k->names == core_driver_names && !core_driver_get((int)v);
+}
+
 static int fail(char *detail, size_t dlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(char *detail, size_t dlen, const char *fmt, ...)
@@ -181,13 +189,10 @@ static int set_int(core_options *o, const key_def *k, int64_t v,
         return fail(detail, dlen,
                     "option %s: %" PRId64 " outside %" PRId64 "..%" PRId64,
                     k->key, v, k->lo, hi_of(k));
-#ifndef PASSION_TEST_HOOKS
-    if (k->off == offsetof(core_options, driver) &&
-        v == PASSION_DRIVER_FAULT)
-        return fail(detail, dlen, "option driver: fault exists only in "
-                    "test builds: this library was built without "
-                    "-Dtest_hooks=true");
-#endif
+    if (absent(k, v))
+        return fail(detail, dlen, "option %s: %s exists only in test "
+                    "builds: this library was built without "
+                    "-Dtest_hooks=true", k->key, k->names[v]);
     store_int(o, k, v);
     return PASSION_OK;
 }
@@ -296,9 +301,11 @@ static int set_text(core_options *o, const key_def *k, const char *v,
                 return set_int(o, k, i, detail, dlen);
         char list[128] = "";
         for (int64_t i = k->lo; i <= hi; i++) {
-            strncat(list, k->names[i], sizeof list - strlen(list) - 1);
-            if (i < hi)
+            if (absent(k, i))
+                continue;
+            if (list[0])
                 strncat(list, "|", sizeof list - strlen(list) - 1);
+            strncat(list, k->names[i], sizeof list - strlen(list) - 1);
         }
         return fail(detail, dlen, "option %s: '%s' is not one of %s",
                     k->key, v, list);

@@ -2,9 +2,10 @@
 """Check every spelling of the I/O drivers and the exchange algorithms
 against the one table of them, passion/names.c (names keyed by the public
 enumerations of include/passion.h): the enumerations themselves and their
-comments, the options' summary in the header, the ops tables' own names,
-the Fortran constants, the man pages and the README. A name missing or
-extra in any of them, or spelled otherwise, fails.
+comments, the options' summary in the header, the ops tables (one ops per
+value, named by its .id alone), the Fortran constants, the man pages and
+the README. A name missing or extra in any of them, or spelled otherwise,
+fails.
 
 The options' parser and messages, passion_driver_name, passion_xchg_name
 and the command's help read the table at run time and need no check. The
@@ -120,39 +121,51 @@ same("include/passion.h options: driver", option_list(summary,
 same("include/passion.h options: exchange", option_list(summary,
      "include/passion.h", 'exchange'), xchgs)
 
-# --- the ops tables' own names: each algorithm's ops (its .id) and each
-#     driver's ops (passion/io.c maps the enumeration to them) ---
+# --- the ops tables: an algorithm's or a driver's ops names it by its .id
+#     alone (no name of its own); the ops registered (collective/exchange/
+#     xchg_table.c, passion/io.c's drivers[]) are one per value of the
+#     table (the algorithms but auto) ---
 def sources(folder):
     d = os.path.join(root, folder)
     return {f: read(os.path.join(folder, f)) for f in sorted(os.listdir(d))
             if f.endswith('.c')}
 
 
-xchg_ops = {}
-for f, text in sources('collective/exchange').items():
-    for name, member in re.findall(
-            r'\.name\s*=\s*"([^"]*)",\s*\.id\s*=\s*(PASSION_XCHG_\w+)', text):
-        xchg_ops[member] = name
-        want = lists['exchange']['by_member'].get(member)
-        if name != want:
-            problems.append(f"collective/exchange/{f}: ops {member} is "
-                            f"named {name!r}, the table says {want!r}")
-same("collective/exchange ops: the algorithms with ops",
-     sorted(xchg_ops), sorted(k for k in lists['exchange']['by_member']
-                              if k != 'PASSION_XCHG_AUTO'))
-core = sources('passion')
-io_map = dict(re.findall(r'\[(PASSION_DRIVER_\w+)\]\s*=\s*&(\w+)',
-                         core.get('io.c', '')))
-same("passion/io.c: the drivers with ops", sorted(io_map),
-     sorted(lists['driver']['by_member']))
-for member, sym in io_map.items():
-    found = [m for text in core.values() for m in re.findall(
-        r'core_driver_ops ' + sym + r'\s*=\s*\{\s*\.name\s*=\s*"([^"]*)"',
-        text)]
-    want = lists['driver']['by_member'].get(member)
-    if found != [want]:
-        problems.append(f"passion/: ops {sym} ({member}) named {found}, "
-                        f"the table says {want!r}")
+def ops_ids(folder, typ, prefix, registry, array):
+    """{ops symbol: its .id member} for the ops of type typ defined in
+    folder and registered in folder/registry's array; a problem for an
+    ops with a name of its own, without an .id, or defined and not
+    registered (or the other way round)."""
+    defined = {}
+    for f, text in sources(folder).items():
+        for sym, body in re.findall(r'\b' + typ + r'\s+(\w+)\s*=\s*\{(.*?)'
+                                    r'\n\};', text, re.S):
+            ids = re.findall(r'\.id\s*=\s*(' + prefix + r'\w+)', body)
+            if re.search(r'\.name\s*=', body):
+                problems.append(f"{folder}/{f}: ops {sym} has a .name of its "
+                                f"own (its name is names.c's, by its .id)")
+            if len(ids) != 1:
+                problems.append(f"{folder}/{f}: ops {sym} has .id {ids}")
+            else:
+                defined[sym] = ids[0]
+    m = re.search(array + r'\[\]\s*=\s*\{(.*?)\};',
+                  read(os.path.join(folder, registry)), re.S)
+    listed = re.findall(r'&(\w+)', m.group(1)) if m else []
+    same(f"{folder}/{registry}: the ops registered", sorted(listed),
+         sorted(defined))
+    return {sym: defined[sym] for sym in listed if sym in defined}
+
+
+for what, folder, typ, prefix, registry, array, skip in [
+        ('exchange', 'collective/exchange', 'coll_xchg_ops', 'PASSION_XCHG_',
+         'xchg_table.c', 'xchg_table', 'PASSION_XCHG_AUTO'),
+        ('driver', 'passion', 'core_driver_ops', 'PASSION_DRIVER_', 'io.c',
+         'drivers', None)]:
+    ids = list(ops_ids(folder, typ, prefix, registry, array).values())
+    if len(set(ids)) != len(ids):
+        problems.append(f"{folder}/{registry}: ids registered twice: {ids}")
+    same(f"{folder} ops: the {what} values with ops", sorted(ids),
+         sorted(k for k in lists[what]['by_member'] if k != skip))
 
 # --- the Fortran constants: the same members and values ---
 f90 = re.sub(r'&\s*\n\s*', ' ', read('bindings/fortran/passion.f90'))

@@ -67,9 +67,17 @@ static const char usage_tail[] =
 
 static int rank_;
 
+/* A driver's name where this build has it (the options take it: a build
+   without -Dtest_hooks=true has no fault driver), "" where it lacks it,
+   NULL past the last. */
 static const char *driver_name(int v)
 {
-    return passion_driver_name((passion_driver)v);
+    const char *name = passion_driver_name((passion_driver)v);
+    passion_options *o = NULL;
+    int has = name && passion_options_create(&o) == PASSION_OK &&
+              passion_options_set_int(o, "driver", v) == PASSION_OK;
+    passion_options_free(o);
+    return !name || has ? name : "";
 }
 
 static const char *xchg_name(int v)
@@ -77,15 +85,25 @@ static const char *xchg_name(int v)
     return passion_xchg_name((passion_xchg)v);
 }
 
+/* The first name from v on that this build has (not ""), NULL if none. */
+static const char *next_name(const char *(*name)(int v), int *v)
+{
+    for (; name(*v); ++*v)
+        if (*name(*v))
+            return name(*v);
+    return NULL;
+}
+
 /* "KEY=a|b|c" under the usage's column 19, wrapped before column 80 */
 static void usage_names(const char *key, const char *(*name)(int v))
 {
-    int col = printf("%19s%s=", "", key), indent = col;
-    for (int v = 0; name(v); v++) {
-        int last = !name(v + 1), w = (int)strlen(name(v)) + !last;
-        if (v && col + w > 79)
+    int col = printf("%19s%s=", "", key), indent = col, v = 0;
+    for (const char *n = next_name(name, &v); n; n = next_name(name, &v)) {
+        v++;
+        int last = !next_name(name, &(int){v}), w = (int)strlen(n) + !last;
+        if (col > indent && col + w > 79)
             col = printf("\n%*s", indent, "") - 1;
-        col += printf("%s%s", name(v), last ? "" : "|");
+        col += printf("%s%s", n, last ? "" : "|");
     }
     printf("\n");
 }

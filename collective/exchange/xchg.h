@@ -272,8 +272,7 @@ static inline void *coll_xchg_carve(char *base, int64_t *pos, int64_t bytes)
  * model, the staging and the piggy-backed first step all come from here.
  */
 typedef struct coll_xchg_ops {
-    const char *name; /* as passion_options_set spells it */
-    int id;           /* enum passion_xchg */
+    int id;           /* enum passion_xchg: its name is coll_xchg_name's */
     int regular_only; /* 1: needs equal blocks (index) */
     int has_radix;    /* 1: takes a radix; 0 asks the model for the best */
     int agree_after;  /* 1: run may fail locally (allocates once sizes are

@@ -49,7 +49,6 @@ static int a1_run(coll_xchg_plan *pl)
 }
 
 const coll_xchg_ops coll_xchg_a1 = {
-    .name = "a1",
     .id = PASSION_XCHG_A1,
     .regular_only = 0,
     .agree_after = 0,

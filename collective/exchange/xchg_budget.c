@@ -106,8 +106,8 @@ int coll_xchg_prepare(coll_xchg_call *c, int alg, int radix, int64_t steps,
         pl->scratch = n > 0 ? core_tmp_alloc(pl->ctx, (size_t)n, 1) : NULL;
         if (n > 0 && !pl->scratch)
             return core_err(pl->ctx, PASSION_ENOMEM,
-                            "exchange %s: %lld bytes of tables", ops->name,
-                            (long long)n);
+                            "exchange %s: %lld bytes of tables",
+                            coll_xchg_name(ops->id), (long long)n);
     }
     if (steps > 1 && !c->step_arr) {
         c->step_arr = core_tmp_alloc(
@@ -127,7 +127,8 @@ int coll_xchg_prepare(coll_xchg_call *c, int alg, int radix, int64_t steps,
         return core_err(pl->ctx, PASSION_ENOMEM,
                         "exchange %s: %lld staging bytes (%lld left of the "
                         "budget)",
-                        ops->name, (long long)n, (long long)pl->limit);
+                        coll_xchg_name(ops->id), (long long)n,
+                        (long long)pl->limit);
     pl->reserved_bytes = n;
     return PASSION_OK;
 }

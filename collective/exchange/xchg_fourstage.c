@@ -600,7 +600,6 @@ static int fs_run_nb(coll_xchg_plan *pl)
 }
 
 const coll_xchg_ops coll_xchg_fourstage = {
-    .name = "fourstage",
     .id = PASSION_XCHG_FOURSTAGE,
     .regular_only = 0,
     .agree_after = 1,
@@ -612,7 +611,6 @@ const coll_xchg_ops coll_xchg_fourstage = {
 };
 
 const coll_xchg_ops coll_xchg_fourstage_nb = {
-    .name = "fourstage-nb",
     .id = PASSION_XCHG_FOURSTAGE_NB,
     .regular_only = 0,
     .agree_after = 1,

@@ -167,7 +167,6 @@ static void index_net(const coll_xchg_shape *s, int radix, double *msgs,
 }
 
 const coll_xchg_ops coll_xchg_index = {
-    .name = "index",
     .id = PASSION_XCHG_INDEX,
     .regular_only = 1,
     .has_radix = 1,

@@ -225,7 +225,6 @@ static int mpi_run(coll_xchg_plan *pl)
 }
 
 const coll_xchg_ops coll_xchg_mpi = {
-    .name = "mpi",
     .id = PASSION_XCHG_MPI,
     .regular_only = 0,
     .agree_after = 0,

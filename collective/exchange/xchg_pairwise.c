@@ -50,7 +50,6 @@ static int pw_run(coll_xchg_plan *pl)
 }
 
 const coll_xchg_ops coll_xchg_pairwise = {
-    .name = "pairwise",
     .id = PASSION_XCHG_PAIRWISE,
     .regular_only = 0,
     .agree_after = 0,

@@ -407,7 +407,7 @@ int coll_xchg_round_finish(coll_xchg_plan *pl, coll_xchg_round *x,
             pl->st.rounds++;
         pl->st.alg = complete->id;
         return rc ? core_err(pl->ctx, rc, "%s: exchange failed",
-                             complete->name)
+                             coll_xchg_name(complete->id))
                   : rc;
     }
     for (int i = 0; i < P; i++) {

@@ -1,9 +1,10 @@
 /*
  * xchg_table.c - the table of exchange algorithms' ops. Order matters
  * only for ties of the model: our own algorithms first, MPI's call last.
- * The algorithms' names are passion/names.h's (passion_xchg_name), the
- * one list of them; an entry's own name must be the same
- * (tests/check_tables.py checks it).
+ * An entry names its algorithm by its id alone; the name is
+ * passion/names.h's (passion_xchg_name), the one list of them
+ * (tests/check_tables.py checks that the ids here and the names there
+ * are the same set).
  *
  * Invariant: every entry has a distinct id (enum passion_xchg), a model
  * and a run; every value of the enumeration but auto has an entry.

@@ -495,7 +495,6 @@ static int tl_exchange(coll_xchg_plan *pl)
 }
 
 const coll_xchg_ops coll_xchg_twolevel = {
-    .name = "twolevel",
     .id = PASSION_XCHG_TWOLEVEL,
     .regular_only = 0,
     .agree_after = 1,
