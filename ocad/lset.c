@@ -293,6 +293,56 @@ static int fail(const char **why, const char *msg)
     return -1;
 }
 
+/* The "dist" line: ndims entries BLOCK(m), CYCLIC(m) or * (collapsed,
+   grid 1), each block size in 1..shape, a BLOCK covering its dimension
+   with the grid; d->dist and d->block set. 0, or -1 with *why. */
+static int parse_dist(cur *c, ocad_lset *d, const char **why)
+{
+    const int nd = d->ndims;
+    char w[OCAD_LSET_FILES];
+    char k[16];
+    if (!next_line(c) || !word(c, k, sizeof k) || strcmp(k, "dist"))
+        return fail(why, "bad or missing \"dist\"");
+    for (int i = 0; i < nd; i++) {
+        if (!word(c, w, 64))
+            return fail(why, "\"dist\" needs ndims entries");
+        int64_t n = d->shape[i], m;
+        if (!strcmp(w, "*")) {
+            d->dist[i] = PASSION_DIST_COLLAPSED;
+            if (d->grid[i] != 1)
+                return fail(why, "a collapsed (*) dimension needs grid 1");
+            d->block[i] = n;
+            continue;
+        }
+        const char *open = strchr(w, '(');
+        size_t wl = strlen(w);
+        if (!open || wl < 3 || w[wl - 1] != ')')
+            return fail(why, "\"dist\" entries are BLOCK(m), CYCLIC(m) "
+                             "or *");
+        w[wl - 1] = '\0';
+        size_t nl = (size_t)(open - w);
+        if (nl == 5 && !strncmp(w, "BLOCK", 5))
+            d->dist[i] = PASSION_DIST_BLOCK;
+        else if (nl == 6 && !strncmp(w, "CYCLIC", 6))
+            d->dist[i] = PASSION_DIST_CYCLIC;
+        else
+            return fail(why, "\"dist\" entries are BLOCK(m), CYCLIC(m) "
+                             "or *");
+        if (!num(open + 1, 1, n, &m))
+            return fail(why, "a block size m must be in 1..shape");
+        if (d->dist[i] == PASSION_DIST_BLOCK) {
+            int64_t cover;
+            if (core_mul(m, d->grid[i], &cover) && cover < n)
+                return fail(why, "BLOCK(m) times grid does not cover "
+                                 "the dimension");
+        }
+        d->block[i] = m;
+    }
+    if (!line_end(c))
+        return fail(why, "\"dist\" has more than ndims entries");
+    return 0;
+}
+
 int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
                     const char **why)
 {
@@ -365,48 +415,8 @@ int ocad_lset_parse(const void *buf, int64_t n, ocad_lset *d,
     }
     if (procs != d->nranks)
         return fail(why, "the product of \"grid\" is not \"ranks\"");
-    {
-        char k[16];
-        if (!next_line(&c) || !word(&c, k, sizeof k) || strcmp(k, "dist"))
-            return fail(why, "bad or missing \"dist\"");
-        for (int i = 0; i < nd; i++) {
-            if (!word(&c, w, 64))
-                return fail(why, "\"dist\" needs ndims entries");
-            int64_t n = d->shape[i], m;
-            if (!strcmp(w, "*")) {
-                d->dist[i] = PASSION_DIST_COLLAPSED;
-                if (d->grid[i] != 1)
-                    return fail(why, "a collapsed (*) dimension needs grid 1");
-                d->block[i] = n;
-                continue;
-            }
-            const char *open = strchr(w, '(');
-            size_t wl = strlen(w);
-            if (!open || wl < 3 || w[wl - 1] != ')')
-                return fail(why, "\"dist\" entries are BLOCK(m), CYCLIC(m) "
-                                 "or *");
-            w[wl - 1] = '\0';
-            size_t nl = (size_t)(open - w);
-            if (nl == 5 && !strncmp(w, "BLOCK", 5))
-                d->dist[i] = PASSION_DIST_BLOCK;
-            else if (nl == 6 && !strncmp(w, "CYCLIC", 6))
-                d->dist[i] = PASSION_DIST_CYCLIC;
-            else
-                return fail(why, "\"dist\" entries are BLOCK(m), CYCLIC(m) "
-                                 "or *");
-            if (!num(open + 1, 1, n, &m))
-                return fail(why, "a block size m must be in 1..shape");
-            if (d->dist[i] == PASSION_DIST_BLOCK) {
-                int64_t cover;
-                if (core_mul(m, d->grid[i], &cover) && cover < n)
-                    return fail(why, "BLOCK(m) times grid does not cover "
-                                     "the dimension");
-            }
-            d->block[i] = m;
-        }
-        if (!line_end(&c))
-            return fail(why, "\"dist\" has more than ndims entries");
-    }
+    if (parse_dist(&c, d, why))
+        return -1;
     if (key_nums(&c, "ghost", nd, 0, INT64_MAX, d->ghost, why,
                  "bad or missing \"ghost\" (ndims widths >= 0)"))
         return -1;
