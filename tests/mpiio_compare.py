@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""mpiio_compare.py MPIEXEC NP PLAIN LAYER [PRELOAD_LIB]
+
+Runs test_mpiio twice with the same seed (env SEED, else a random one,
+printed): PLAIN, linked to MPI only, and LAYER, linked to libpassion_mpiio
+before MPI, with PASSION_MPIIO=report; with PRELOAD_LIB, a third run of
+PLAIN under LD_PRELOAD=PRELOAD_LIB. Every file of the plain run (the data
+files and each rank's reads.<rank>) must be byte-identical in the other
+runs, and the report must show calls served and calls passed through
+(the indexed filetype of pass.dat among them). Exit 0 pass, 1 fail.
+"""
+import filecmp
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPORT = re.compile(r"passion_mpiio: rank \d+ file (\S+): served (\d+), "
+                    r"passed through (\d+)")
+
+
+def run(mpiexec, np, exe, outdir, seed, env):
+    os.makedirs(outdir)
+    p = subprocess.run([mpiexec, "-n", str(np), exe, outdir, str(seed)],
+                       env=env, capture_output=True, text=True, timeout=500)
+    sys.stdout.write(p.stdout)
+    sys.stderr.write(p.stderr)
+    if p.returncode:
+        print(f"FAIL: {exe} exited {p.returncode}")
+    return p.returncode, p.stderr
+
+
+def counts(report):
+    served, passed = {}, {}
+    for m in REPORT.finditer(report):
+        name = os.path.basename(m.group(1))
+        served[name] = served.get(name, 0) + int(m.group(2))
+        passed[name] = passed.get(name, 0) + int(m.group(3))
+    return served, passed
+
+
+def same_files(a, b):
+    ok = True
+    for name in sorted(os.listdir(a)):
+        other = os.path.join(b, name)
+        if not os.path.exists(other):
+            print(f"FAIL: {name} missing in {b}")
+            ok = False
+        elif not filecmp.cmp(os.path.join(a, name), other, shallow=False):
+            print(f"FAIL: {name} differs between {a} and {b}")
+            ok = False
+    extra = set(os.listdir(b)) - set(os.listdir(a))
+    if extra:
+        print(f"FAIL: files only in {b}: {sorted(extra)}")
+        ok = False
+    return ok
+
+
+def main():
+    mpiexec, np, plain, layer = sys.argv[1:5]
+    preload = sys.argv[5] if len(sys.argv) > 5 else ""
+    seed = int(os.environ.get("SEED", random.randrange(1, 2**31)))
+    print(f"mpiio_compare: seed {seed} (rerun with SEED={seed})")
+    top = tempfile.mkdtemp(prefix="mpiio.", dir=os.getcwd())
+    env = dict(os.environ)
+    env.pop("PASSION_MPIIO", None)
+    env.pop("LD_PRELOAD", None)
+    ok = run(mpiexec, np, plain, os.path.join(top, "plain"), seed, env)[0] == 0
+    runs = [("layer", layer, {})]
+    if preload:
+        runs.append(("preload", plain, {"LD_PRELOAD": preload}))
+    for tag, exe, extra in runs:
+        renv = dict(env, PASSION_MPIIO="report", **extra)
+        rc, err = run(mpiexec, np, exe, os.path.join(top, tag), seed, renv)
+        ok = ok and rc == 0
+        served, passed = counts(err)
+        print(f"{tag}: served {served}, passed through {passed}")
+        if not served.get("c3.dat") or not served.get("vector.dat"):
+            print(f"FAIL: {tag}: the layer served nothing of c3.dat or "
+                  "vector.dat")
+            ok = False
+        if not passed.get("pass.dat"):
+            print(f"FAIL: {tag}: nothing of pass.dat passed through")
+            ok = False
+        ok = same_files(os.path.join(top, "plain"), os.path.join(top, tag)) \
+            and ok
+    if ok:
+        shutil.rmtree(top)
+    print("PASS" if ok else f"FAIL (files kept in {top})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
