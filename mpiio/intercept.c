@@ -73,8 +73,10 @@ static int access_of(MPI_File fh, mpiio_kind kind, int coll, int at,
 {
     mpiio_file *st = state_of(fh);
     *served = 0;
-    if (!st)
+    if (!st || st->comm == MPI_COMM_NULL) {
+        mpiio_pass(st, kind, "layer state not set up at open");
         return MPI_SUCCESS;
+    }
     return mpiio_access(st, kind, coll, at, offset, wbuf, rbuf, count, type,
                         status, served);
 }

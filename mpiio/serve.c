@@ -366,7 +366,7 @@ int mpiio_access(mpiio_file *st, mpiio_kind kind, int coll, int at,
     ok = local_access(st, write, at, offset, count, type, coll, why,
                       sizeof why) == 0;
     all = ok;
-    if (coll)
+    if (coll && st->view_ok) /* else no rank serves: nothing to agree */
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, st->comm);
     if (!all) {
         mpiio_pass(st, kind, ok ? "another rank's access is not served"

@@ -4,10 +4,14 @@
 Runs test_mpiio twice with the same seed (env SEED, else a random one,
 printed): PLAIN, linked to MPI only, and LAYER, linked to libpassion_mpiio
 before MPI, with PASSION_MPIIO=report; with PRELOAD_LIB, a third run of
-PLAIN under LD_PRELOAD=PRELOAD_LIB. Every file of the plain run (the data
+PLAIN under LD_PRELOAD=PRELOAD_LIB; then LAYER again with passion's mpiio
+driver (PASSION_OPTIONS=driver=mpiio), whose own MPI-IO calls must not
+re-enter the layer (the report's counts equal the first layer run's).
+Every file of the plain run (the data
 files and each rank's reads.<rank>) must be byte-identical in the other
 runs, and the report must show calls served and calls passed through
-(the indexed filetype of pass.dat among them). Exit 0 pass, 1 fail.
+(the indexed filetype of pass.dat among them, and all of disabled.dat,
+opened with passion_enable=false). Exit 0 pass, 1 fail.
 """
 import filecmp
 import os
@@ -67,20 +71,39 @@ def main():
     top = tempfile.mkdtemp(prefix="mpiio.", dir=os.getcwd())
     env = dict(os.environ)
     env.pop("PASSION_MPIIO", None)
-    env.pop("LD_PRELOAD", None)
+    env.pop("PASSION_OPTIONS", None)
     ok = run(mpiexec, np, plain, os.path.join(top, "plain"), seed, env)[0] == 0
     runs = [("layer", layer, {})]
     if preload:
-        runs.append(("preload", plain, {"LD_PRELOAD": preload}))
+        old = env.get("LD_PRELOAD", "")
+        runs.append(("preload", plain,
+                     {"LD_PRELOAD": (preload + " " + old).strip()}))
+    runs.append(("driver", layer, {"PASSION_OPTIONS": "driver=mpiio"}))
+    first = None
     for tag, exe, extra in runs:
         renv = dict(env, PASSION_MPIIO="report", **extra)
         rc, err = run(mpiexec, np, exe, os.path.join(top, tag), seed, renv)
         ok = ok and rc == 0
         served, passed = counts(err)
         print(f"{tag}: served {served}, passed through {passed}")
+        first = first if tag != "layer" else (served, passed)
+        if tag == "driver" and (served, passed) != first:
+            print("FAIL: passion's mpiio driver re-entered the layer (its "
+                  "calls were counted)")
+            ok = False
         if not served.get("c3.dat") or not served.get("vector.dat"):
             print(f"FAIL: {tag}: the layer served nothing of c3.dat or "
                   "vector.dat")
+            ok = False
+        names = set(n for n in os.listdir(os.path.join(top, "plain"))
+                    if n.endswith(".dat"))
+        if set(served) != names:
+            print(f"FAIL: {tag}: the report names {sorted(served)}, the "
+                  f"test opened {sorted(names)}")
+            ok = False
+        if served.get("disabled.dat") or not passed.get("disabled.dat"):
+            print(f"FAIL: {tag}: passion_enable=false did not pass "
+                  "disabled.dat through")
             ok = False
         if not passed.get("pass.dat"):
             print(f"FAIL: {tag}: nothing of pass.dat passed through")

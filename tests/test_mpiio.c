@@ -10,7 +10,8 @@
  * written collectively, read back across ranks collectively and
  * independently, rewritten independently (individual and explicit
  * offsets) and read after write across ranks; then accesses the layer
- * passes through (an indexed irregular filetype, a partial filetype). Each
+ * passes through (an indexed irregular filetype, a partial filetype, a
+ * file opened with the info key passion_enable=false). Each
  * rank checks what it reads; the exit status is 1 when any rank found a
  * difference.
  */
@@ -25,6 +26,7 @@ static int P, me, fails;
 static FILE *rec;
 static uint64_t rng;
 static char dir[512];
+static MPI_Info open_info = MPI_INFO_NULL; /* info of the files created */
 
 static int rnd(int n) /* 0 .. n-1, the same on every rank */
 {
@@ -54,7 +56,7 @@ static MPI_File file_create(const char *name)
         MPI_File_delete(path, MPI_INFO_NULL);
     MPI_Barrier(MPI_COMM_WORLD);
     if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
-                      MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+                      open_info, &fh) != MPI_SUCCESS) {
         fails++;
         return MPI_FILE_NULL;
     }
@@ -382,6 +384,11 @@ int main(int argc, char **argv)
         case_box("f3holes.dat", 3, MPI_ORDER_FORTRAN, 1, 24, 4000.0);
         case_vector("vector.dat", 5000.0);
         case_pass("pass.dat", 6000.0);
+        /* the layer's own off switch, an info key MPI-IO ignores */
+        MPI_Info_create(&open_info);
+        MPI_Info_set(open_info, "passion_enable", "false");
+        case_box("disabled.dat", 2, MPI_ORDER_C, 0, 0, 7000.0);
+        MPI_Info_free(&open_info);
         fclose(rec);
     }
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
