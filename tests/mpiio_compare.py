@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mpiio_compare.py MPIEXEC NP PLAIN LAYER [PRELOAD_LIB]
+"""mpiio_compare.py MPIEXEC NP PLAIN LAYER [--errors] [PRELOAD_LIB]
 
 Runs test_mpiio twice with the same seed (env SEED, else a random one,
 printed): PLAIN, linked to MPI only, and LAYER, linked to libpassion_mpiio
@@ -11,7 +11,10 @@ Every file of the plain run (the data
 files and each rank's reads.<rank>) must be byte-identical in the other
 runs, and the report must show calls served and calls passed through
 (the indexed filetype of pass.dat among them, and all of disabled.dat,
-opened with passion_enable=false). Exit 0 pass, 1 fail.
+opened with passion_enable=false). With --errors (builds with test hooks),
+LAYER's "errors" case runs with an injected I/O failure (passion's fault
+driver) and every rank must get MPI_ERR_IO and one call of the file's
+error handler; the plain run of that case must succeed. Exit 0 pass, 1 fail.
 """
 import filecmp
 import os
@@ -63,9 +66,38 @@ def same_files(a, b):
     return ok
 
 
+ERRLINE = re.compile(r"test_mpiio errors: rank \d+ class (\S+) handler "
+                     r"calls (\d+)")
+
+
+def errors_case(mpiexec, np, plain, layer, top, seed, env):
+    ok = True
+    for tag, exe, extra, want in [
+            ("errors-plain", plain, {}, ("MPI_SUCCESS", "0")),
+            ("errors-layer", layer,
+             {"PASSION_OPTIONS": "driver=fault,fault_fail_at=1"},
+             ("MPI_ERR_IO", "1"))]:
+        outdir = os.path.join(top, tag)
+        os.makedirs(outdir)
+        p = subprocess.run([mpiexec, "-n", str(np), exe, outdir, str(seed),
+                            "errors"], env=dict(env, **extra),
+                           capture_output=True, text=True, timeout=300)
+        got = ERRLINE.findall(p.stdout)
+        print(f"{tag}: {got}")
+        if p.returncode or len(got) != int(np) or \
+                any(g != want for g in got):
+            print(f"FAIL: {tag}: expected {want} on every rank")
+            sys.stdout.write(p.stdout + p.stderr)
+            ok = False
+    return ok
+
+
 def main():
     mpiexec, np, plain, layer = sys.argv[1:5]
-    preload = sys.argv[5] if len(sys.argv) > 5 else ""
+    rest = sys.argv[5:]
+    errors = "--errors" in rest
+    rest = [a for a in rest if a != "--errors"]
+    preload = rest[0] if rest else ""
     seed = int(os.environ.get("SEED", random.randrange(1, 2**31)))
     print(f"mpiio_compare: seed {seed} (rerun with SEED={seed})")
     top = tempfile.mkdtemp(prefix="mpiio.", dir=os.getcwd())
@@ -110,6 +142,8 @@ def main():
             ok = False
         ok = same_files(os.path.join(top, "plain"), os.path.join(top, tag)) \
             and ok
+    if errors:
+        ok = errors_case(mpiexec, np, plain, layer, top, seed, env) and ok
     if ok:
         shutil.rmtree(top)
     print("PASS" if ok else f"FAIL (files kept in {top})")

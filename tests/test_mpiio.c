@@ -4,7 +4,7 @@
  * libpassion_mpiio; the script compares the files it writes and the
  * buffers it reads (reads.<rank>) byte for byte.
  *
- * Usage: test_mpiio DIR SEED. Every rank draws the same random shapes from
+ * Usage: test_mpiio DIR SEED [errors]. Every rank draws the same random shapes from
  * SEED. Cases: subarray views in C and Fortran order (on a new file, and
  * with holes on a file filled beforehand; with header displacements), interleaved vector views, each
  * written collectively, read back across ranks collectively and
@@ -13,7 +13,8 @@
  * passes through (an indexed irregular filetype, a partial filetype, a
  * file opened with the info key passion_enable=false). Each
  * rank checks what it reads; the exit status is 1 when any rank found a
- * difference.
+ * difference. With "errors", only a collective write whose error class
+ * and error handler calls are printed.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -353,6 +354,45 @@ static void case_pass(const char *name, double tag)
     free(bg);
 }
 
+/* ------------------------------------------------------------- errors */
+
+static int handler_calls;
+
+static void count_error(MPI_File *fh, int *code, ...)
+{
+    (void)fh;
+    (void)code;
+    handler_calls++;
+}
+
+/* A collective write through a file error handler that counts its calls
+ * and returns; prints the error class the write returned (MPI_SUCCESS on
+ * plain MPI; the script injects an I/O failure under the layer). */
+static void case_errors(void)
+{
+    box b[64];
+    double *w;
+    int rc, cls = -1, n;
+    MPI_Errhandler eh;
+    MPI_File fh = file_create("errors.dat");
+    MPI_File_create_errhandler(count_error, &eh);
+    MPI_File_set_errhandler(fh, eh);
+    boxes_make(b, 2, MPI_ORDER_C, 0);
+    n = box_elems(&b[me]);
+    w = malloc(sizeof(double) * (size_t)n);
+    box_values(&b[me], 1.0, w);
+    box_view(fh, &b[me], 0);
+    rc = MPI_File_write_all(fh, w, n, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    MPI_Error_class(rc, &cls);
+    printf("test_mpiio errors: rank %d class %s handler calls %d\n", me,
+           cls == MPI_SUCCESS ? "MPI_SUCCESS"
+                              : cls == MPI_ERR_IO ? "MPI_ERR_IO" : "other",
+           handler_calls);
+    MPI_File_close(&fh);
+    MPI_Errhandler_free(&eh);
+    free(w);
+}
+
 int main(int argc, char **argv)
 {
     char path[700];
@@ -374,7 +414,10 @@ int main(int argc, char **argv)
         printf("test_mpiio: seed %llu, %d ranks\n", seed, P);
     snprintf(path, sizeof path, "%s/reads.%d", dir, me);
     rec = fopen(path, "wb");
-    if (!rec) {
+    if (rec && argc > 3 && !strcmp(argv[3], "errors")) {
+        case_errors();
+        fclose(rec);
+    } else if (!rec) {
         fprintf(stderr, "rank %d: cannot create %s\n", me, path);
         fails++;
     } else {
