@@ -55,7 +55,8 @@ static void contents_free(mpiio_contents *c)
         MPI_Type_free(&c->types[0]);
 }
 
-/* Bytes of an element type: a named type or a contiguous of one; 0 else. */
+/* Bytes of an element type: a named type without gaps, or a contiguous
+ * or dup of one; 0 else. */
 static int64_t elem_bytes(MPI_Datatype t)
 {
     mpiio_contents c;
@@ -64,8 +65,11 @@ static int64_t elem_bytes(MPI_Datatype t)
     if (contents_get(t, &c))
         return 0;
     if (c.combiner == MPI_COMBINER_NAMED) {
+        MPI_Aint lb = 0, extent = 0;
         MPI_Type_size(t, &size);
-        return size;
+        MPI_Type_get_extent(t, &lb, &extent);
+        /* pair types (MPI_DOUBLE_INT...) have gaps: not contiguous */
+        return lb == 0 && extent == size ? size : 0;
     }
     if (c.combiner == MPI_COMBINER_CONTIGUOUS && c.ni == 1 && c.nd == 1) {
         int64_t inner = elem_bytes(c.types[0]);

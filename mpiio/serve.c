@@ -404,8 +404,9 @@ int mpiio_access(mpiio_file *st, mpiio_kind kind, int coll, int at,
     }
     if (!at)
         PMPI_File_seek(st->fh, st->tile_bytes / st->etype_size, MPI_SEEK_SET);
-    if (status != MPI_STATUS_IGNORE)
-        MPI_Status_set_elements_x(status, type, count);
+    if (status != MPI_STATUS_IGNORE) /* in bytes: right for any type's
+                                        MPI_Get_count / _elements */
+        MPI_Status_set_elements_x(status, MPI_BYTE, st->tile_bytes);
     return MPI_SUCCESS;
 }
 

@@ -11,7 +11,8 @@
  * independently, rewritten independently (individual and explicit
  * offsets) and read after write across ranks; then accesses the layer
  * passes through (an indexed irregular filetype, a partial filetype, a
- * file opened with the info key passion_enable=false). Each
+ * vector memory type, a file opened with the info key
+ * passion_enable=false). Each
  * rank checks what it reads; the exit status is 1 when any rank found a
  * difference. With "errors", only a collective write whose error class
  * and error handler calls are printed.
@@ -43,9 +44,11 @@ static void record(const void *p, size_t n)
 
 static void record_status(MPI_Status *st)
 {
-    int n = -1;
-    MPI_Get_count(st, MPI_DOUBLE, &n);
-    record(&n, sizeof n);
+    int n[3] = {-1, -1, -1};
+    MPI_Get_count(st, MPI_DOUBLE, &n[0]);
+    MPI_Get_count(st, MPI_BYTE, &n[1]);
+    MPI_Get_elements(st, MPI_DOUBLE, &n[2]);
+    record(n, sizeof n);
 }
 
 static MPI_File file_create(const char *name)
@@ -280,9 +283,14 @@ static void case_vector(const char *name, double tag)
     double *got = malloc(sizeof(double) * (size_t)n);
     MPI_Status st;
     MPI_File fh = file_create(name);
+    MPI_Datatype row;
     vector_values(count, bl, me, tag, w);
     vector_view(fh, count, bl, me);
-    MPI_File_write_all(fh, w, n, MPI_DOUBLE, &st);
+    /* memory as `count` rows of a contiguous type */
+    MPI_Type_contiguous(bl, MPI_DOUBLE, &row);
+    MPI_Type_commit(&row);
+    MPI_File_write_all(fh, w, count, row, &st);
+    MPI_Type_free(&row);
     record_status(&st);
     vector_view(fh, count, bl, nb);
     MPI_File_read_all(fh, got, n, MPI_DOUBLE, &st);
@@ -347,6 +355,24 @@ static void case_pass(const char *name, double tag)
     MPI_File_read_at_all(fh, 0, bg, n - 1, MPI_DOUBLE, &st);
     check(bg, bw, n - 1, "part of a subarray");
     record(bg, sizeof(double) * (size_t)(n - 1));
+    /* the whole box from every other double of memory (a vector type) */
+    {
+        double *spread = calloc(2 * (size_t)n, sizeof(double));
+        MPI_Datatype every2;
+        for (int i = 0; i < n; i++)
+            spread[2 * i] = bw[i] + 0.5;
+        MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &every2);
+        MPI_Type_commit(&every2);
+        MPI_File_write_at_all(fh, 0, spread, 1, every2, &st);
+        record_status(&st);
+        MPI_File_read_at_all(fh, 0, bg, n, MPI_DOUBLE, &st);
+        for (int i = 0; i < n; i++)
+            bw[i] += 0.5;
+        check(bg, bw, n, "a box written from a vector memory type");
+        record(bg, sizeof(double) * (size_t)n);
+        MPI_Type_free(&every2);
+        free(spread);
+    }
     MPI_File_get_size(fh, &size);
     record(&size, sizeof size);
     MPI_File_close(&fh);
