@@ -81,6 +81,24 @@ static int64_t elem_bytes(MPI_Datatype t)
     return n;
 }
 
+static const char *combiner_name(int combiner)
+{
+    switch (combiner) {
+    case MPI_COMBINER_CONTIGUOUS: return "contiguous";
+    case MPI_COMBINER_VECTOR: return "vector";
+    case MPI_COMBINER_HVECTOR: return "hvector";
+    case MPI_COMBINER_INDEXED: return "indexed";
+    case MPI_COMBINER_HINDEXED: return "hindexed";
+    case MPI_COMBINER_INDEXED_BLOCK: return "indexed_block";
+    case MPI_COMBINER_HINDEXED_BLOCK: return "hindexed_block";
+    case MPI_COMBINER_STRUCT: return "struct";
+    case MPI_COMBINER_SUBARRAY: return "subarray";
+    case MPI_COMBINER_DARRAY: return "darray";
+    case MPI_COMBINER_RESIZED: return "resized";
+    default: return "derived";
+    }
+}
+
 static void box_line(mpiio_box *b, int64_t n, int64_t elem)
 {
     b->ndims = 1;
@@ -154,8 +172,8 @@ static int box_from(const mpiio_contents *c, mpiio_box *b, char *why,
     default:
         break;
     }
-    snprintf(why, len, "filetype (combiner %d) is not one strided box",
-             c->combiner);
+    snprintf(why, len, "%s filetype is not one strided box",
+             combiner_name(c->combiner));
     return -1;
 }
 
