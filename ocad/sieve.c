@@ -79,16 +79,20 @@ void ocad_req_learn(passion_ctx *ctx, double seconds)
     e->req_warm_med = core_learned(e->req_warm, e->req_warm_n);
 }
 
+/* Setting 0 (auto: none yet; no prediction) where the state does not
+   exist changes nothing and allocates nothing, so that a call's first
+   allocations stay those of its own work. */
 void ocad_last_method(passion_ctx *ctx, int method)
 {
-    ocad_ext *e = ext_get(ctx);
+    ocad_ext *e = method || ctx->ext[CORE_EXT_OCAD] ? ext_get(ctx) : NULL;
     if (e)
         e->last_method = method;
 }
 
 void ocad_last_predicted(passion_ctx *ctx, double predicted)
 {
-    ocad_ext *e = ext_get(ctx);
+    ocad_ext *e = predicted != 0 || ctx->ext[CORE_EXT_OCAD] ? ext_get(ctx)
+                                                            : NULL;
     if (e)
         e->last_predicted = predicted;
 }
