@@ -5,8 +5,8 @@
  * file, and creates a file with one dataset whose elements lie at a known
  * offset; passion then moves the elements itself with its own methods
  * (sieving, two-phase, prefetch, slabs), as it does for a raw or .npy
- * file. This file: the format hooks ocad_h5_meta and ocad_h5_list, and
- * what the three files share (fmt_hdf5.h).
+ * file. This file: the format hooks ocad_h5_meta and ocad_h5_list;
+ * what the HDF5 files share is in fmt_h5_util.c.
  *
  * ocad_h5_list walks a file's links (H5Lvisit, hard links only) and
  * describes every dataset with the same checks as ocad_h5_meta
@@ -65,63 +65,8 @@ int ocad_h5_list(passion_ctx *ctx, const char *path, const char *obj,
 
 #else
 
-#include "fmt_hdf5.h"
-
-void ocad_h5_quiet_on(ocad_h5_quiet *q)
-{
-    H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-void ocad_h5_quiet_off(ocad_h5_quiet *q)
-{
-    H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
-}
-
-/* The innermost message of HDF5's error stack (or "unknown"). */
-static herr_t last_msg(unsigned n, const H5E_error2_t *e, void *p)
-{
-    (void)n;
-    if (e->desc && *e->desc)
-        snprintf(p, 160, "%s", e->desc);
-    return 0;
-}
-
-const char *ocad_h5_why(char *buf)
-{
-    snprintf(buf, 160, "unknown");
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, last_msg, buf);
-    return buf;
-}
-
-void ocad_h5_close(hid_t id, herr_t (*fn)(hid_t))
-{
-    if (id >= 0)
-        fn(id);
-}
-
-hid_t ocad_h5_open(passion_ctx *ctx, const char *path, int64_t *fsize,
-                   int *rc)
-{
-    struct stat st;
-    char why[160];
-    *rc = PASSION_OK;
-    if (stat(path, &st)) {
-        *rc = core_err(ctx, core_errno_code(errno), "%s: %s", path,
-                       strerror(errno));
-        return -1;
-    }
-    *fsize = (int64_t)st.st_size;
-    if (H5Fis_hdf5(path) <= 0) {
-        *rc = core_err(ctx, PASSION_EFORMAT, "%s: not an HDF5 file", path);
-        return -1;
-    }
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0)
-        *rc = core_err(ctx, PASSION_EFORMAT, "%s: HDF5 cannot open it: %s",
-                       path, ocad_h5_why(why));
-    return file;
-}
+#include "fmt_h5_util.h"
+#include "fmt_hdf5_dset.h"
 
 /* Datasets of a file (H5Lvisit): how many, and the first one's path. */
 typedef struct h5_count {

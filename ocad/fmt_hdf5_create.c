@@ -14,7 +14,7 @@
 
 #ifdef PASSION_HAVE_HDF5
 
-#include "fmt_hdf5.h"
+#include "fmt_h5_util.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -20,7 +20,7 @@
 
 #ifdef PASSION_HAVE_HDF5
 
-#include "fmt_hdf5.h"
+#include "fmt_hdf5_dset.h"
 
 #include <limits.h>
 #include <string.h>

@@ -30,7 +30,7 @@
  * the simulated network, not counted; the data is counted as the run
  * counts it.
  */
-#include "xchg_twolevel.h"
+#include "xchg_twolevel_node.h"
 
 #include <string.h>
 

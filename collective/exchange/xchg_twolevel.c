@@ -47,14 +47,14 @@
  *
  * Files: this one the model and the run; xchg_twolevel_node.c a node's
  * side (tables, streams, the node's blocks); xchg_nodes_agree.c the
- * entry agreement by nodes on which the run may ride; xchg_twolevel.h
+ * entry agreement by nodes on which the run may ride; xchg_twolevel_node.h
  * what they share.
  *
  * Invariant: every logical message's length is known to both sides
  * before it is posted (sender: its counts; leader: the headers; rank: its
  * receive counts), and both split it at the same chunk boundaries.
  */
-#include "xchg_twolevel.h"
+#include "xchg_twolevel_node.h"
 
 #include <math.h>
 #include <string.h>

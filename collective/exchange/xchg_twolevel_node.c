@@ -6,7 +6,7 @@
  * member go where in the outgoing blocks (one per destination node), and
  * where each member's data sits in the incoming ones.
  *
- * Invariants (xchg_twolevel.h states the blocks' order):
+ * Invariants (xchg_twolevel_node.h states the blocks' order):
  *  - the tables are carved from the plan's scratch, which the dispatcher
  *    allocated with coll_tl_layout's size before the run, so a run
  *    allocates none of them;
@@ -17,7 +17,7 @@
  *    (outgoing) and, in the incoming block, the data of the sources
  *    before i and i's data for members < k.
  */
-#include "xchg_twolevel.h"
+#include "xchg_twolevel_node.h"
 
 #include <string.h>
 

@@ -1,17 +1,17 @@
 /*
- * fmt_hdf5.h - what the HDF5 glue's files share (ocad/fmt_hdf5.c,
- * fmt_hdf5_dset.c, fmt_hdf5_create.c; prefix ocad_h5_): HDF5's error
- * printing kept quiet, the innermost error message, closing ids, opening
- * a file to read, and the description of one dataset. Included only by
- * them, and only in a build with HDF5 (PASSION_HAVE_HDF5).
+ * fmt_h5_util.h - what the HDF5 glue's files share (defined in
+ * fmt_h5_util.c; used by fmt_hdf5.c, fmt_hdf5_dset.c, fmt_hdf5_create.c;
+ * prefix ocad_h5_): HDF5's error printing kept quiet, the innermost
+ * error message, closing ids and opening a file to read. Included only
+ * by them, and only in a build with HDF5 (PASSION_HAVE_HDF5).
  *
  * Invariants: every call between ocad_h5_quiet_on and ocad_h5_quiet_off
  * prints nothing; an id passed to ocad_h5_close may be -1 (never opened);
  * the calls are rank-local and return 0 or a PASSION_E* code with the
  * context's detail written.
  */
-#ifndef PASSION_OCAD_FMT_HDF5_H
-#define PASSION_OCAD_FMT_HDF5_H
+#ifndef PASSION_OCAD_FMT_H5_UTIL_H
+#define PASSION_OCAD_FMT_H5_UTIL_H
 
 #include "ocad.h"
 
@@ -34,13 +34,4 @@ CORE_HIDDEN void ocad_h5_close(hid_t id, herr_t (*fn)(hid_t));
    with the code in *rc and the detail written. */
 CORE_HIDDEN hid_t ocad_h5_open(passion_ctx *ctx, const char *path,
                                int64_t *fsize, int *rc);
-/* The metadata of dataset dset of the open file (path for messages, fsize
-   its bytes) into m, and its layout's name into *lay_name. On an error
-   the code with the detail written; m keeps what was found before it
-   (shape, type), *lay_name the layout once known ("" before). */
-CORE_HIDDEN int ocad_h5_dset_meta(passion_ctx *ctx, hid_t file,
-                                  const char *path, const char *dset,
-                                  int64_t fsize, core_fmt_meta *m,
-                                  const char **lay_name);
-
 #endif

@@ -1,5 +1,6 @@
 /*
- * xchg_twolevel.h - the inside of the two-level exchange, shared by its
+ * xchg_twolevel_node.h - the inside of the two-level exchange (a node's side,
+ * defined in xchg_twolevel_node.c), shared by its
  * files only: xchg_twolevel.c (the model and the run),
  * xchg_twolevel_node.c (a node's side: the tables, the streams, the
  * node's blocks at its leader) and xchg_nodes_agree.c (the entry
@@ -17,8 +18,8 @@
  *    posted, and both split it at the same chunk boundaries
  *    (coll_tl_stream).
  */
-#ifndef PASSION_COLL_XCHG_TWOLEVEL_H
-#define PASSION_COLL_XCHG_TWOLEVEL_H
+#ifndef PASSION_COLL_XCHG_TWOLEVEL_NODE_H
+#define PASSION_COLL_XCHG_TWOLEVEL_NODE_H
 
 #include "xchg.h"
 
