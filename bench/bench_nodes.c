@@ -503,7 +503,7 @@ static double model_etp(const coll_xchg_costs *c, int alg, int P, int nn,
     s.node_max = P / nn;
     int radix = 0;
     double tx = coll_xchg_model(c, alg, 0, &s, &radix);
-    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
     double m = 0, b = 0;
     if (ops && ops->net)
         ops->net(&s, radix, &m, &b);

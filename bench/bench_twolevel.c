@@ -9,11 +9,12 @@
  * about 1 us MPI latency and 12.5 GB/s, i.e. net_msg = 1e-6 s and
  * net_byte = 0.08e-9 s/byte on top of the on-node costs calibrated on
  * this machine (coll_xchg_costs_get). The model is the exchange's own
- * (xchg_model.c and each algorithm's ops->model / ops->net): a statement
+ * (plan_xchg_model.c and each algorithm's price, plan_xchg_alg's
+ * model / net): a statement
  * of the algorithms' start-up and byte counts, not a network simulator.
  * The `predicted` of the run rows comes from the contexts that ran them,
  * with the simulated network on: its latency and per-byte time, and the
- * fixed on-node figures the model then uses (xchg_calib.c), not this
+ * fixed on-node figures the model then uses (plan_xchg_calib.c), not this
  * machine's calibration.
  *
  * usage: mpiexec -n P bench-twolevel [--reps N] [--model-only]
@@ -143,7 +144,7 @@ static void model_rows(coll_xchg_costs base, const char *label)
                 for (int ai = 0; ai < 5; ai++) {
                     int r = 0;
                     double t = coll_xchg_model(&c, cand[ai], 0, &s, &r);
-                    const coll_xchg_ops *ops = coll_xchg_ops_get(cand[ai]);
+                    const plan_xchg_alg *ops = plan_xchg_alg_get(cand[ai]);
                     double m = 0, b = 0;
                     if (ops->net) {
                         ops->net(&s, r, &m, &b);

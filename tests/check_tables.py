@@ -3,7 +3,8 @@
 against the one table of them, passion/names.c (names keyed by the public
 enumerations of include/passion.h): the enumerations themselves and their
 comments, the options' summary in the header, the ops tables (one ops per
-value, named by its .id alone), the Fortran constants, the man pages and
+value, named by its .id alone), the planner's price table of the exchange
+(the same ids in the same order), the Fortran constants, the man pages and
 the README. A name missing or extra in any of them, or spelled otherwise,
 fails.
 
@@ -166,6 +167,49 @@ for what, folder, typ, prefix, registry, array, skip in [
         problems.append(f"{folder}/{registry}: ids registered twice: {ids}")
     same(f"{folder} ops: the {what} values with ops", sorted(ids),
          sorted(k for k in lists[what]['by_member'] if k != skip))
+
+# --- the planner's prices (collective/planner/plan_xchg_price*.c): one
+#     entry per algorithm the exchange runs, in the ops table's order (ties
+#     of the model break alike), and hdr_step set where the ops has
+#     hdr_sends (the model's entry agreement and the run agree) ---
+def bodies(folder, typ):
+    out = {}
+    for f, text in sources(folder).items():
+        for sym, body in re.findall(r'\b' + typ + r'\s+(\w+)\s*=\s*\{(.*?)'
+                                    r'\n\};', text, re.S):
+            ids = re.findall(r'\.id\s*=\s*(PASSION_XCHG_\w+)', body)
+            out[ids[0] if ids else sym] = body
+    return out
+
+
+def listed_ids(folder, registry, array, typ):
+    m = re.search(array + r'\[\]\s*=\s*\{(.*?)\};',
+                  read(os.path.join(folder, registry)), re.S)
+    syms = re.findall(r'&(\w+)', m.group(1)) if m else []
+    ids = {}
+    for f, text in sources(folder).items():
+        for sym, body in re.findall(r'\b' + typ + r'\s+(\w+)\s*=\s*\{(.*?)'
+                                    r'\n\};', text, re.S):
+            i = re.findall(r'\.id\s*=\s*(PASSION_XCHG_\w+)', body)
+            ids[sym] = i[0] if i else sym
+    return [ids.get(s, s) for s in syms]
+
+
+exec_order = listed_ids('collective/exchange', 'xchg_table.c', 'xchg_table',
+                        'coll_xchg_ops')
+price_order = listed_ids('collective/planner', 'plan_xchg_price.c',
+                         'price_table', 'plan_xchg_alg')
+same("collective/planner/plan_xchg_price.c price_table (the ids of "
+     "xchg_table.c, in its order)", price_order, exec_order)
+ex_b = bodies('collective/exchange', 'coll_xchg_ops')
+pr_b = bodies('collective/planner', 'plan_xchg_alg')
+for i in exec_order:
+    hs = bool(re.search(r'\.hdr_sends\s*=', ex_b.get(i, '')))
+    hd = bool(re.search(r'\.hdr_step\s*=\s*1', pr_b.get(i, '')))
+    if hs != hd:
+        problems.append(f"{i}: ops .hdr_sends {'set' if hs else 'unset'} "
+                        f"but the planner's .hdr_step "
+                        f"{'set' if hd else 'unset'}")
 
 # --- the Fortran constants: the same members and values ---
 f90 = re.sub(r'&\s*\n\s*', ' ', read('bindings/fortran/passion.f90'))

@@ -250,7 +250,7 @@ static void test_simnet(void)
 }
 
 /*
- * On the simulated network auto's costs are fixed (xchg_calib.c): the
+ * On the simulated network auto's costs are fixed (plan_xchg_calib.c): the
  * messages between nodes cost the options' latency and per-byte time,
  * those within a node the built-in figures (round 2.5 us, message 2.5 us,
  * 0.2 ns/B, copy 0.1 ns/B), so that two contexts with the same options

@@ -112,8 +112,8 @@ static int wants_auto(const coll_xchg_call *c, int regular)
 {
     if (c->alg == PASSION_XCHG_AUTO)
         return 1;
-    const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
-    return c->from_option && ops->regular_only && !regular;
+    return c->from_option && plan_xchg_alg_get(c->alg)->regular_only &&
+           !regular;
 }
 
 /* 1. the request, local checks and sizes */
@@ -134,7 +134,6 @@ static int call_begin(coll_xchg_call *c, passion_ctx *ctx,
     pl->fused_max = -1;
     c->state = coll_xchg_state_get(ctx);
     c->au.ctx = ctx;
-    c->au.state = c->state;
     c->au.plan = plan_state_get(ctx);
     c->au.costs = &c->costs;
     int crc = coll_xchg_comm_setup(ctx, &pl->comm);
@@ -172,7 +171,7 @@ static int call_begin(coll_xchg_call *c, passion_ctx *ctx,
         rc = local_scan(pl, &c->L);
     }
     if (!rc && c->alg != PASSION_XCHG_AUTO && c->L.block < 0 &&
-        coll_xchg_ops_get(c->alg)->regular_only && !c->from_option)
+        plan_xchg_alg_get(c->alg)->regular_only && !c->from_option)
         rc = core_err(ctx, PASSION_EINVAL,
                       "%s exchange needs equal counts to every rank",
                       coll_xchg_name(c->alg));
@@ -221,7 +220,7 @@ static int call_guess(coll_xchg_call *c, int rc)
         regular = s.block >= 0;
     }
     if (!wants_auto(c, regular)) {
-        const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+        const plan_xchg_alg *ops = plan_xchg_alg_get(c->alg);
         c->guess = c->alg;
         c->guess_radix = c->radix;
         if (ops->has_radix && !c->radix) {
@@ -297,7 +296,8 @@ static int agree_flat(coll_xchg_call *c, int *rc)
         const coll_xchg_ops *asked = coll_xchg_ops_get(c->alg);
         const coll_xchg_ops *g = coll_xchg_ops_get(c->guess);
         c->x->posted = !*rc && !c->predict &&
-                       (!asked || asked->hdr_sends || asked->regular_only);
+                       (!asked || asked->hdr_sends ||
+                        plan_xchg_alg_get(c->alg)->regular_only);
         c->x->spec = c->x->posted && g && g->hdr_sends;
         arc = coll_xchg_round_start(pl, c->x, v, COLL_V_NSUM,
                                     c->x->spec ? g : NULL, w);
@@ -400,7 +400,7 @@ static int call_shape(coll_xchg_call *c)
     c->abudget = -v[COLL_V_NBUDGET];
     c->pl.limit = c->abudget;
     if (c->alg != PASSION_XCHG_AUTO && s->block < 0 &&
-        coll_xchg_ops_get(c->alg)->regular_only && !c->from_option)
+        plan_xchg_alg_get(c->alg)->regular_only && !c->from_option)
         return core_err(ctx, PASSION_EINVAL,
                         "%s exchange needs equal counts on every rank",
                         coll_xchg_name(c->alg));
@@ -411,7 +411,7 @@ static int call_shape(coll_xchg_call *c)
 static int call_costs(coll_xchg_call *c)
 {
     int regular = c->shape.block >= 0;
-    const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+    const plan_xchg_alg *ops = plan_xchg_alg_get(c->alg);
     int need = wants_auto(c, regular) || (ops->has_radix && !c->radix);
     if (!need || c->ready)
         return PASSION_OK;
@@ -441,13 +441,13 @@ static int call_choose(coll_xchg_call *c)
         c->run = ch.alg;
         c->run_radix = ch.radix;
     } else {
-        const coll_xchg_ops *ops = coll_xchg_ops_get(c->alg);
+        const plan_xchg_alg *ops = plan_xchg_alg_get(c->alg);
         c->run = c->alg;
         c->run_radix = c->radix;
         if (ops->has_radix && !c->radix)
             coll_xchg_model(&c->costs, c->alg, 0, s, &c->run_radix);
     }
-    const coll_xchg_ops *ops = coll_xchg_ops_get(c->run);
+    const plan_xchg_alg *ops = plan_xchg_alg_get(c->run);
     if (ops->has_radix && c->run_radix > c->pl.P)
         c->run_radix = c->pl.P;
     if (!ops->has_radix)

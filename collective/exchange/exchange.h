@@ -1,18 +1,16 @@
 /*
  * exchange.h - the exchange subsystem (collective/exchange/, prefix
- * coll_xchg_ / coll_): all-to-all exchange algorithms behind one ops table,
- * the linear cost model that `auto` chooses with (and that the two-phase
- * method's model shares), the message-cost calibration, and the
- * point-to-point helpers the algorithms share. It uses only the core
- * (passion/); the two-phase method and the public calls above use it.
+ * coll_xchg_ / coll_): all-to-all exchange algorithms behind one ops table
+ * and the point-to-point helpers the algorithms share. What they cost,
+ * the message-cost calibration and `auto`'s choice are the planner's
+ * (collective/planner/plan_xchg.h, one layer down), which the two-phase
+ * method's model shares. It uses the core (passion/) and the planner; the
+ * two-phase method and the public calls above use it.
  *
  * Files: exchange.c the dispatcher (one call), with xchg_call.h its
  * inside, xchg_round.c its round of headers and xchg_budget.c its budget
  * and steps; xchg_api.c the public calls; xchg_table.c the ops table;
- * xchg_state.c all per-context state;
- * xchg_model.c the model, the choice and the staging bound; xchg_cost.c
- * the shapes and the agreement cost the algorithms use themselves;
- * xchg_calib.c the calibration; xchg_p2p.c messages, waits, staging
+ * xchg_state.c all per-context state; xchg_p2p.c messages, waits, staging
  * accounting; xchg_<algorithm>.c one algorithm each (the four-stage
  * with xchg_fs_grid.c, its schedule, and xchg_fs_msg.c, its messages;
  * the two-level with xchg_twolevel_node.c, a node's side, and
@@ -53,7 +51,8 @@
  *    MPI's own buffers (algorithm mpi) are not counted.
  *
  * Adding an algorithm: one file defining a coll_xchg_ops, one line in the
- * table of xchg_table.c (and, for a public choice, a value of enum
+ * table of xchg_table.c, its price (a plan_xchg_alg) in the planner's
+ * table at the same place (and, for a public choice, a value of enum
  * passion_xchg). The dispatcher names no algorithm.
  */
 #ifndef PASSION_COLL_EXCHANGE_H

@@ -1,140 +1,20 @@
 /*
  * xchg.h - the inside of the exchange subsystem (see exchange.h for the
- * whole): the cost model, the per-context state, the plan of one call,
- * the ops table every algorithm fills, and the point-to-point helpers.
- * The algorithms, the model, the calibration and the state include this
- * header only; exchange.h adds the entry (coll_exchange), which only the
- * dispatcher (exchange.c) and the subsystem's users include, so that no
- * algorithm depends on the dispatcher.
+ * whole): the per-context state, the plan of one call, the ops table
+ * every algorithm fills, and the point-to-point helpers. The cost model,
+ * the calibration and auto's choice are the planner's
+ * (collective/planner/plan_xchg.h, one layer down): an algorithm here
+ * runs what it is given and prices nothing. The algorithms and the
+ * state include this header only; exchange.h adds the entry
+ * (coll_exchange), which only the dispatcher (exchange.c) and the
+ * subsystem's users include, so that no algorithm depends on the
+ * dispatcher.
  */
 #ifndef PASSION_COLL_XCHG_H
 #define PASSION_COLL_XCHG_H
 
 #include "../../passion/core.h"
-#include "../planner/planner.h"
-
-#define COLL_TAG 0x5e00
-
-/* --------------------------------------------------------- cost model */
-
-/*
- * Linear cost model (the idea of CCL: Bala et al., "CCL: a portable and
- * tunable collective communication library for scalable parallel
- * computers", IEEE TPDS 1995): a communication round in which a rank
- * sends k messages of at most s bytes each costs
- * round + k*msg + (bytes sent)*byte,  a local copy of n bytes costs
- * n*copy. For one-port algorithms (one message per round) this is
- * Bruck's C1*alpha + C2*beta with alpha = round + msg.
- *
- * alpha, defined once for the whole library: the seconds of a round of
- * one message of a few bytes between two ranks (start-up and
- * synchronisation), coll_xchg_alpha(); beta: seconds per byte of a
- * message (costs.byte). The options msg_alpha / msg_beta give them
- * directly (the paper's model: round = 0, msg = alpha, every message pays
- * the whole start-up); otherwise one calibration per context measures
- * round, msg, byte and copy (xchg_calib.c), and both the exchange's
- * `auto` and the two-phase method's model use that one measurement.
- */
-typedef struct coll_xchg_costs {
-    double round; /* s per dependent round (synchronisation latency) */
-    double msg;   /* s per message in a round */
-    double byte;  /* s per byte sent */
-    double copy;  /* s per byte copied locally */
-    int source;   /* COLL_COSTS_* */
-    /* what a message between two nodes costs its sender on top of the
-       above (0: nodes cost alike; the simulated network's latency and
-       per-byte time when it is on) */
-    double net_msg;  /* s per message between nodes */
-    double net_byte; /* s per byte sent between nodes */
-} coll_xchg_costs;
-
-enum { COLL_COSTS_DEFAULT = 0, COLL_COSTS_OPTIONS = 1,
-       COLL_COSTS_MEASURED = 2,
-       /* the simulated network is on: the on-node costs are the built-in
-          figures (coll_xchg_costs_default), not measured (xchg_calib.c) */
-       COLL_COSTS_SIMNET = 3 };
-
-/* What the model needs to know of one exchange, identical on all ranks. */
-typedef struct coll_xchg_shape {
-    int procs;
-    int64_t block;  /* >= 0: every pair moves block bytes; -1: irregular */
-    int64_t lmax;   /* max over ranks of bytes sent or received, self
-                       included (the paper's Lmax) */
-    int64_t lmax_x; /* the same without the self message */
-    int64_t mmax;   /* largest message between two different ranks */
-    int64_t total;  /* bytes over all pairs of different ranks */
-    int nodes;      /* nodes the ranks are on (0 or 1: one) */
-    int node_max;   /* ranks on the largest node */
-} coll_xchg_shape;
-
-/* The shape of a regular exchange of `block` bytes per pair on P ranks. */
-CORE_HIDDEN coll_xchg_shape coll_shape_regular(int procs, int64_t block);
-/* An upper bound of the shape of one step when every message is cut in k
-   slices of ceil(bytes / k). */
-CORE_HIDDEN coll_xchg_shape coll_shape_step(const coll_xchg_shape *s,
-                                            int64_t k);
-/* Seconds of a round of one small message (see alpha above). */
-static inline double coll_xchg_alpha(const coll_xchg_costs *c)
-{
-    return c->round + c->msg;
-}
-
-typedef struct coll_xchg_choice {
-    int alg;        /* enum passion_xchg */
-    int radix;      /* index radix, 0 otherwise */
-    double seconds; /* model's prediction */
-} coll_xchg_choice;
-
-/* Model seconds of algorithm alg (radix 0 = the best radix for index,
-   returned in *radix when not NULL); a huge value when not applicable. */
-CORE_HIDDEN double coll_xchg_model(const coll_xchg_costs *c, int alg,
-                                   int radix, const coll_xchg_shape *s,
-                                   int *best_radix);
-/* Model seconds of one agreement among P ranks (a round of headers to
-   every rank, or an allreduce above COLL_A2A_MAX ranks). Every algorithm
-   pays one at entry (coll_xchg_model adds it), except that A1 up to
-   COLL_A2A_MAX ranks sends its headers in the round of its data (with
-   the paper's model, costs from the options, it pays their messages). */
-CORE_HIDDEN double coll_agree_cost(const coll_xchg_costs *c, int P);
-/* Model seconds of the entry agreement of an exchange of shape s: by
-   nodes (coll_agree_by_nodes, coll_nodes_agree: the headers of the
-   largest node into its leader, a round of N - 1 messages between the
-   leaders, each charged the network's cost, and back), else
-   coll_agree_cost with the network's cost of the P - P/N headers that
-   leave a rank's node. */
-CORE_HIDDEN double coll_agree_cost_shape(const coll_xchg_costs *c,
-                                         const coll_xchg_shape *s);
-/* The cheapest algorithm (and radix) for s under c. allow_index: the
-   algorithms that need equal blocks (index) are candidates (the exchange
-   is regular). Deterministic. */
-CORE_HIDDEN coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
-                                              const coll_xchg_shape *s,
-                                              int allow_index);
-/* The same among the algorithms whose staging for s fits in budget
-   bytes (some always do: a1, pairwise and mpi stage nothing). */
-CORE_HIDDEN coll_xchg_choice coll_xchg_choose_within(const coll_xchg_costs *c,
-                                                     const coll_xchg_shape *s,
-                                                     int64_t budget);
-/* Staging bytes algorithm alg holds at most for s (radix: index's). */
-CORE_HIDDEN int64_t coll_xchg_staging(int alg, int radix,
-                                      const coll_xchg_shape *s);
-/* Staging a caller must leave for an irregular exchange on P ranks in
-   which no rank sends or receives more than lmax bytes, with algorithm
-   alg (PASSION_XCHG_AUTO: 0, auto chooses one that fits). */
-CORE_HIDDEN int64_t coll_xchg_need(int alg, int P, int64_t lmax);
-/*
- * The context's costs: from the options when msg_alpha/msg_beta > 0,
- * else measured once per context with a short exchange (collective the
- * first time: every rank must call it together). Same on all ranks.
- */
-CORE_HIDDEN int coll_xchg_costs_get(passion_ctx *ctx,
-                                    coll_xchg_costs *out /* out */);
-/* The built-in costs (one rank, or a calibration that failed). */
-CORE_HIDDEN coll_xchg_costs coll_xchg_costs_default(void);
-/* 1 when the costs are known without communication (*out filled), 0 when
-   a calibration is needed. Local. */
-CORE_HIDDEN int coll_xchg_costs_ready(passion_ctx *ctx,
-                                      coll_xchg_costs *out /* out */);
+#include "../planner/plan_xchg.h"
 
 /* ------------------------------------------------------------ one call */
 
@@ -157,9 +37,10 @@ typedef struct coll_xchg_stats {
 
 /*
  * Per-context state of the subsystem (xchg_state.c, the one file that
- * holds it): the calibrated costs, the memo of `auto`, the last call's
- * counters and the private communicator; hung on the context's extension
- * slot CORE_EXT_XCHG, freed by passion_finalize.
+ * holds it): the last call's counters, the private communicator and its
+ * node table (the calibrated costs and auto's memo are the planner's:
+ * plan_xchg_state); hung on the context's extension slot CORE_EXT_XCHG,
+ * freed by passion_finalize.
  */
 typedef struct coll_xchg_state coll_xchg_state;
 /* NULL only when out of memory. Local. */
@@ -172,78 +53,26 @@ CORE_HIDDEN coll_xchg_state *coll_xchg_state_get(passion_ctx *ctx);
 CORE_HIDDEN int coll_xchg_comm_setup(passion_ctx *ctx, MPI_Comm *out);
 /* The same, MPI_COMM_NULL on failure. */
 CORE_HIDDEN MPI_Comm coll_xchg_comm(passion_ctx *ctx);
-/* The measured costs: 1 and *out when calibrated, else 0. */
-CORE_HIDDEN int coll_xchg_state_costs(const coll_xchg_state *st,
-                                      coll_xchg_costs *out);
-CORE_HIDDEN void coll_xchg_state_set_costs(coll_xchg_state *st,
-                                           const coll_xchg_costs *c);
+/* The context's costs (plan_xchg_costs_get) measured, when needed, on
+   the exchange's communicator (coll_xchg_comm). Collective the first
+   time; same on all ranks. */
+CORE_HIDDEN int coll_xchg_costs_get(passion_ctx *ctx,
+                                    coll_xchg_costs *out /* out */);
 /* Memory of at least `bytes` kept in the state between calls (the round
    of headers: not staging, bookkeeping of one call at a time), NULL when
    out of memory. Counts as one allocation for fault_alloc_at every call,
    as a fresh one would. Local. */
 CORE_HIDDEN void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,
                                       size_t bytes);
-/* auto through the planner (xchg_auto.c): the context, its exchange
-   state and planner, the costs (known), the communicator of the call;
-   rec and idx: the record and candidate coll_xchg_auto_next ran (rec
-   NULL: none). */
-typedef struct coll_xchg_auto {
-    passion_ctx *ctx;
-    coll_xchg_state *state;
-    plan_state *plan;
-    const coll_xchg_costs *costs;
-    MPI_Comm comm;
-    plan_rec *rec;
-    int idx;
-} coll_xchg_auto;
-/* What auto would run, nothing counted (a guess, a prediction). */
-CORE_HIDDEN coll_xchg_choice coll_xchg_auto_peek(const coll_xchg_auto *a,
-                                                 const coll_xchg_shape *s,
-                                                 int64_t budget);
-/* What auto runs: collective over a->comm (every rank with the agreed s
-   and budget), the wisdom read at the first call, the measured times
-   agreed where a measurement ends; an error is agreed. */
-CORE_HIDDEN int coll_xchg_auto_next(coll_xchg_auto *a,
-                                    const coll_xchg_shape *s,
-                                    int64_t budget, coll_xchg_choice *out);
-/* The planner signature auto last computed, for the same shape and
-   budget (a pure function of them once the costs are known: auto_sig
-   prices every algorithm's staging, which a repeated exchange would pay
-   per call): 1 and *key, else 0. */
-CORE_HIDDEN int coll_xchg_sig_get(const coll_xchg_state *st,
-                                  const coll_xchg_shape *s, int64_t budget,
-                                  int64_t *key);
-CORE_HIDDEN void coll_xchg_sig_put(coll_xchg_state *st,
-                                   const coll_xchg_shape *s, int64_t budget,
-                                   int64_t key);
 CORE_HIDDEN void coll_xchg_state_set_last(coll_xchg_state *st,
                                           const coll_xchg_stats *last);
 
-/* Up to this many ranks the agreement is an all-to-all of headers (one
-   round); above, a non-blocking allreduce (log2 P rounds). */
-#define COLL_A2A_MAX 64
-
-/* The entry agreement goes by nodes (xchg_round.c, coll_xchg_agree_nodes:
-   headers fold within each node, the node leaders exchange the folds,
-   each leader gives the result to its node) when the ranks sit on
-   several nodes, some with more than one rank; a property of the context
-   (of the shape, for the model) alone, so that every rank takes the same
-   path whatever algorithm it was passed. */
-static inline int coll_agree_by_nodes(int procs, int nodes)
-{
-    return nodes > 1 && nodes < procs && nodes <= COLL_A2A_MAX;
-}
+/* The entry agreement goes by nodes for this context
+   (coll_agree_by_nodes). */
 static inline int coll_xchg_by_nodes(const passion_ctx *ctx)
 {
     return coll_agree_by_nodes(ctx->size, ctx->nnodes);
 }
-
-/* Scratch bytes the calibration needs on P ranks. */
-CORE_HIDDEN int64_t coll_calib_bytes(int P);
-/* Measure the costs with a short exchange on every rank (collective),
-   using scratch (coll_calib_bytes); the result is the same everywhere. */
-CORE_HIDDEN int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
-                                    coll_xchg_costs *out /* out */);
 
 /* Counters of the last exchange on ctx (zero if none). Local. */
 CORE_HIDDEN int coll_xchg_last(passion_ctx *ctx,
@@ -268,27 +97,21 @@ static inline void *coll_xchg_carve(char *base, int64_t *pos, int64_t bytes)
 }
 
 /*
- * What an algorithm tells the dispatcher, which names no algorithm: the
- * model, the staging and the piggy-backed first step all come from here.
+ * What an algorithm tells the dispatcher, which names no algorithm: its
+ * run, its bookkeeping and the piggy-backed first step. What it costs,
+ * the memory it stages, whether it needs equal blocks or takes a radix
+ * are the planner's facts about it (plan_xchg_alg_get(id)), one layer
+ * down, so that the choice is made without the executors.
  */
 typedef struct coll_xchg_ops {
-    int id;           /* enum passion_xchg: its name is coll_xchg_name's */
-    int regular_only; /* 1: needs equal blocks (index) */
-    int has_radix;    /* 1: takes a radix; 0 asks the model for the best */
+    int id;           /* enum passion_xchg: its name is coll_xchg_name's,
+                         its price plan_xchg_alg_get(id)'s */
     int agree_after;  /* 1: run may fail locally (allocates once sizes are
                          known); the outcome is agreed after it */
-    int prealloc;     /* 1: the dispatcher allocates staging() bytes before
-                         the run (pl->reserved); 0: the run allocates them
-                         itself (coll_stage_alloc), within pl->limit */
-    /* Model seconds of the algorithm itself (the paper's count of
-       start-ups and bytes under the linear model), without the entry
-       agreement (coll_xchg_model adds it); radix: 0 = choose, the choice
-       returned. */
-    double (*model)(const coll_xchg_costs *costs,
-                    const coll_xchg_shape *shape, int *radix);
-    /* Staging bytes a rank holds at most for this shape and radix (an
-       upper bound, the same on every rank); NULL: none. */
-    int64_t (*staging)(const coll_xchg_shape *shape, int radix);
+    int prealloc;     /* 1: the dispatcher allocates the planner's staging
+                         bytes (coll_xchg_staging) before the run
+                         (pl->reserved); 0: the run allocates them itself
+                         (coll_stage_alloc), within pl->limit */
     /* Bytes of bookkeeping (schedules, tables) allocated before the run,
        not counted as staging; NULL: none. */
     int64_t (*scratch)(const coll_xchg_plan *pl);
@@ -296,17 +119,9 @@ typedef struct coll_xchg_ops {
        agreement: post this rank's messages (every message whole, landing
        at its receiver's displacement) from request slot *k on; NULL when
        the algorithm has no such step. When set, that step is the whole
-       algorithm: the dispatcher completes it with the round. */
+       algorithm: the dispatcher completes it with the round (the
+       planner's hdr_step says so, tests/check_tables.py checks both). */
     int (*hdr_sends)(coll_xchg_plan *pl, int tag, int *k);
-    /* Messages and bytes one rank sends to other nodes at most (the
-       simulated or real network's share: coll_xchg_model charges them
-       costs->net_msg and net_byte); NULL: every message to another rank
-       is taken to leave the node with the share (P - P/nodes)/(P - 1). */
-    void (*net)(const coll_xchg_shape *shape, int radix, double *msgs,
-                double *bytes);
-    /* 1: only a node's leader sends between nodes (net is then the
-       node's), else every rank does, through the node's one interface */
-    int net_leaders;
     /* 1: the whole run rides on the entry agreement by nodes
        (coll_nodes_agree) when every rank guessed this algorithm */
     int nodes_fused;
@@ -381,25 +196,9 @@ CORE_HIDDEN const coll_xchg_ops *coll_xchg_ops_get(int alg); /* NULL: none */
 CORE_HIDDEN int coll_xchg_ops_count(void);
 CORE_HIDDEN const coll_xchg_ops *coll_xchg_ops_at(int i);
 
-/* ------------------------------------------------ index (xchg_index.c) */
-
-/* Bruck's counts for one rank, n ranks, radix r, one-port (exact):
-   rounds C1 and blocks sent (C2 / block size). */
-CORE_HIDDEN void coll_index_counts(int n, int r, int64_t *c1,
-                                   int64_t *c2_blocks);
-/* Staging bytes of the index algorithm (rotation buffer and the two
-   step buffers) for blocks of b bytes; r < 2 means 2. */
-CORE_HIDDEN int64_t coll_index_staging(int n, int r, int64_t b);
-
 /* ---------------------------------------- four-stage (xchg_fourstage.c) */
 
-/* The node array of section 3.2: C columns, R rows, the first r columns
-   complete (r = 0: all complete). */
-typedef struct coll_grid {
-    int P, C, R, r;
-} coll_grid;
-CORE_HIDDEN coll_grid coll_grid_make(int P);
-
+/* (the node array, coll_grid, is the planner's: plan_xchg.h) */
 /* One send of a schedule step: this node sends to `to` (-1: none) and
    receives from `from` (-1: none). */
 typedef struct coll_step {

@@ -12,17 +12,6 @@
 
 #include <string.h>
 
-static double a1_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
-                       int *radix)
-{
-    *radix = 0;
-    double self = (double)(s->lmax - s->lmax_x);
-    if (s->procs <= 1)
-        return c->copy * (double)s->lmax;
-    return c->round + (double)(s->procs - 1) * c->msg +
-           c->byte * (double)s->lmax_x + c->copy * self;
-}
-
 static int a1_run(coll_xchg_plan *pl)
 {
     int P = pl->P, me = pl->me, n = 0, rc = PASSION_OK;
@@ -50,9 +39,7 @@ static int a1_run(coll_xchg_plan *pl)
 
 const coll_xchg_ops coll_xchg_a1 = {
     .id = PASSION_XCHG_A1,
-    .regular_only = 0,
     .agree_after = 0,
-    .model = a1_model,
     .hdr_sends = coll_a1_isends, /* its one step rides on the headers */
     .run = a1_run,
 };

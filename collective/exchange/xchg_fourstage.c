@@ -47,79 +47,8 @@
  */
 #include "xchg_fourstage.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- model */
-
-/* messages this node sends over the four stages (max over nodes) */
-static int64_t fs_sends(const coll_grid *g)
-{
-    if (g->P <= 1)
-        return 0;
-    return 2 * (int64_t)(g->C - 1) + 2 * (int64_t)(g->R - 1);
-}
-
-static int64_t fs_steps(const coll_grid *g)
-{
-    if (g->P <= 1)
-        return 0;
-    return 2 * (int64_t)(g->C - 1 + (g->r > 0)) + 2 * (int64_t)(g->R - 1);
-}
-
-/* Theorem 2: start-ups times alpha plus 4 (C+1) C Lmax / P bytes (the
-   longest message of a step times the steps), with the grid's exact
-   number of steps; plus the copies (self parts, unpacking) and the
-   agreement on the outcome (coll_agree_cost) */
-static double fs_model_common(const coll_xchg_costs *c,
-                              const coll_xchg_shape *s, int nb)
-{
-    int P = s->procs;
-    if (P <= 1)
-        return c->copy * (double)s->lmax;
-    coll_grid g = coll_grid_make(P);
-    double C = ceil(sqrt((double)P));
-    double bytes = 4.0 * (C + 1) * C * (double)s->lmax / P;
-    double copies = 2.0 * (double)s->lmax;
-    double agree = coll_agree_cost(c, P);
-    double start;
-    if (nb) {
-        int stages = 2 + 2 * (g.R > 1);
-        start = stages * c->round + (double)fs_sends(&g) * c->msg;
-    } else {
-        start = (double)fs_steps(&g) * (c->round + c->msg);
-    }
-    return start + c->byte * bytes + c->copy * copies + agree;
-}
-
-/* every message of the four stages may leave the node; each stage moves
-   the part of a rank's data that leaves its row or column */
-static void fs_net(const coll_xchg_shape *s, int radix, double *msgs,
-                   double *bytes)
-{
-    (void)radix;
-    coll_grid g = coll_grid_make(s->procs);
-    double lx = (double)s->lmax_x;
-    *msgs = (double)fs_sends(&g);
-    *bytes = s->procs > 1
-                 ? lx * (2.0 * (g.C - 1) / g.C + 2.0 * (g.R - 1) / g.R)
-                 : 0;
-}
-
-static double fs_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
-                       int *radix)
-{
-    *radix = 0;
-    return fs_model_common(c, s, 0);
-}
-
-static double fs_model_nb(const coll_xchg_costs *c, const coll_xchg_shape *s,
-                          int *radix)
-{
-    *radix = 0;
-    return fs_model_common(c, s, 1);
-}
 
 /* ------------------------------------------------------------ the stages */
 
@@ -514,27 +443,6 @@ static int64_t fs_tables(const coll_grid *g, coll_fs_run *run, char *base)
     return pos + 16;
 }
 
-/*
- * Staging bound: Theorem 1's two generations of 2 C^2 Lmax / P data
- * bytes, plus a byte per piece where sizes do not divide evenly, plus the
- * descriptors: a message carries a 16-byte header and 24 bytes per piece,
- * a node holds at most 2 P C + 4 C pieces of a generation, and the
- * headers of the messages it sends in a stage (all of them at once in the
- * non-blocking variant).
- */
-static int64_t fs_staging(const coll_xchg_shape *s, int radix)
-{
-    (void)radix;
-    int64_t P = s->procs;
-    if (P <= 1)
-        return 0;
-    int64_t C = (int64_t)ceil(sqrt((double)P));
-    int64_t per = (s->lmax + P - 1) / P;
-    int64_t pieces = 2 * P * C + 4 * C;
-    int64_t desc = 3 * (32 * C + 24 * pieces);
-    return 2 * C * C * per + 2 * pieces + desc;
-}
-
 static int64_t fs_scratch(const coll_xchg_plan *pl)
 {
     coll_grid g = coll_grid_make(pl->P);
@@ -601,22 +509,14 @@ static int fs_run_nb(coll_xchg_plan *pl)
 
 const coll_xchg_ops coll_xchg_fourstage = {
     .id = PASSION_XCHG_FOURSTAGE,
-    .regular_only = 0,
     .agree_after = 1,
-    .model = fs_model,
-    .staging = fs_staging,
     .scratch = fs_scratch,
-    .net = fs_net,
     .run = fs_run_blocking,
 };
 
 const coll_xchg_ops coll_xchg_fourstage_nb = {
     .id = PASSION_XCHG_FOURSTAGE_NB,
-    .regular_only = 0,
     .agree_after = 1,
-    .model = fs_model_nb,
-    .staging = fs_staging,
     .scratch = fs_scratch,
-    .net = fs_net,
     .run = fs_run_nb,
 };

@@ -18,42 +18,7 @@
  */
 #include "xchg.h"
 
-#include <math.h>
 #include <string.h>
-
-static int isqrt_floor(int P)
-{
-    int s = (int)sqrt((double)P);
-    while (s > 0 && s * s > P)
-        s--;
-    while ((s + 1) * (s + 1) <= P)
-        s++;
-    return s;
-}
-
-static int isqrt_ceil(int P)
-{
-    int s = isqrt_floor(P);
-    return s * s == P ? s : s + 1;
-}
-
-coll_grid coll_grid_make(int P)
-{
-    coll_grid g = {P, 1, P > 0 ? 1 : 0, 0};
-    if (P <= 1)
-        return g;
-    int C = isqrt_ceil(P);
-    for (;;) {
-        int R = (P + C - 1) / C, r = P % C;
-        if (r == 0 || r <= R - 1 || C == 1) {
-            g.C = C;
-            g.R = R;
-            g.r = r;
-            return g;
-        }
-        C = C == isqrt_ceil(P) ? isqrt_floor(P) : C - 1;
-    }
-}
 
 static int exists(const coll_grid *g, int x, int c)
 {

@@ -3,10 +3,8 @@
  * bytes (the large-count variants when a count or displacement does not
  * fit in an int).
  *
- * Model: MPICH's selection for MPI_Alltoall (blocks of at most 256 bytes
- * on 8 or more ranks: Bruck's index algorithm with radix 2; up to 32 KiB:
- * every message posted at once; larger: pairwise steps) and one round of
- * posted messages for MPI_Alltoallv. Counters: one round, one message per
+ * Its price (collective/planner/plan_xchg_price.c) follows MPICH's
+ * selection for MPI_Alltoall. Counters: one round, one message per
  * non-empty destination.
  *
  * Invariant: no staging of its own (int or MPI_Count copies of the
@@ -15,26 +13,7 @@
 #include "xchg.h"
 
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
-
-static double mpi_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
-                        int *radix)
-{
-    int P = s->procs;
-    *radix = 0;
-    if (P <= 1)
-        return c->copy * (double)s->lmax;
-    /* MPICH's own algorithms, without our agreement (added by the
-       caller once) */
-    int r = 2;
-    if (s->block >= 0 && s->block <= 256 && P >= 8)
-        return coll_xchg_index.model(c, s, &r);
-    r = 0;
-    if (s->block > 32768)
-        return coll_xchg_pairwise.model(c, s, &r);
-    return coll_xchg_a1.model(c, s, &r);
-}
 
 /* the largest count or displacement given to the int interfaces; tests
    lower it (coll_xchg_mpi_set_int_limit) to run the large-count path */
@@ -226,9 +205,7 @@ static int mpi_run(coll_xchg_plan *pl)
 
 const coll_xchg_ops coll_xchg_mpi = {
     .id = PASSION_XCHG_MPI,
-    .regular_only = 0,
     .agree_after = 0,
-    .model = mpi_model,
     .scratch = mpi_scratch,
     .run = mpi_run,
 };

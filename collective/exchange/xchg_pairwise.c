@@ -13,24 +13,6 @@
 
 #include <string.h>
 
-static double pw_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
-                       int *radix)
-{
-    *radix = 0;
-    int P = s->procs;
-    if (P <= 1)
-        return c->copy * (double)s->lmax;
-    /* every step waits for its largest message */
-    int64_t step = s->block >= 0 ? s->block : s->mmax;
-    double bytes = (double)step * (P - 1);
-    if (s->block < 0 && bytes > (double)s->total)
-        bytes = (double)s->total;
-    if (bytes < (double)s->lmax_x)
-        bytes = (double)s->lmax_x;
-    return (double)(P - 1) * (c->round + c->msg) + c->byte * bytes +
-           c->copy * (double)(s->lmax - s->lmax_x);
-}
-
 static int pw_run(coll_xchg_plan *pl)
 {
     int P = pl->P, me = pl->me;
@@ -51,8 +33,6 @@ static int pw_run(coll_xchg_plan *pl)
 
 const coll_xchg_ops coll_xchg_pairwise = {
     .id = PASSION_XCHG_PAIRWISE,
-    .regular_only = 0,
     .agree_after = 0,
-    .model = pw_model,
     .run = pw_run,
 };

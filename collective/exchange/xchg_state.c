@@ -1,12 +1,12 @@
 /*
  * xchg_state.c - all per-context state of the exchange subsystem, in one
- * place: the calibrated message costs (shared with the two-phase method's
- * model through coll_xchg_costs_get), the last call's counters and the subsystem's private communicator. It
- * hangs on the context's extension slot CORE_EXT_XCHG and is freed by
- * passion_finalize through the destructor registered here.
+ * place: the last call's counters, the subsystem's private communicator
+ * and its node table (the calibrated message costs and auto's memo are
+ * the planner's state: plan_xchg.h). It hangs on the context's extension
+ * slot CORE_EXT_XCHG and is freed by passion_finalize through the
+ * destructor registered here.
  *
- * Invariants: the costs and the memo are identical on every rank (the
- * costs are reduced over ranks before they are stored); the communicator is created collectively
+ * Invariants: the communicator is created collectively
  * by the first exchange call on the context, and kept by every rank or by
  * none (agreed), so that the next call finds the same on every rank.
  */
@@ -15,15 +15,9 @@
 #include <string.h>
 
 struct coll_xchg_state {
-    int calibrated;
-    coll_xchg_costs costs;
     coll_xchg_stats last;
     MPI_Comm comm; /* private duplicate of ctx->comm, errors returned */
     coll_nodes nodes; /* made with comm (xchg_nodes.c) */
-    /* auto's last signature key: the algorithms that fit (coll_xchg_sig_get) */
-    int sig_ok;
-    coll_xchg_shape sig_shape;
-    int64_t sig_budget, sig_key;
     void *buf; /* coll_xchg_state_buf */
     size_t buf_bytes;
 };
@@ -107,49 +101,13 @@ MPI_Comm coll_xchg_comm(passion_ctx *ctx)
     return c;
 }
 
-int coll_xchg_state_costs(const coll_xchg_state *st, coll_xchg_costs *out)
+int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
 {
-    if (!st || !st->calibrated)
-        return 0;
-    *out = st->costs;
-    return 1;
-}
-
-void coll_xchg_state_set_costs(coll_xchg_state *st, const coll_xchg_costs *c)
-{
-    if (!st)
-        return;
-    st->calibrated = 1;
-    st->costs = *c;
-}
-
-static int shape_eq(const coll_xchg_shape *a, const coll_xchg_shape *b)
-{
-    return a->procs == b->procs && a->block == b->block &&
-           a->lmax == b->lmax && a->lmax_x == b->lmax_x &&
-           a->mmax == b->mmax && a->total == b->total &&
-           a->nodes == b->nodes && a->node_max == b->node_max;
-}
-
-int coll_xchg_sig_get(const coll_xchg_state *st, const coll_xchg_shape *s,
-                      int64_t budget, int64_t *key)
-{
-    if (!st || !st->sig_ok || st->sig_budget != budget ||
-        !shape_eq(&st->sig_shape, s))
-        return 0;
-    *key = st->sig_key;
-    return 1;
-}
-
-void coll_xchg_sig_put(coll_xchg_state *st, const coll_xchg_shape *s,
-                       int64_t budget, int64_t key)
-{
-    if (!st)
-        return;
-    st->sig_ok = 1;
-    st->sig_shape = *s;
-    st->sig_budget = budget;
-    st->sig_key = key;
+    /* the communicator (collective the first time) only when a
+       measurement is needed */
+    if (coll_xchg_costs_ready(ctx, out))
+        return PASSION_OK;
+    return plan_xchg_costs_get(ctx, coll_xchg_comm(ctx), out);
 }
 
 void *coll_xchg_state_buf(passion_ctx *ctx, coll_xchg_state *st,

@@ -45,7 +45,9 @@
  * the run (agree_after) and, when only the budget refused, runs again in
  * more steps.
  *
- * Files: this one the model and the run; xchg_twolevel_node.c a node's
+ * Files: this one the run (its price and the leaders' choice of A1 or
+ * the four-stage, coll_tl_leaders_a1, are the planner's:
+ * collective/planner/plan_xchg_price_tl.c); xchg_twolevel_node.c a node's
  * side (tables, streams, the node's blocks); xchg_nodes_agree.c the
  * entry agreement by nodes on which the run may ride; xchg_twolevel_node.h
  * what they share.
@@ -56,111 +58,7 @@
  */
 #include "xchg_twolevel_node.h"
 
-#include <math.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- model */
-
-/* bytes a leader sends to (receives from) other nodes at most */
-static double tl_leader_bytes(const coll_xchg_shape *s)
-{
-    int S = s->node_max > 0 ? s->node_max : s->procs;
-    double b = (double)S * (double)s->lmax_x;
-    return b < (double)s->total ? b : (double)s->total;
-}
-
-static coll_xchg_shape tl_sub_shape(const coll_xchg_shape *s)
-{
-    coll_xchg_shape t = {0};
-    int64_t B = (int64_t)tl_leader_bytes(s);
-    t.procs = s->nodes > 1 ? s->nodes : 1;
-    t.block = -1;
-    t.lmax = t.lmax_x = t.mmax = B;
-    t.total = B * t.procs < s->total ? B * t.procs : s->total;
-    t.nodes = t.procs;
-    t.node_max = 1;
-    return t;
-}
-
-/* messages and bytes a rank of a C x R grid sends over its four stages
-   (each stage moves the part of its data that leaves the row / column) */
-static void fs_grid_net(int P, double lmax, double *msgs, double *bytes)
-{
-    coll_grid g = coll_grid_make(P);
-    *msgs = P > 1 ? 2.0 * (g.C - 1) + 2.0 * (g.R - 1) : 0;
-    *bytes =
-        P > 1 ? lmax * (2.0 * (g.C - 1) / g.C + 2.0 * (g.R - 1) / g.R) : 0;
-}
-
-/* The leaders' exchange: A1 (one round, N - 1 messages per leader, no
-   staging) while it sends no more messages between nodes than the
-   four-stage's 2(C - 1) + 2(R - 1) in four dependent stages (up to 9
-   nodes), else the four-stage. A function of N alone: every leader
-   takes the same. */
-static int tl_leaders_a1(int N)
-{
-    double m, b;
-    fs_grid_net(N, 1.0, &m, &b);
-    return N <= 2 || (double)(N - 1) <= m;
-}
-
-static void tl_net(const coll_xchg_shape *s, int radix, double *msgs,
-                   double *bytes)
-{
-    (void)radix;
-    int N = s->nodes > 1 ? s->nodes : 1;
-    if (N > 1 && tl_leaders_a1(N)) {
-        *msgs = N - 1;
-        *bytes = tl_leader_bytes(s);
-        return;
-    }
-    fs_grid_net(N, tl_leader_bytes(s), msgs, bytes);
-}
-
-static double tl_model(const coll_xchg_costs *c, const coll_xchg_shape *s,
-                       int *radix)
-{
-    *radix = 0;
-    int P = s->procs, N = s->nodes, S = s->node_max;
-    if (N < 2 || P <= 1)
-        return HUGE_VAL; /* one node: only a detour through the leader */
-    double B = tl_leader_bytes(s);
-    if (coll_agree_by_nodes(P, N)) {
-        /* its data rides on the agreement's three rounds
-           (coll_nodes_agree): the leader's messages (counts and data in
-           and out, the blocks), its bytes through them (in, the blocks,
-           out), the pairs within the node and the copies; no round of
-           its own, then the outcome's agreement over all ranks (a
-           failure after a rank's status left) */
-        return (2 * (double)(S - 1) + (double)(N - 1)) * c->msg +
-               3 * c->byte * B + (double)(S - 1) * c->msg +
-               c->copy * (double)s->lmax + coll_agree_cost(c, P);
-    }
-    coll_xchg_shape sub = tl_sub_shape(s);
-    int r = 0;
-    double t = tl_leaders_a1(N) ? coll_xchg_a1.model(c, &sub, &r)
-                                : coll_xchg_fourstage_nb.model(c, &sub, &r);
-    /* steps 1 and 3: one round each; the leader receives (sends) S - 1
-       messages and B bytes; the direct pairs of the node overlap step 1 */
-    t += 2 * (c->round + (double)(S - 1) * c->msg + c->byte * B);
-    t += (double)(S - 1) * c->msg;
-    t += c->copy * (double)s->lmax;
-    /* the outcome's agreement over all ranks */
-    t += coll_agree_cost(c, P);
-    return t;
-}
-
-static int64_t tl_staging(const coll_xchg_shape *s, int radix)
-{
-    (void)radix;
-    if (s->procs <= 1)
-        return 0;
-    coll_xchg_shape sub = tl_sub_shape(s);
-    int64_t B = (int64_t)tl_leader_bytes(s);
-    if (tl_leaders_a1(sub.procs))
-        return 2 * B;
-    return 2 * B + coll_xchg_staging(PASSION_XCHG_FOURSTAGE_NB, 0, &sub);
-}
 
 static int64_t tl_scratch(const coll_xchg_plan *pl)
 {
@@ -378,7 +276,7 @@ static int tl_leader_net(coll_tl_run *r, tl_blocks *B, int rc)
     sub.scratch = r->tb.fs;
     sub.limit = pl->limit - pl->stage_now;
     sub.base = pl->ctx->staging_now;
-    if (B->fail && !tl_leaders_a1(N)) /* empty blocks: the four-stage
+    if (B->fail && !coll_tl_leaders_a1(N)) /* empty blocks: the four-stage
                                           drains what comes */
         for (int b = 0; b < N; b++)
             B->osc[b] = B->osd[b] = B->irc[b] = B->ird[b] = 0;
@@ -388,7 +286,7 @@ static int tl_leader_net(coll_tl_run *r, tl_blocks *B, int rc)
     sub.sd = B->osd;
     sub.rc = B->irc;
     sub.rd = B->ird;
-    int e = tl_leaders_a1(N) ? tl_leaders_run_a1(&sub, B->fail)
+    int e = coll_tl_leaders_a1(N) ? tl_leaders_run_a1(&sub, B->fail)
                              : coll_xchg_fourstage_nb.run(&sub);
     pl->st.messages += sub.st.messages;
     pl->st.bytes_sent += sub.st.bytes_sent;
@@ -496,13 +394,8 @@ static int tl_exchange(coll_xchg_plan *pl)
 
 const coll_xchg_ops coll_xchg_twolevel = {
     .id = PASSION_XCHG_TWOLEVEL,
-    .regular_only = 0,
     .agree_after = 1,
     .nodes_fused = 1,
-    .net_leaders = 1,
-    .model = tl_model,
-    .staging = tl_staging,
     .scratch = tl_scratch,
-    .net = tl_net,
     .run = tl_exchange,
 };

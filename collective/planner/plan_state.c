@@ -1,6 +1,7 @@
 /*
  * plan_state.c - the planner of one context: its table of records
- * (plan_table.c), its mode (the option planner), and its wisdom: read
+ * (plan_table.c), its mode (the option planner), the exchange's measured
+ * costs and auto's memo (plan_xchg_state), and its wisdom: read
  * from the file the option wisdom names before the first decision, and
  * written back by rank 0 when the context is freed, merged into what the
  * file holds then (a signature learned in this run replaces the file's
@@ -13,7 +14,7 @@
  * wisdom file is read only whole and replaced only whole (a temporary
  * renamed over it), so a reader never sees half of one.
  */
-#include "planner.h"
+#include "plan_xchg.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct plan_state {
     plan_table table;
     int loaded; /* the wisdom file was read (or there was none) */
     int learned; /* a record was decided by measurement since */
+    plan_xchg_state xchg; /* the exchange's costs and memo */
 };
 
 /* rank 0: merge the table's decided records into the file */
@@ -94,6 +96,11 @@ plan_state *plan_state_get(passion_ctx *ctx)
 plan_table *plan_state_table(plan_state *s)
 {
     return s ? &s->table : NULL;
+}
+
+plan_xchg_state *plan_state_xchg(plan_state *s)
+{
+    return s ? &s->xchg : NULL;
 }
 
 int plan_state_mode(const passion_ctx *ctx)

@@ -76,7 +76,7 @@ static int load(passion_ctx *ctx, plan_table *t, const char *path)
 
 /*
  * How an operation's keys read. The keys are the dispatcher's: for the
- * exchange, collective/exchange/xchg_auto.c (auto_sig) makes them, for a
+ * exchange, plan_xchg_auto.c (auto_sig) makes them, for a
  * section access collective/etp_auto.c (sig_of); a change there is a
  * change here. An operation without a view shows its
  * keys and method as numbers.

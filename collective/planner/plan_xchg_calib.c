@@ -1,5 +1,5 @@
 /*
- * xchg_calib.c - the one message-cost calibration of the library (alpha,
+ * plan_xchg_calib.c - the one message-cost calibration of the library (alpha,
  * beta and their parts; exchange.h defines them), run once per context
  * the first time a choice needs it, by the exchange's `auto` or by the
  * two-phase method's model, whichever comes first: both read the same
@@ -32,9 +32,14 @@
  * is a function of the options and the shape alone: the same on every
  * run.
  *
+ * The probes travel on the communicator the caller passes (the
+ * exchange's own, errors returned), with the core's waits; the measured
+ * costs are kept in the planner's state of the context
+ * (plan_xchg_state).
+ *
  * Invariant: the stored costs are identical on every rank.
  */
-#include "xchg.h"
+#include "plan_xchg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +47,8 @@
 #define CAL_BIG (64 * 1024)
 #define CAL_SMALL 8
 #define CAL_TAG (COLL_TAG + 14)
+/* repetitions at most (calibrate) */
+#define REPS_MAX 9
 
 /* built-in costs when nothing is known (only for options with one of the
    two values set, and for one rank) */
@@ -95,8 +102,11 @@ static int costs_known(passion_ctx *ctx, coll_xchg_costs *out)
         out->source = COLL_COSTS_SIMNET;
         return 1;
     }
-    if (coll_xchg_state_costs(coll_xchg_state_get(ctx), out))
+    plan_xchg_state *xs = plan_state_xchg(plan_state_get(ctx));
+    if (xs && xs->calibrated) {
+        *out = xs->costs;
         return 1;
+    }
     if (ctx->size <= 1) {
         *out = coll_xchg_costs_default();
         return 1;
@@ -123,27 +133,26 @@ static double median(double *v, int n)
 }
 
 /* one ring step (send to +1, receive from -1) of n bytes, timed */
-static int ring(passion_ctx *ctx, char *s, char *r, int n, MPI_Request *q,
-                double *t)
+static int ring(passion_ctx *ctx, MPI_Comm comm, char *s, char *r, int n,
+                MPI_Request *q, double *t)
 {
     int P = ctx->size, me = ctx->rank;
-    MPI_Comm comm = coll_xchg_comm(ctx);
     double t0 = core_now();
     if (MPI_Irecv(r, n, MPI_BYTE, (me - 1 + P) % P, CAL_TAG, comm,
                   &q[0]) != MPI_SUCCESS ||
         MPI_Isend(s, n, MPI_BYTE, (me + 1) % P, CAL_TAG, comm, &q[1]) !=
             MPI_SUCCESS)
         return PASSION_EMPI;
-    int rc = coll_waitall(2, q);
+    int rc = core_waitall(2, q);
     *t = core_now() - t0;
     return rc;
 }
 
 /* CAL_SMALL bytes to every other rank at once, timed */
-static int fan(passion_ctx *ctx, char *s, char *r, MPI_Request *q, double *t)
+static int fan(passion_ctx *ctx, MPI_Comm comm, char *s, char *r,
+               MPI_Request *q, double *t)
 {
     int P = ctx->size, me = ctx->rank, n = 0;
-    MPI_Comm comm = coll_xchg_comm(ctx);
     double t0 = core_now();
     for (int i = 1; i < P; i++)
         if (MPI_Irecv(r + i * CAL_SMALL, CAL_SMALL, MPI_BYTE,
@@ -154,16 +163,31 @@ static int fan(passion_ctx *ctx, char *s, char *r, MPI_Request *q, double *t)
         if (MPI_Isend(s + i * CAL_SMALL, CAL_SMALL, MPI_BYTE, (me + i) % P,
                       CAL_TAG, comm, &q[n++]) != MPI_SUCCESS)
             return PASSION_EMPI;
-    int rc = coll_waitall(n, q);
+    int rc = core_waitall(n, q);
     *t = core_now() - t0;
     return rc;
 }
 
-int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
+/* v[0..n) replaced by its maximum over comm's ranks, with the core's
+   yielding wait */
+static int max_over_ranks(MPI_Comm comm, int64_t *v, int n)
+{
+    int64_t out[3 * REPS_MAX + 1];
+    MPI_Request req;
+    if (n > (int)(sizeof out / sizeof out[0]) ||
+        MPI_Iallreduce(v, out, n, MPI_INT64_T, MPI_MAX, comm, &req) !=
+            MPI_SUCCESS)
+        return PASSION_EMPI;
+    int rc = core_waitall(1, &req);
+    if (!rc)
+        memcpy(v, out, (size_t)n * sizeof *v);
+    return rc;
+}
+
+int coll_xchg_calibrate(passion_ctx *ctx, MPI_Comm comm, void *scratch,
                         coll_xchg_costs *out)
 {
     int P = ctx->size;
-    MPI_Comm comm = coll_xchg_comm(ctx);
     char *big_s = scratch, *big_r = big_s + CAL_BIG;
     char *sm_s = big_r + CAL_BIG, *sm_r = sm_s + (int64_t)P * CAL_SMALL;
     MPI_Request *q = (MPI_Request *)(void *)(
@@ -175,7 +199,6 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
        that is not running (an oversubscribed node) are in the cost */
     /* repetitions: 9 where a round costs microseconds (P <= 2 here),
        3 where it costs milliseconds */
-    enum { REPS_MAX = 9 };
     int REPS = P <= 2 ? 9 : 3;
     double t[3 * REPS_MAX + 1], dummy;
     int rc = PASSION_OK;
@@ -187,22 +210,22 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
         tc = d < tc ? d : tc;
         big_s[i] = big_r[CAL_BIG - 1 - i]; /* keep the copy alive */
     }
-    rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &dummy); /* warm-up */
+    rc = ring(ctx, comm, sm_s, sm_r, CAL_SMALL, q, &dummy); /* warm-up */
     for (int r = 0; r < REPS && !rc; r++) {
         MPI_Request b;
-        if (MPI_Ibarrier(comm, &b) != MPI_SUCCESS || coll_waitall(1, &b)) {
+        if (MPI_Ibarrier(comm, &b) != MPI_SUCCESS || core_waitall(1, &b)) {
             rc = PASSION_EMPI;
             break;
         }
         double a1, a2;
-        rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &a1);
+        rc = ring(ctx, comm, sm_s, sm_r, CAL_SMALL, q, &a1);
         if (!rc)
-            rc = ring(ctx, sm_s, sm_r, CAL_SMALL, q, &a2);
+            rc = ring(ctx, comm, sm_s, sm_r, CAL_SMALL, q, &a2);
         t[3 * r] = (a1 + a2) / 2;
         if (!rc)
-            rc = fan(ctx, sm_s, sm_r, q, &t[3 * r + 1]);
+            rc = fan(ctx, comm, sm_s, sm_r, q, &t[3 * r + 1]);
         if (!rc)
-            rc = ring(ctx, big_s, big_r, CAL_BIG, q, &t[3 * r + 2]);
+            rc = ring(ctx, comm, big_s, big_r, CAL_BIG, q, &t[3 * r + 2]);
     }
     t[3 * REPS] = tc;
     if (rc)
@@ -212,7 +235,7 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
     int64_t v[3 * REPS_MAX + 1];
     for (int i = 0; i < 3 * REPS + 1; i++)
         v[i] = (int64_t)(t[i] * 1e9);
-    rc = coll_allreduce(comm, v, 3 * REPS + 1, 0);
+    rc = max_over_ranks(comm, v, 3 * REPS + 1);
     if (rc)
         return core_err(ctx, rc, "exchange calibration: allreduce failed");
     double m[3][REPS_MAX];
@@ -249,12 +272,12 @@ int coll_xchg_calibrate(passion_ctx *ctx, void *scratch,
     return PASSION_OK;
 }
 
-int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
+int plan_xchg_costs_get(passion_ctx *ctx, MPI_Comm comm,
+                        coll_xchg_costs *out)
 {
     if (coll_xchg_costs_ready(ctx, out))
         return PASSION_OK;
-    coll_xchg_state *st = coll_xchg_state_get(ctx);
-    MPI_Comm comm = coll_xchg_comm(ctx);
+    plan_xchg_state *st = plan_state_xchg(plan_state_get(ctx));
     int64_t n = coll_calib_bytes(ctx->size);
     void *scratch = core_malloc(ctx, (size_t)n);
     int rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
@@ -262,7 +285,7 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
                                             "exchange calibration: no memory")
                                  : PASSION_OK);
     if (!rc)
-        rc = coll_xchg_calibrate(ctx, scratch, out);
+        rc = coll_xchg_calibrate(ctx, comm, scratch, out);
     core_free(ctx, scratch);
     if (rc)
         return rc;
@@ -270,7 +293,8 @@ int coll_xchg_costs_get(passion_ctx *ctx, coll_xchg_costs *out)
         fprintf(stderr, "passion: message costs measured: round %.3g s, "
                 "msg %.3g s, byte %.3g s, copy %.3g s/B\n", out->round,
                 out->msg, out->byte, out->copy);
-    coll_xchg_state_set_costs(st, out);
+    st->calibrated = 1;
+    st->costs = *out;
     add_net(ctx, out);
     return PASSION_OK;
 }

@@ -1,10 +1,11 @@
 /*
- * xchg_cost.c - the pieces of the cost model that algorithms use
- * themselves: the shape of a regular exchange, the shape of one step, the
- * cost of the entry agreement. Pure functions, below the ops table (the
- * table and the choice are in xchg_table.c and xchg_model.c).
+ * plan_xchg_cost.c - the pieces of the cost model that the prices and
+ * the exchange's dispatcher share: the shape of a regular exchange, the
+ * shape of one step, the cost of the entry agreement. Pure functions,
+ * below the price table (the table and the choice are in
+ * plan_xchg_price.c and plan_xchg_model.c).
  */
-#include "xchg.h"
+#include "plan_xchg.h"
 
 #include <math.h>
 

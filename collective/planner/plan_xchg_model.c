@@ -1,27 +1,28 @@
 /*
- * xchg_model.c - the cost model of the exchange subsystem: CCL's tunable
+ * plan_xchg_model.c - the cost model of the exchange: CCL's tunable
  * choice (Bala et al., "CCL: a portable and tunable collective
  * communication library for scalable parallel computers", IEEE TPDS
- * 1995) on the linear model (xchg.h). Each
- * algorithm's ops->model counts its rounds, messages, bytes and local
- * copies as its paper does (Bruck: C1 and C2; four-stage: Theorem 2);
- * ops->staging bounds the memory it holds (four-stage: Theorem 1); `auto`
- * takes the cheapest that fits the budget. The costs come from
- * xchg_calib.c.
+ * 1995) on the linear model (plan_xchg.h). Each algorithm's price
+ * (plan_xchg_price.c) counts its rounds, messages, bytes and local
+ * copies as its paper does (Bruck: C1 and C2; four-stage: Theorem 2) and
+ * bounds the memory it holds (four-stage: Theorem 1); this file adds the
+ * network and the entry agreement, and the choice takes the cheapest
+ * that fits the budget (plan_xchg_choose). The costs come from
+ * plan_xchg_calib.c.
  *
  * Invariant: every function here is a pure function of its arguments
- * (and of the ops table); equal inputs on every rank give equal choices.
- * The shapes and the agreement's cost, which the algorithms use too, are
- * in xchg_cost.c (no algorithm calls back into this file).
+ * (and of the price table): no MPI, no I/O, no global state; equal inputs
+ * on every rank give equal choices. The shapes and the agreement's cost
+ * are in plan_xchg_cost.c.
  */
-#include "xchg.h"
+#include "plan_xchg.h"
 
 #include <math.h>
 
 double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
                        const coll_xchg_shape *s, int *best_radix)
 {
-    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
     int r = radix;
     if (!ops || (ops->regular_only && s->block < 0))
         return HUGE_VAL;
@@ -54,7 +55,7 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
        costs (msg is what one more peer in a round adds, and it adds
        none); with the paper's model (costs from the options) every
        message is a start-up, headers too */
-    if (ops->hdr_sends && s->procs > 1 && s->procs <= COLL_A2A_MAX &&
+    if (ops->hdr_step && s->procs > 1 && s->procs <= COLL_A2A_MAX &&
         !coll_agree_by_nodes(s->procs, s->nodes)) {
         if (c->source == COLL_COSTS_OPTIONS)
             t += (double)(s->procs - 1) * c->msg;
@@ -69,7 +70,7 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
 
 int64_t coll_xchg_staging(int alg, int radix, const coll_xchg_shape *s)
 {
-    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
     if (!ops || !ops->staging || (ops->regular_only && s->block < 0))
         return 0;
     return ops->staging(s, radix);
@@ -77,7 +78,7 @@ int64_t coll_xchg_staging(int alg, int radix, const coll_xchg_shape *s)
 
 int64_t coll_xchg_need(int alg, int P, int64_t lmax)
 {
-    const coll_xchg_ops *ops = coll_xchg_ops_get(alg);
+    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
     /* auto chooses within what it is given; an algorithm that needs equal
        blocks is replaced by auto's choice on an irregular exchange */
     if (!ops || ops->regular_only)
@@ -90,19 +91,19 @@ int64_t coll_xchg_need(int alg, int P, int64_t lmax)
     return coll_xchg_staging(alg, 0, &s);
 }
 
-static coll_xchg_choice choose(const coll_xchg_costs *c,
-                               const coll_xchg_shape *s, int allow_regular,
-                               int64_t budget)
+coll_xchg_choice plan_xchg_choose(const plan_xchg_in *in)
 {
+    const coll_xchg_shape *s = &in->shape;
     coll_xchg_choice best = {PASSION_XCHG_A1, 0, HUGE_VAL};
     int found = 0;
-    for (int i = 0; i < coll_xchg_ops_count(); i++) {
-        const coll_xchg_ops *ops = coll_xchg_ops_at(i);
-        if (ops->regular_only && !allow_regular)
+    for (int i = 0; i < plan_xchg_alg_count(); i++) {
+        const plan_xchg_alg *ops = plan_xchg_alg_at(i);
+        if (ops->regular_only && !in->allow_regular)
             continue;
         int r = 0;
-        double t = coll_xchg_model(c, ops->id, 0, s, &r);
-        if (budget >= 0 && coll_xchg_staging(ops->id, r, s) > budget)
+        double t = coll_xchg_model(&in->costs, ops->id, 0, s, &r);
+        if (in->budget >= 0 &&
+            coll_xchg_staging(ops->id, r, s) > in->budget)
             continue;
         if (!found || t < best.seconds) {
             best.alg = ops->id;
@@ -117,12 +118,14 @@ static coll_xchg_choice choose(const coll_xchg_costs *c,
 coll_xchg_choice coll_xchg_choose(const coll_xchg_costs *c,
                                   const coll_xchg_shape *s, int allow_index)
 {
-    return choose(c, s, allow_index, -1);
+    plan_xchg_in in = {*c, *s, allow_index, -1};
+    return plan_xchg_choose(&in);
 }
 
 coll_xchg_choice coll_xchg_choose_within(const coll_xchg_costs *c,
                                          const coll_xchg_shape *s,
                                          int64_t budget)
 {
-    return choose(c, s, s->block >= 0, budget < 0 ? 0 : budget);
+    plan_xchg_in in = {*c, *s, s->block >= 0, budget < 0 ? 0 : budget};
+    return plan_xchg_choose(&in);
 }
