@@ -1,6 +1,7 @@
 /*
  * The layer's control and bookkeeping: the PASSION_MPIIO setting (off, on,
- * report; read once), the info key passion_enable, the thread-local
+ * report; read once), the info keys passion_enable, passion_memory_budget
+ * and passion_method, the thread-local
  * re-entrance depth, the table of per-file states and the report printed
  * at MPI_Finalize.
  *
@@ -60,6 +61,84 @@ int mpiio_info_enabled(MPI_Info info, int dflt)
     return dflt;
 }
 
+/* passion's section methods by the names its options and tools use. */
+static const char *const mpiio_method_names[] = {
+    [PASSION_METHOD_AUTO] = "auto", [PASSION_METHOD_DIRECT] = "direct",
+    [PASSION_METHOD_SIEVE] = "sieve",
+    [PASSION_METHOD_ETP_STATIC] = "etp-static",
+    [PASSION_METHOD_ETP_DYNAMIC] = "etp-dynamic",
+};
+#define MPIIO_METHODS (int)(sizeof mpiio_method_names / sizeof(char *))
+
+/* passion_memory_budget as bytes (passion's option syntax: a count with
+ * an optional K, M or G); 0 when invalid. */
+static int64_t budget_parse(const char *v)
+{
+    passion_options *o = NULL;
+    char buf[32] = "";
+    int64_t b = 0;
+    if (passion_options_create(&o))
+        return 0;
+    if (!passion_options_set(o, "memory_budget", v) &&
+        !passion_options_get(o, "memory_budget", buf, sizeof buf))
+        b = strtoll(buf, NULL, 10);
+    passion_options_free(o);
+    return b > 0 ? b : 0;
+}
+
+/* The layer's info keys into st. A value the layer does not understand
+ * is ignored, as MPI ignores info it does not know, and named in the
+ * report. */
+void mpiio_info_apply(mpiio_file *st, MPI_Info info)
+{
+    char v[64], why[MPIIO_REASON];
+    int flag = 0;
+    if (info == MPI_INFO_NULL)
+        return;
+    st->enabled = mpiio_info_enabled(info, st->enabled);
+    if (MPI_Info_get(info, "passion_enable", (int)sizeof v - 1, v, &flag) ==
+            MPI_SUCCESS && flag && strcmp(v, "true") && strcmp(v, "false") &&
+        strcmp(v, "1") && strcmp(v, "0")) {
+        snprintf(why, sizeof why, "passion_enable=%s ignored", v);
+        mpiio_pass(st, MPIIO_INFO, why);
+    }
+    if (MPI_Info_get(info, "passion_memory_budget", (int)sizeof v - 1, v,
+                     &flag) == MPI_SUCCESS && flag) {
+        int64_t b = budget_parse(v);
+        if (b > 0)
+            st->budget = b;
+        else {
+            snprintf(why, sizeof why, "passion_memory_budget=%s ignored", v);
+            mpiio_pass(st, MPIIO_INFO, why);
+        }
+    }
+    if (MPI_Info_get(info, "passion_method", (int)sizeof v - 1, v, &flag) ==
+            MPI_SUCCESS && flag) {
+        int m = 0;
+        while (m < MPIIO_METHODS && strcmp(v, mpiio_method_names[m]))
+            m++;
+        if (m < MPIIO_METHODS)
+            st->method = (passion_method)m;
+        else {
+            snprintf(why, sizeof why, "passion_method=%s ignored", v);
+            mpiio_pass(st, MPIIO_INFO, why);
+        }
+    }
+}
+
+/* The layer's keys in effect for st, added to info (MPI_File_get_info). */
+void mpiio_info_add(const mpiio_file *st, MPI_Info info)
+{
+    char v[32];
+    MPI_Info_set(info, "passion_enable", st->enabled ? "true" : "false");
+    if (st->budget > 0) {
+        snprintf(v, sizeof v, "%lld", (long long)st->budget);
+        MPI_Info_set(info, "passion_memory_budget", v);
+    }
+    if ((int)st->method >= 0 && (int)st->method < MPIIO_METHODS)
+        MPI_Info_set(info, "passion_method", mpiio_method_names[st->method]);
+}
+
 int mpiio_inside(void) { return mpiio_depth > 0; }
 void mpiio_enter(void) { mpiio_depth++; }
 void mpiio_leave(void) { mpiio_depth--; }
@@ -106,16 +185,18 @@ static const char *const mpiio_kind_names[MPIIO_KINDS] = {
     [MPIIO_READ_ALL] = "read_all", [MPIIO_WRITE_ALL] = "write_all",
     [MPIIO_READ_AT_ALL] = "read_at_all",
     [MPIIO_WRITE_AT_ALL] = "write_at_all", [MPIIO_SET_VIEW] = "set_view",
+    [MPIIO_INFO] = "info",
 };
 
 const char *mpiio_kind_name(mpiio_kind kind) { return mpiio_kind_names[kind]; }
 
-/* Count a pass-through (a set_view that is not served counts no call). */
+/* Count a pass-through (a set_view that is not served, an info value
+ * ignored, count no call). */
 void mpiio_pass(mpiio_file *st, mpiio_kind kind, const char *why)
 {
     if (!st)
         return;
-    if (kind != MPIIO_SET_VIEW)
+    if (kind != MPIIO_SET_VIEW && kind != MPIIO_INFO)
         st->passed++;
     if (!st->reason[kind][0])
         snprintf(st->reason[kind], MPIIO_REASON, "%s", why);

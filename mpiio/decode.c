@@ -1,84 +1,86 @@
 /*
  * Datatype decoding with MPI_Type_get_envelope / MPI_Type_get_contents: a
- * filetype becomes one box of an array (sizes, subsizes, starts, order,
- * element bytes) when it is exactly such a box, and a memory type is
- * accepted when it is contiguous.
+ * type becomes a regular strided pattern (mpiio_strided: blocks of one
+ * element size at an offset plus a sum of strides) when its typemap is
+ * exactly such a pattern, in the pattern's order.
  *
- * Served filetypes (element: a named type, or a contiguous of one):
- *   contiguous(n, elem)           1-D [n], the whole of it
- *   vector(c, b, s, elem), s >= b  C order [c][s], box [c][b] at 0
- *   hvector, stride a multiple of the element size, likewise
- *   subarray (C or Fortran order)
- *   resized(0, whole array's extent) and dup of any of these
- * Invariant: a box is returned only when the filetype's typemap is, byte
- * for byte and in order, the box's elements in the array's storage order;
- * anything else fails with the reason in why. Handles that
- * MPI_Type_get_contents returns are freed unless named.
+ * Decoded, nested in any way (each constructor puts its dimensions
+ * outside those of its old type, whose extent spaces the copies):
+ *   named types without gaps (the element)
+ *   contiguous, vector, hvector, dup
+ *   indexed_block, hindexed_block, and indexed, hindexed with equal
+ *   block lengths, each with one stride between all blocks
+ *   subarray (C or Fortran order), darray (none, block, cyclic, cyclic(k)
+ *   where each of the rank's blocks is whole; process grid in row-major
+ *   order, as MPI defines it)
+ *   resized (changes only lb and extent)
+ * Invariants: every dimension's stride covers the dimensions inside it
+ * (the typemap is strictly increasing, never overlapping); a result is
+ * returned only after MPI's own size, true lower bound and true extent
+ * of the type agree with it; anything else fails with the reason in why.
+ * Handles MPI_Type_get_contents returns are freed unless named.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mpiio.h"
 
-#define MPIIO_MAX_ARGS (3 * MPIIO_MAX_DIMS + 2)
+#define DECODE_DEPTH 16
+#define DECODE_DIMS (MPIIO_MAX_DIMS - 1)
 
-typedef struct mpiio_contents {
+typedef struct contents {
     int combiner;
     int ni, na, nd;
-    int ints[MPIIO_MAX_ARGS];
-    MPI_Aint addrs[2];
-    MPI_Datatype types[1];
-} mpiio_contents;
+    int *ints;
+    MPI_Aint *addrs;
+    MPI_Datatype *types;
+} contents;
 
-/* 0 and the contents, or -1 (too many arguments for the kinds served). */
-static int contents_get(MPI_Datatype t, mpiio_contents *c)
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static void contents_free(contents *c)
 {
+    for (int i = 0; i < c->nd && c->types; i++) {
+        int ni, na, nd, comb;
+        if (MPI_Type_get_envelope(c->types[i], &ni, &na, &nd, &comb) ==
+                MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+            MPI_Type_free(&c->types[i]);
+    }
+    free(c->ints);
+    free(c->addrs);
+    free(c->types);
+    c->ints = NULL;
+    c->addrs = NULL;
+    c->types = NULL;
+}
+
+/* 0 and the contents (named: no arrays), or -1. */
+static int contents_get(MPI_Datatype t, contents *c)
+{
+    c->ints = NULL;
+    c->addrs = NULL;
+    c->types = NULL;
+    c->nd = 0;
     if (MPI_Type_get_envelope(t, &c->ni, &c->na, &c->nd, &c->combiner) !=
         MPI_SUCCESS)
         return -1;
-    if (c->combiner == MPI_COMBINER_NAMED)
+    if (c->combiner == MPI_COMBINER_NAMED) {
+        c->nd = 0;
         return 0;
-    if (c->ni > MPIIO_MAX_ARGS || c->na > 2 || c->nd > 1)
+    }
+    c->ints = malloc(sizeof(int) * (size_t)(c->ni + 1));
+    c->addrs = malloc(sizeof(MPI_Aint) * (size_t)(c->na + 1));
+    c->types = malloc(sizeof(MPI_Datatype) * (size_t)(c->nd + 1));
+    if (!c->ints || !c->addrs || !c->types ||
+        MPI_Type_get_contents(t, c->ni, c->na, c->nd, c->ints, c->addrs,
+                              c->types) != MPI_SUCCESS) {
+        int nd = c->nd;
+        c->nd = 0; /* nothing returned to free */
+        contents_free(c);
+        c->nd = nd;
         return -1;
-    if (MPI_Type_get_contents(t, c->ni, c->na, c->nd, c->ints, c->addrs,
-                              c->types) != MPI_SUCCESS)
-        return -1;
+    }
     return 0;
-}
-
-static void contents_free(mpiio_contents *c)
-{
-    int ni, na, nd, comb;
-    if (c->combiner == MPI_COMBINER_NAMED || c->nd != 1)
-        return;
-    if (MPI_Type_get_envelope(c->types[0], &ni, &na, &nd, &comb) ==
-            MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
-        MPI_Type_free(&c->types[0]);
-}
-
-/* Bytes of an element type: a named type without gaps, or a contiguous
- * or dup of one; 0 else. */
-static int64_t elem_bytes(MPI_Datatype t)
-{
-    mpiio_contents c;
-    int size = 0;
-    int64_t n = 0;
-    if (contents_get(t, &c))
-        return 0;
-    if (c.combiner == MPI_COMBINER_NAMED) {
-        MPI_Aint lb = 0, extent = 0;
-        MPI_Type_size(t, &size);
-        MPI_Type_get_extent(t, &lb, &extent);
-        /* pair types (MPI_DOUBLE_INT...) have gaps: not contiguous */
-        return lb == 0 && extent == size ? size : 0;
-    }
-    if (c.combiner == MPI_COMBINER_CONTIGUOUS && c.ni == 1 && c.nd == 1) {
-        int64_t inner = elem_bytes(c.types[0]);
-        n = inner * (int64_t)c.ints[0];
-    } else if (c.combiner == MPI_COMBINER_DUP && c.nd == 1) {
-        n = elem_bytes(c.types[0]);
-    }
-    contents_free(&c);
-    return n;
 }
 
 static const char *combiner_name(int combiner)
@@ -99,107 +101,273 @@ static const char *combiner_name(int combiner)
     }
 }
 
-static void box_line(mpiio_box *b, int64_t n, int64_t elem)
+/* The outer dimensions a constructor adds around its old type, and the
+ * byte offset of its first copy. */
+typedef struct outer {
+    int n;
+    int64_t count[MPIIO_MAX_DIMS];
+    int64_t stride[MPIIO_MAX_DIMS];
+    int64_t off;
+} outer;
+
+static int outer_add(outer *o, int64_t count, int64_t stride)
 {
-    b->ndims = 1;
-    b->order = MPI_ORDER_C;
-    b->elem = elem;
-    b->sizes[0] = b->subsizes[0] = n;
-    b->starts[0] = 0;
+    if (o->n >= DECODE_DIMS)
+        return -1;
+    o->count[o->n] = count;
+    o->stride[o->n] = stride;
+    o->n++;
+    return 0;
 }
 
-static int box_from(const mpiio_contents *c, mpiio_box *b, char *why,
-                    size_t len)
+/* Blocks of one length at one stride (displacements disp[i] * unit
+ * bytes, or addr[i] bytes): indexed_block, hindexed_block and indexed,
+ * hindexed whose lengths are all equal. */
+static int blocks_regular(int n, const int *len, const int *disp,
+                          const MPI_Aint *addr, int64_t unit, int64_t ext,
+                          outer *o)
 {
-    int64_t elem = c->nd == 1 ? elem_bytes(c->types[0]) : 0;
+    int64_t d0, step = 0;
+    if (n < 1)
+        return -1;
+    for (int i = 1; i < n; i++)
+        if (len[i] != len[0])
+            return -1;
+    d0 = disp ? (int64_t)disp[0] * unit : (int64_t)addr[0];
+    if (n > 1)
+        step = (disp ? (int64_t)disp[1] * unit : (int64_t)addr[1]) - d0;
+    for (int i = 2; i < n; i++)
+        if ((disp ? (int64_t)disp[i] * unit : (int64_t)addr[i]) - d0 !=
+            step * i)
+            return -1;
+    o->off = d0;
+    if (outer_add(o, n, step))
+        return -1;
+    return len[0] < 1 ? -1 : outer_add(o, len[0], ext);
+}
+
+/* One darray dimension d of extent unit bytes per index. */
+static int darray_dim(const int *ia, int nd, int d, int coord, int64_t unit,
+                      outer *o)
+{
+    int64_t g = ia[3 + d], dist = ia[3 + nd + d], darg = ia[3 + 2 * nd + d];
+    int64_t p = ia[3 + 3 * nd + d], k, nb, first, last;
+    if (g < 1 || p < 1)
+        return -1;
+    if (dist == MPI_DISTRIBUTE_NONE)
+        return p == 1 ? outer_add(o, g, unit) : -1;
+    if (dist == MPI_DISTRIBUTE_BLOCK) {
+        int64_t b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg;
+        int64_t s = coord * b, c = b < 1 ? 0 : imin(b, g - s);
+        if (b < 1)
+            return -1;
+        if (c < 0)
+            c = 0;
+        o->off += c ? s * unit : 0;
+        return outer_add(o, c, unit);
+    }
+    if (dist != MPI_DISTRIBUTE_CYCLIC)
+        return -1;
+    k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+    if (k < 1)
+        return -1;
+    /* blocks coord, coord + p, ...: nb of them, all whole but the last */
+    nb = coord * k < g ? (g - coord * k + p * k - 1) / (p * k) : 0;
+    first = coord * k;
+    last = nb ? imin(k, g - (first + (nb - 1) * p * k)) : 0;
+    if (nb > 1 && last != k)
+        return -1; /* a shorter last block: not one stride */
+    o->off += nb ? first * unit : 0;
+    if (k == 1)
+        return outer_add(o, nb, p * unit);
+    if (outer_add(o, nb, p * k * unit))
+        return -1;
+    return outer_add(o, nb ? last : k, unit);
+}
+
+/* subarray and darray: the dimensions in storage order (slowest first).
+ * ext: the old type's extent. */
+static int array_dims(const contents *c, int64_t ext, outer *o)
+{
+    const int *ia = c->ints;
+    int darray = c->combiner == MPI_COMBINER_DARRAY;
+    int nd = darray ? ia[2] : ia[0];
+    int order = darray ? ia[3 + 4 * nd] : ia[3 * nd + 1];
+    const int *sizes = darray ? ia + 3 : ia + 1;
+    int64_t unit[MPIIO_MAX_DIMS], coord[MPIIO_MAX_DIMS];
+    int rank = darray ? ia[1] : 0;
+    if (nd < 1 || nd > DECODE_DIMS)
+        return -1;
+    unit[order == MPI_ORDER_C ? nd - 1 : 0] = ext; /* bytes per index */
+    for (int d = nd - 2; order == MPI_ORDER_C && d >= 0; d--)
+        unit[d] = unit[d + 1] * sizes[d + 1];
+    for (int d = 1; order != MPI_ORDER_C && d < nd; d++)
+        unit[d] = unit[d - 1] * sizes[d - 1];
+    for (int d = nd - 1; darray && d >= 0; d--) { /* row-major grid */
+        int p = ia[3 + 3 * nd + d];
+        if (p < 1)
+            return -1;
+        coord[d] = rank % p;
+        rank /= p;
+    }
+    o->off = 0;
+    for (int i = 0; i < nd; i++) {
+        int d = order == MPI_ORDER_C ? i : nd - 1 - i;
+        if (!darray) {
+            int64_t sub = ia[1 + nd + d], st = ia[1 + 2 * nd + d];
+            o->off += st * unit[d];
+            if (outer_add(o, sub, unit[d]))
+                return -1;
+        } else if (darray_dim(ia, nd, d, (int)coord[d], unit[d], o)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int decode_at(MPI_Datatype t, mpiio_strided *g, int depth);
+
+/* The pattern of a constructed type from its old type's. */
+static int decode_contents(const contents *c, mpiio_strided *g, int depth)
+{
+    mpiio_strided in;
+    outer o = {.n = 0, .off = 0};
+    const int *ia = c->ints;
+    int rc = -1;
+    if (c->nd != 1 || decode_at(c->types[0], &in, depth + 1))
+        return -1;
     switch (c->combiner) {
     case MPI_COMBINER_DUP:
-        return mpiio_decode_filetype(c->types[0], b, why, len);
+    case MPI_COMBINER_RESIZED:
+        rc = 0;
+        break;
     case MPI_COMBINER_CONTIGUOUS:
-        if (!elem || c->ints[0] < 1)
-            break;
-        box_line(b, c->ints[0], elem);
-        return 0;
+        rc = outer_add(&o, ia[0], in.extent);
+        break;
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
-        int64_t cnt = c->ints[0], bl = c->ints[1], stride;
-        if (!elem || cnt < 1 || bl < 1)
-            break;
-        if (c->combiner == MPI_COMBINER_VECTOR)
-            stride = c->ints[2];
-        else if (c->addrs[0] % elem == 0)
-            stride = c->addrs[0] / elem;
-        else
-            break;
-        if (stride < bl)
-            break;
-        b->ndims = 2;
-        b->order = MPI_ORDER_C;
-        b->elem = elem;
-        b->sizes[0] = b->subsizes[0] = cnt;
-        b->sizes[1] = stride;
-        b->subsizes[1] = bl;
-        b->starts[0] = b->starts[1] = 0;
-        return 0;
+        int64_t st = c->combiner == MPI_COMBINER_VECTOR
+                         ? (int64_t)ia[2] * in.extent : (int64_t)c->addrs[0];
+        rc = outer_add(&o, ia[0], st);
+        rc = rc ? rc : outer_add(&o, ia[1], in.extent);
+        break;
     }
-    case MPI_COMBINER_SUBARRAY: {
-        int nd = c->ints[0];
-        if (!elem || nd < 1 || nd > MPIIO_MAX_DIMS)
-            break;
-        b->ndims = nd;
-        b->elem = elem;
-        b->order = c->ints[3 * nd + 1];
-        for (int d = 0; d < nd; d++) {
-            b->sizes[d] = c->ints[1 + d];
-            b->subsizes[d] = c->ints[1 + nd + d];
-            b->starts[d] = c->ints[1 + 2 * nd + d];
-        }
-        return 0;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: {
+        int *len = malloc(sizeof(int) * (size_t)(ia[0] + 1));
+        for (int i = 0; len && i < ia[0]; i++)
+            len[i] = ia[1];
+        rc = !len ? -1 : blocks_regular(
+            ia[0], len, c->combiner == MPI_COMBINER_INDEXED_BLOCK ? ia + 2
+                                                                  : NULL,
+            c->addrs, in.extent, in.extent, &o);
+        free(len);
+        break;
     }
-    case MPI_COMBINER_RESIZED: {
-        int64_t whole;
-        if (mpiio_decode_filetype(c->types[0], b, why, len))
-            return -1;
-        whole = b->elem;
-        for (int d = 0; d < b->ndims; d++)
-            whole *= b->sizes[d];
-        if (c->addrs[0] == 0 && c->addrs[1] == whole)
-            return 0;
-        snprintf(why, len, "resized filetype whose extent is not the "
-                 "whole array");
-        return -1;
-    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+        rc = blocks_regular(ia[0], ia + 1,
+                            c->combiner == MPI_COMBINER_INDEXED
+                                ? ia + 1 + ia[0] : NULL,
+                            c->addrs, in.extent, in.extent, &o);
+        break;
+    case MPI_COMBINER_SUBARRAY:
+    case MPI_COMBINER_DARRAY:
+        rc = array_dims(c, in.extent, &o);
+        break;
     default:
         break;
     }
-    snprintf(why, len, "%s filetype is not one strided box",
-             combiner_name(c->combiner));
-    return -1;
+    if (rc || o.n + in.ndims > DECODE_DIMS)
+        return -1;
+    *g = in;
+    g->ndims = o.n + in.ndims;
+    g->off = o.off + in.off;
+    for (int i = 0; i < o.n; i++) {
+        g->count[i] = o.count[i];
+        g->stride[i] = o.stride[i];
+    }
+    for (int i = 0; i < in.ndims; i++) {
+        g->count[o.n + i] = in.count[i];
+        g->stride[o.n + i] = in.stride[i];
+    }
+    return 0;
 }
 
-int mpiio_decode_filetype(MPI_Datatype t, mpiio_box *box, char *why,
-                          size_t len)
+/* The pattern must be the type's: strides that cover what they hold,
+ * and MPI's size, true lower bound and true extent. */
+static int decode_check(MPI_Datatype t, mpiio_strided *g)
 {
-    mpiio_contents c;
+    MPI_Count size = 0;
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    int64_t n = 1, span = g->elem;
+    if (MPI_Type_size_x(t, &size) != MPI_SUCCESS ||
+        MPI_Type_get_extent(t, &lb, &ext) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
+        return -1;
+    g->lb = lb;
+    g->extent = ext;
+    for (int i = 0; i < g->ndims; i++)
+        n *= g->count[i];
+    if (size != (MPI_Count)(n * g->elem))
+        return -1;
+    if (n == 0)
+        return 0; /* no data: offsets and strides play no part */
+    for (int i = g->ndims - 1; i >= 0; i--) {
+        if (g->count[i] == 1)
+            continue;
+        if (g->stride[i] < span)
+            return -1; /* overlaps or goes backwards */
+        span += (g->count[i] - 1) * g->stride[i];
+    }
+    return g->off == (int64_t)tlb && span == (int64_t)text ? 0 : -1;
+}
+
+static int decode_at(MPI_Datatype t, mpiio_strided *g, int depth)
+{
+    contents c;
     int rc;
-    if (contents_get(t, &c)) {
-        snprintf(why, len, "filetype not decodable");
+    if (depth > DECODE_DEPTH || contents_get(t, &c))
         return -1;
-    }
     if (c.combiner == MPI_COMBINER_NAMED) {
-        snprintf(why, len, "filetype is a basic type (contiguous view)");
-        return -1;
+        int size = 0;
+        MPI_Aint lb = 0, ext = 0;
+        MPI_Type_size(t, &size);
+        MPI_Type_get_extent(t, &lb, &ext);
+        /* pair types (MPI_DOUBLE_INT...) have gaps: not one element */
+        if (size < 1 || lb != 0 || ext != size)
+            return -1;
+        g->ndims = 0;
+        g->elem = size;
+        g->off = 0;
+        g->lb = 0;
+        g->extent = size;
+        return 0;
     }
-    rc = box_from(&c, box, why, len);
+    rc = decode_contents(&c, g, depth);
     contents_free(&c);
+    if (!rc)
+        rc = decode_check(t, g);
+    /* the stride under a count of 1 plays no part: keep strides >= 1 */
+    for (int i = 0; !rc && i < g->ndims; i++)
+        if (g->stride[i] < 1 && g->count[i] <= 1)
+            g->stride[i] = g->elem;
+        else if (g->stride[i] < 1)
+            rc = -1;
     return rc;
 }
 
-/* Bytes of one element of a contiguous memory type (named, or contiguous
- * or dup of one); -1 for any other type. */
-int mpiio_memtype_size(MPI_Datatype t, int64_t *size)
+int mpiio_decode(MPI_Datatype t, mpiio_strided *g, char *why, size_t len)
 {
-    int64_t n = elem_bytes(t);
-    *size = n;
-    return n > 0 ? 0 : -1;
+    contents c;
+    int comb = MPI_COMBINER_NAMED;
+    if (contents_get(t, &c) == 0) {
+        comb = c.combiner;
+        contents_free(&c);
+    }
+    if (decode_at(t, g, 0) == 0)
+        return 0;
+    snprintf(why, len, "%s type is not one regular strided pattern",
+             comb == MPI_COMBINER_NAMED ? "named" : combiner_name(comb));
+    return -1;
 }

@@ -32,7 +32,9 @@ MPIIO_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename,
         st->comm = MPI_COMM_NULL;
         st->enabled = 0;
     } else {
-        st->enabled = mpiio_info_enabled(info, 1);
+        st->enabled = 1;
+        st->method = PASSION_METHOD_AUTO;
+        mpiio_info_apply(st, info);
     }
     snprintf(st->name, sizeof st->name, "%s", filename);
     st->amode = amode;
@@ -153,6 +155,45 @@ MPIIO_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset,
     return served ? rc
                   : PMPI_File_write_at_all(fh, offset, buf, count, type,
                                            status);
+}
+
+/* Collective: the layer's keys take effect at once; the view is decoded
+ * again when any rank's keys changed. */
+MPIIO_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    mpiio_file *st = state_of(fh);
+    int rc = PMPI_File_set_info(fh, info), changed, any = 0;
+    if (rc != MPI_SUCCESS || !st || st->comm == MPI_COMM_NULL)
+        return rc;
+    {
+        int en = st->enabled;
+        int64_t budget = st->budget;
+        passion_method method = st->method;
+        mpiio_info_apply(st, info);
+        changed = en != st->enabled || budget != st->budget ||
+                  method != st->method;
+    }
+    MPI_Allreduce(&changed, &any, 1, MPI_INT, MPI_MAX, st->comm);
+    if (any)
+        mpiio_view_redo(st);
+    return rc;
+}
+
+/* MPI's hints, and the layer's keys in effect for this file. */
+MPIIO_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info)
+{
+    mpiio_file *st = state_of(fh);
+    int rc = PMPI_File_get_info(fh, info);
+    if (rc == MPI_SUCCESS && st && st->comm != MPI_COMM_NULL)
+        mpiio_info_add(st, *info);
+    return rc;
+}
+
+/* Collective; MPI grows the file. passion's file opens at the next
+ * collective access or set_view that finds it long enough. */
+MPIIO_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    return PMPI_File_preallocate(fh, size);
 }
 
 MPIIO_EXPORT int MPI_File_sync(MPI_File fh)

@@ -19,57 +19,44 @@
  * - Independent writes use the direct method (no read-modify-write of
  *   bytes other ranks may be writing).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mpiio.h"
 
-/* Values of the view every rank must share, for one MIN reduction of the
- * values and their negations (minimum and maximum at once). */
-enum { AG_OK, AG_NDIMS, AG_ORDER, AG_ELEM, AG_DISP, AG_PLACED, AG_Q, AG_QEND,
-       AG_SIZE, AG_DIMS, AG_N = AG_DIMS + MPIIO_MAX_DIMS };
+/* One MPI_Allreduce (MIN) of values every rank pushes in the same order:
+ * a minimum as is, a maximum negated, a value that must be the same on
+ * every rank as itself and its negation. */
+#define AG_CAP 64
+typedef struct agree {
+    int n;
+    long long v[AG_CAP];
+} agree;
 
-static int slow_dim(const mpiio_box *b)
+static int ag_min(agree *a, long long x)
 {
-    return b->order == MPI_ORDER_C ? 0 : b->ndims - 1;
+    a->v[a->n] = x;
+    return a->n++;
 }
+static int ag_max(agree *a, long long x) { return ag_min(a, -x); }
+static int ag_same(agree *a, long long x)
+{
+    int i = ag_min(a, x);
+    ag_min(a, -x);
+    return i;
+}
+static long long ag_getmax(const agree *a, int i) { return -a->v[i]; }
+static int ag_equal(const agree *a, int i) { return a->v[i] == -a->v[i + 1]; }
 
-/* Bytes of one index of the slowest dimension (a plane of the array). */
-static int64_t plane_bytes(const mpiio_box *b)
-{
-    int64_t plane = b->elem;
-    for (int d = 0; d < b->ndims; d++)
-        if (d != slow_dim(b))
-            plane *= b->sizes[d];
-    return plane;
-}
-
-/* Move the box by the view's displacement, for ranks whose displacements
- * differ: whole planes go to *q, the rest must shift the box inside the
- * plane without wrapping. -1 when it cannot. */
-static int box_place(mpiio_box *b, MPI_Offset disp, int64_t *q)
-{
-    int s = slow_dim(b);
-    int64_t plane = plane_bytes(b), e;
-    *q = disp / plane;
-    if ((disp % plane) % b->elem)
-        return -1;
-    e = (disp % plane) / b->elem;
-    for (int i = 0; i < b->ndims; i++) {
-        int d = b->order == MPI_ORDER_C ? b->ndims - 1 - i : i;
-        if (d == s)
-            continue;
-        b->starts[d] += e % b->sizes[d];
-        e /= b->sizes[d];
-        if (b->starts[d] + b->subsizes[d] > b->sizes[d])
-            return -1;
-    }
-    return 0;
-}
+/* Variants of a view's array, tried in this order: tiled (several
+ * filetypes) before one filetype; the array at the common displacement
+ * (all equal) before the array placed in absolute file offsets. */
+enum { V_TILED_SAME, V_TILED_ABS, V_ONE_SAME, V_ONE_ABS, V_N };
 
 static int local_view(mpiio_file *st, MPI_Datatype etype,
                       MPI_Datatype filetype, const char *datarep,
-                      mpiio_box *b, char *why, size_t len)
+                      mpiio_strided *g, char *why, size_t len)
 {
     int es = 0;
     int64_t tile;
@@ -89,17 +76,15 @@ static int local_view(mpiio_file *st, MPI_Datatype etype,
         snprintf(why, len, "etype of no size");
         return -1;
     }
-    if (mpiio_decode_filetype(filetype, b, why, len))
+    if (mpiio_decode(filetype, g, why, len)) {
+        char what[MPIIO_REASON];
+        snprintf(what, sizeof what, "filetype: %s", why);
+        snprintf(why, len, "%s", what);
         return -1;
-    tile = b->elem;
-    for (int d = 0; d < b->ndims; d++) {
-        if (b->starts[d] < 0 || b->subsizes[d] < 1 ||
-            b->starts[d] + b->subsizes[d] > b->sizes[d]) {
-            snprintf(why, len, "filetype box outside its array");
-            return -1;
-        }
-        tile *= b->subsizes[d];
     }
+    tile = g->elem;
+    for (int d = 0; d < g->ndims; d++)
+        tile *= g->count[d];
     if (tile % es) {
         snprintf(why, len, "filetype data not whole etypes");
         return -1;
@@ -137,114 +122,153 @@ static int pf_open(mpiio_file *st)
     return rc;
 }
 
-/* Make the array of the agreed view (collective): b is this rank's box,
- * already moved by shift planes; the array has `header` bytes before it
- * and `slow` indices in its slowest dimension. */
-static int view_array(mpiio_file *st, const mpiio_box *b, int64_t shift,
-                      int64_t header, int64_t slow, MPI_Offset fsize)
+/* The file's context, made with the file's memory budget (collective). */
+static int ctx_make(mpiio_file *st)
 {
-    int s = slow_dim(b), rc = 0;
-    int64_t shape[MPIIO_MAX_DIMS], start[MPIIO_MAX_DIMS];
-    int64_t count[MPIIO_MAX_DIMS];
-    for (int d = 0; d < b->ndims; d++) {
-        shape[d] = d == s ? slow : b->sizes[d];
-        start[d] = d == s ? b->starts[d] + shift : b->starts[d];
-        count[d] = b->subsizes[d];
-    }
+    passion_options *o = NULL;
+    int rc = 0;
+    if (st->ctx && st->ctx_budget == st->budget)
+        return 0;
     mpiio_enter();
-    if (!st->ctx)
-        rc = passion_init(st->comm, NULL, &st->ctx);
+    if (st->ctx)
+        passion_finalize(st->ctx);
+    st->ctx = NULL;
+    if (st->budget > 0)
+        rc = passion_options_create(&o);
+    if (!rc && o)
+        rc = passion_options_set_int(o, "memory_budget", st->budget);
     if (!rc)
-        rc = passion_array_spec_init(&st->spec, b->ndims, shape, b->elem);
+        rc = passion_init(st->comm, o, &st->ctx);
+    passion_options_free(o);
+    mpiio_leave();
+    st->ctx_budget = st->budget;
+    return rc;
+}
+
+/* Make the array of the agreed view (collective): st->lay's shape and
+ * st->header; open passion's file when the real one is long enough. */
+static int view_array(mpiio_file *st, MPI_Offset fsize)
+{
+    const mpiio_layout *L = &st->lay;
+    int rc = ctx_make(st);
+    mpiio_enter();
+    if (!rc)
+        rc = passion_array_spec_init(&st->spec, L->ndims, L->shape, L->elem);
     if (!rc) {
         st->spec.kind = PASSION_KIND_BYTES;
-        st->spec.storage = b->order == MPI_ORDER_C ? PASSION_ROW_MAJOR
-                                                   : PASSION_COL_MAJOR;
+        st->spec.storage = PASSION_ROW_MAJOR;
         st->spec.placement = PASSION_PLACE_GLOBAL;
-        st->spec.header_bytes = header;
+        st->spec.header_bytes = st->header;
         rc = passion_array_create(st->ctx, &st->spec, &st->arr);
     }
-    if (!rc)
-        rc = passion_section_set(&st->sec, b->ndims, start, count, NULL);
     mpiio_leave();
     if (rc)
         return rc;
-    st->need_bytes = b->elem;
-    for (int d = 0; d < b->ndims; d++)
-        st->need_bytes *= shape[d];
-    st->need_bytes += header;
+    st->need_bytes = L->elem;
+    for (int d = 0; d < L->ndims; d++)
+        st->need_bytes *= L->shape[d];
+    st->need_bytes += st->header;
     st->view_ok = 1;
     if (fsize >= st->need_bytes)
         return pf_open(st);
     return 0;
 }
 
-/* Collective. The view is served when every rank's filetype is a box of
- * the same array and either all displacements are equal (the array
- * starts there) or each moves its box by whole planes plus a shift
- * inside the plane (the array starts at the lowest such plane). */
+/* This rank's layouts of the view in every variant, into the agreement:
+ * per variant served-flag, lowest and highest index of dimension 0. */
+static void view_variants(const mpiio_strided *g, MPI_Offset disp, int ok,
+                          int empty, mpiio_layout *L, agree *a, int *at)
+{
+    for (int v = 0; v < V_N; v++) {
+        int tiled = v == V_TILED_SAME || v == V_TILED_ABS;
+        int64_t pos = g->off + (v == V_TILED_ABS || v == V_ONE_ABS ? disp : 0);
+        int good = ok && mpiio_layout_make(g, tiled, pos, &L[v]) == 0;
+        int64_t s0 = good && !empty ? L[v].start[0] : 0, e0 = 0;
+        if (good && !empty)
+            e0 = s0 + (tiled ? 1 : (L[v].count[0] - 1) * L[v].stride[0] + 1);
+        at[v] = ag_min(a, good);
+        ag_min(a, good && !empty ? s0 : LLONG_MAX);
+        ag_max(a, e0);
+    }
+}
+
+/* The values of the view every rank must share; their first index. */
+static int view_same(const mpiio_file *st, const mpiio_strided *g, int ok,
+                     agree *a)
+{
+    int first = ag_same(a, ok ? g->elem : 0);
+    ag_same(a, ok ? g->ndims : 0);
+    ag_same(a, ok ? g->extent : 0);
+    for (int d = 0; d < MPIIO_MAX_DIMS - 1; d++)
+        ag_same(a, ok && d < g->ndims ? g->stride[d] : 0);
+    ag_same(a, st->budget);
+    ag_same(a, st->method);
+    return first;
+}
+
+/* Collective. The view is served when every rank's filetype is a
+ * section of one array (variants above); the array's outer dimension
+ * spans every rank's data (tiled: and the whole filetypes the file
+ * holds). */
 void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
                     MPI_Datatype filetype, const char *datarep,
                     MPI_Info info)
 {
     char why[MPIIO_REASON] = "";
-    mpiio_box b, moved;
-    int64_t q = 0;
+    mpiio_strided g;
+    mpiio_layout L[V_N];
+    agree a = {.n = 0};
     MPI_Offset fsize = 0;
-    long long v[2 * AG_N];
-    int agreed, same_disp, s = 0, rc;
+    int at[V_N], ok, iok, same, idisp, isize, chosen = -1, empty = 0, rc;
 
     mpiio_view_drop(st);
-    st->enabled = mpiio_info_enabled(info, st->enabled);
-    memset(&b, 0, sizeof b);
-    memset(v, 0, sizeof v);
-    v[AG_OK] = local_view(st, etype, filetype, datarep, &b, why,
-                          sizeof why) == 0;
+    st->user_view = 1;
+    mpiio_info_apply(st, info);
+    memset(&g, 0, sizeof g);
+    ok = local_view(st, etype, filetype, datarep, &g, why, sizeof why) == 0;
+    for (int d = 0; ok && d < g.ndims; d++)
+        empty |= g.count[d] == 0;
     PMPI_File_get_size(st->fh, &fsize);
-    if (v[AG_OK]) {
-        s = slow_dim(&b);
-        moved = b;
-        v[AG_NDIMS] = b.ndims;
-        v[AG_ORDER] = b.order;
-        v[AG_ELEM] = b.elem;
-        v[AG_DISP] = disp;
-        v[AG_PLACED] = box_place(&moved, disp, &q) == 0;
-        v[AG_Q] = q;
-        v[AG_QEND] = q + b.sizes[s];
-        for (int d = 0; d < b.ndims; d++)
-            v[AG_DIMS + d] = d == s ? 0 : b.sizes[d];
-    }
-    v[AG_SIZE] = fsize;
-    for (int i = 0; i < AG_N; i++)
-        v[AG_N + i] = -v[i];
-    MPI_Allreduce(MPI_IN_PLACE, v, 2 * AG_N, MPI_LONG_LONG, MPI_MIN,
-                  st->comm);
-    agreed = v[AG_OK] == 1;
-    for (int i = AG_NDIMS; i < AG_N && agreed; i++)
-        if ((i == AG_NDIMS || i == AG_ORDER || i == AG_ELEM ||
-             i >= AG_DIMS) && v[i] != -v[AG_N + i])
-            agreed = 0;
-    same_disp = v[AG_DISP] == -v[AG_N + AG_DISP];
-    if (agreed && !same_disp && v[AG_PLACED] != 1) {
-        agreed = 0;
-        snprintf(why, sizeof why, "displacements differ by more than "
-                 "whole planes of the array");
-    }
-    if (!agreed) {
+    iok = ag_min(&a, ok);
+    same = view_same(st, &g, ok, &a);
+    idisp = ag_same(&a, disp);
+    isize = ag_min(&a, fsize);
+    view_variants(&g, disp, ok, empty, L, &a, at);
+    MPI_Allreduce(MPI_IN_PLACE, a.v, a.n, MPI_LONG_LONG, MPI_MIN, st->comm);
+    ok = ok && a.v[iok] == 1;
+    for (int i = same; i < idisp && ok; i += 2)
+        if (!ag_equal(&a, i)) {
+            ok = 0;
+            snprintf(why, sizeof why, "ranks' filetypes are not sections "
+                     "of one array, or their passion info keys differ");
+        }
+    for (int v = 0; v < V_N && ok && chosen < 0; v++)
+        if (a.v[at[v]] == 1 && a.v[at[v] + 1] != LLONG_MAX &&
+            (v == V_TILED_ABS || v == V_ONE_ABS || ag_equal(&a, idisp)))
+            chosen = v;
+    if (chosen < 0) {
         if (!why[0])
-            snprintf(why, sizeof why, v[AG_OK] == 1
-                     ? "ranks' views are not boxes of one array"
-                     : "another rank's view is not served");
+            snprintf(why, sizeof why, ok ? "the filetypes' data are not "
+                     "sections of one array" : "another rank's view is not "
+                     "served");
         mpiio_pass(st, MPIIO_SET_VIEW, why);
         return;
     }
-    if (same_disp)
-        rc = view_array(st, &b, 0, disp, b.sizes[s],
-                        (MPI_Offset)v[AG_SIZE]);
-    else
-        rc = view_array(st, &moved, q - v[AG_Q], v[AG_Q] * plane_bytes(&b),
-                        -v[AG_N + AG_QEND] - v[AG_Q],
-                        (MPI_Offset)v[AG_SIZE]);
+    {
+        long long s0 = a.v[at[chosen] + 1], e0 = ag_getmax(&a, at[chosen] + 2);
+        int tiled = chosen == V_TILED_SAME || chosen == V_TILED_ABS;
+        MPI_Offset origin = chosen == V_TILED_ABS || chosen == V_ONE_ABS
+                                ? 0 : disp;
+        int64_t unit0 = L[chosen].unit[0] * g.elem;
+        st->lay = L[chosen];
+        st->header = origin + s0 * unit0;
+        if (!empty)
+            st->lay.start[0] -= s0;
+        st->lay.shape[0] = e0 - s0;
+        if (tiled && (a.v[isize] - st->header) / unit0 > st->lay.shape[0])
+            st->lay.shape[0] = (a.v[isize] - st->header) / unit0;
+    }
+    rc = view_array(st, (MPI_Offset)a.v[isize]);
     if (rc) {
         snprintf(why, sizeof why, "passion: %s", passion_strerror(rc));
         mpiio_pass(st, MPIIO_SET_VIEW, why);
@@ -253,23 +277,76 @@ void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
     }
 }
 
-/* Byte just past this rank's last element of the section (0 if empty). */
-static int64_t sec_end(const mpiio_file *st)
+/* Collective: the view again, as MPI holds it (after info changes). */
+void mpiio_view_redo(mpiio_file *st)
+{
+    MPI_Offset disp = 0;
+    MPI_Datatype et = MPI_DATATYPE_NULL, ft = MPI_DATATYPE_NULL;
+    char rep[MPI_MAX_DATAREP_STRING + 1] = "";
+    if (!st->user_view ||
+        PMPI_File_get_view(st->fh, &disp, &et, &ft, rep) != MPI_SUCCESS)
+        return;
+    mpiio_view_set(st, disp, et, ft, rep, MPI_INFO_NULL);
+    for (int i = 0; i < 2; i++) {
+        MPI_Datatype *t = i ? &ft : &et;
+        int ni, na, nd, comb;
+        if (MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+            comb != MPI_COMBINER_NAMED)
+            MPI_Type_free(t);
+    }
+}
+
+/* Byte just past this rank's last element of sec (0 if empty). */
+static int64_t sec_end(const mpiio_file *st, const passion_section *sec)
 {
     const passion_array_spec *sp = &st->spec;
     int64_t idx = 0;
-    for (int i = 0; i < sp->ndims; i++) {
-        int d = sp->storage == PASSION_ROW_MAJOR ? i : sp->ndims - 1 - i;
-        if (st->sec.count[d] < 1)
+    for (int d = 0; d < sp->ndims; d++) {
+        if (sec->count[d] < 1)
             return 0;
-        idx = idx * sp->shape[d] + st->sec.start[d] + st->sec.count[d] - 1;
+        idx = idx * sp->shape[d] + sec->start[d] +
+              (sec->count[d] - 1) * sec->stride[d];
     }
     return sp->header_bytes + (idx + 1) * sp->elem_size;
 }
 
+/* One served access: this rank's section and memory side. */
+typedef struct access {
+    int write, coll, at;
+    passion_section sec;
+    passion_memspec mem;
+    int packed;
+    int64_t memoff;  /* bytes from the user's buffer to the first element */
+    int64_t data;    /* bytes moved */
+    int64_t tile_end; /* tiled: tiles of the array this access needs */
+    MPI_Offset pos;  /* the access's place in the view, in etypes */
+} access;
+
+static int section_access(mpiio_file *st, access *x, const void *wbuf,
+                          void *rbuf)
+{
+    const passion_memspec *m = x->packed ? NULL : &x->mem;
+    passion_method cm = st->method;
+    int rc;
+    const char *w = (const char *)wbuf + x->memoff;
+    char *r = (char *)rbuf + x->memoff;
+    mpiio_enter();
+    if (x->write && x->coll)
+        rc = passion_file_write_all(st->pf, &x->sec, w, m, cm);
+    else if (x->write)
+        rc = passion_file_write(st->pf, &x->sec, w, m, PASSION_METHOD_DIRECT);
+    else if (x->coll)
+        rc = passion_file_read_all(st->pf, &x->sec, r, m, cm);
+    else
+        rc = passion_file_read(st->pf, &x->sec, r, m, PASSION_METHOD_AUTO);
+    mpiio_leave();
+    return rc;
+}
+
 /* Collective write to a file shorter than the array: extend, write, cut
  * back. *served 0 (nothing done) when passion cannot open the file. */
-static int write_short_all(mpiio_file *st, const void *buf, int *served)
+static int write_short_all(mpiio_file *st, access *x, const void *buf,
+                           int *served)
 {
     MPI_Offset old = 0;
     long long end, top;
@@ -282,11 +359,8 @@ static int write_short_all(mpiio_file *st, const void *buf, int *served)
         return 0;
     }
     *served = 1;
-    mpiio_enter();
-    rc = passion_file_write_all(st->pf, &st->sec, buf, NULL,
-                                PASSION_METHOD_AUTO);
-    mpiio_leave();
-    end = sec_end(st);
+    rc = section_access(st, x, buf, NULL);
+    end = sec_end(st, &x->sec);
     MPI_Allreduce(&end, &top, 1, MPI_LONG_LONG, MPI_MAX, st->comm);
     if (top < old)
         top = old;
@@ -310,24 +384,60 @@ static int mpi_code(int rc)
     }
 }
 
-static int local_access(mpiio_file *st, int write, int at,
-                        MPI_Offset offset, int count, MPI_Datatype type,
-                        int coll, char *why, size_t len)
+/* The access's filetypes: tiles j .. j+m-1 of the view (m = 1, j = 0
+ * unless tiled), as this rank's section. */
+static int access_tiles(mpiio_file *st, access *x, char *why, size_t len)
 {
-    int64_t ms = 0;
+    const mpiio_layout *L = &st->lay;
+    int64_t m = 0, j = 0, start = x->pos * st->etype_size;
+    if (st->tile_bytes > 0) {
+        m = x->data / st->tile_bytes;
+        j = start / st->tile_bytes;
+    }
+    if (st->tile_bytes > 0 ? x->data % st->tile_bytes ||
+                                 start % st->tile_bytes : x->data != 0) {
+        snprintf(why, len, "access of %lld bytes at byte %lld of the view, "
+                 "filetypes of %lld", (long long)x->data, (long long)start,
+                 (long long)st->tile_bytes);
+        return -1;
+    }
+    if (!L->tiled && m > 0 && (m != 1 || j != 0)) {
+        snprintf(why, len, "access of %lld filetypes at filetype %lld, the "
+                 "filetypes do not tile one array", (long long)m,
+                 (long long)j);
+        return -1;
+    }
+    if (passion_section_set(&x->sec, L->ndims, L->start, L->count,
+                            L->stride))
+        return snprintf(why, len, "section"), -1;
+    if (m == 0)
+        x->sec.count[0] = 0;
+    else if (L->tiled) {
+        x->sec.start[0] += j;
+        x->sec.count[0] = m;
+    }
+    x->tile_end = m ? x->sec.start[0] + x->sec.count[0] : 0;
+    if (L->tiled && !x->coll && x->tile_end > L->shape[0]) {
+        snprintf(why, len, "independent access past the array of the "
+                 "file's size at the last collective call");
+        return -1;
+    }
+    return 0;
+}
+
+static int local_access(mpiio_file *st, access *x, MPI_Offset offset,
+                        int count, MPI_Datatype type, char *why, size_t len)
+{
+    MPI_Count ts = 0;
     int atomic = 0;
-    MPI_Offset pos = 0;
+    mpiio_layout L;
     if (!st->view_ok) {
         snprintf(why, len, "%s", st->reason[MPIIO_SET_VIEW][0]
                  ? st->reason[MPIIO_SET_VIEW]
                  : "no view set (the default byte view)");
         return -1;
     }
-    if (!st->pf && (!write || !coll)) {
-        snprintf(why, len, "file shorter than the view's array");
-        return -1;
-    }
-    if (write && (st->amode & MPI_MODE_RDONLY)) {
+    if (x->write && (st->amode & MPI_MODE_RDONLY)) {
         snprintf(why, len, "file opened read-only");
         return -1;
     }
@@ -335,22 +445,48 @@ static int local_access(mpiio_file *st, int write, int at,
         snprintf(why, len, "atomic mode");
         return -1;
     }
-    if (mpiio_memtype_size(type, &ms)) {
-        snprintf(why, len, "memory type not contiguous");
+    if (count < 0 || MPI_Type_size_x(type, &ts) != MPI_SUCCESS) {
+        snprintf(why, len, "negative count or bad type");
         return -1;
     }
-    if (count < 0 || ms * count != st->tile_bytes) {
-        snprintf(why, len, "access of %lld bytes, the filetype holds %lld",
-                 (long long)(ms * count), (long long)st->tile_bytes);
+    x->data = (int64_t)ts * count;
+    if (!x->at && PMPI_File_get_position(st->fh, &x->pos) != MPI_SUCCESS)
+        return snprintf(why, len, "no file position"), -1;
+    if (x->at)
+        x->pos = offset;
+    if (x->pos < 0)
+        return snprintf(why, len, "negative offset"), -1;
+    if (access_tiles(st, x, why, len))
         return -1;
-    }
-    if (!at && PMPI_File_get_position(st->fh, &pos) != MPI_SUCCESS)
-        pos = -1;
-    if ((at ? offset : pos) != 0) {
-        snprintf(why, len, "access not at the start of the view");
+    L = st->lay; /* the access's counts, for the memory side */
+    for (int d = 0; d < L.ndims; d++)
+        L.count[d] = x->sec.count[d];
+    if (mpiio_layout_mem(&L, type, count, &x->mem, &x->packed, &x->memoff,
+                         why, len))
         return -1;
-    }
+    if (!x->packed && passion_section_elems(&x->sec, st->lay.ndims) !=
+                          x->data / st->lay.elem)
+        return snprintf(why, len, "memory type not one filetype's "
+                        "section"), -1;
     return 0;
+}
+
+/* Collective, tiled: the array grows to hold the access's tiles. */
+static int grow_array(mpiio_file *st, long long tiles, long long fsize)
+{
+    if (tiles <= st->lay.shape[0])
+        return 0;
+    mpiio_enter();
+    if (st->pf)
+        passion_file_close(st->pf);
+    if (st->arr)
+        passion_array_free(st->arr);
+    mpiio_leave();
+    st->pf = NULL;
+    st->arr = NULL;
+    st->view_ok = 0;
+    st->lay.shape[0] = tiles;
+    return view_array(st, (MPI_Offset)fsize);
 }
 
 int mpiio_access(mpiio_file *st, mpiio_kind kind, int coll, int at,
@@ -358,43 +494,43 @@ int mpiio_access(mpiio_file *st, mpiio_kind kind, int coll, int at,
                  MPI_Datatype type, MPI_Status *status, int *served)
 {
     char why[MPIIO_REASON] = "";
-    int write = kind == MPIIO_WRITE || kind == MPIIO_WRITE_AT ||
-                kind == MPIIO_WRITE_ALL || kind == MPIIO_WRITE_AT_ALL;
-    int ok, all, rc = 0;
+    access x = {.coll = coll, .at = at};
+    long long v[3];
+    int rc = 0;
 
+    x.write = kind == MPIIO_WRITE || kind == MPIIO_WRITE_AT ||
+              kind == MPIIO_WRITE_ALL || kind == MPIIO_WRITE_AT_ALL;
     *served = 0;
-    ok = local_access(st, write, at, offset, count, type, coll, why,
-                      sizeof why) == 0;
-    all = ok;
-    if (coll && st->view_ok) /* else no rank serves: nothing to agree */
-        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, st->comm);
-    if (!all) {
-        mpiio_pass(st, kind, ok ? "another rank's access is not served"
-                                : why);
+    v[0] = local_access(st, &x, offset, count, type, why, sizeof why) == 0;
+    v[1] = v[0] ? -(long long)x.tile_end : 0;
+    v[2] = 0;
+    if (coll && st->view_ok) { /* else no rank serves: nothing to agree */
+        MPI_Offset fsize = 0;
+        PMPI_File_get_size(st->fh, &fsize);
+        v[2] = fsize;
+        MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MIN, st->comm);
+        if (v[0] == 1 && st->lay.tiled &&
+            grow_array(st, -v[1], v[2]) && !st->view_ok)
+            v[0] = 0;
+        if (v[0] == 1 && !st->pf && v[2] >= st->need_bytes)
+            pf_open(st); /* the file has grown (preallocate, set_size) */
+    }
+    if (v[0] == 1 && !st->pf && (!x.write || !coll))
+        snprintf(why, sizeof why, "file shorter than the view's array");
+    if (v[0] != 1 || why[0]) {
+        mpiio_pass(st, kind, why[0] ? why : "another rank's access is not "
+                                            "served");
         return MPI_SUCCESS;
     }
     *served = 1;
-    if (write && coll && !st->pf) {
-        rc = write_short_all(st, wbuf, served);
+    if (x.write && coll && !st->pf) {
+        rc = write_short_all(st, &x, wbuf, served);
         if (!*served) {
             mpiio_pass(st, kind, "passion cannot open the file");
             return MPI_SUCCESS;
         }
     } else {
-        mpiio_enter();
-        if (write && coll)
-            rc = passion_file_write_all(st->pf, &st->sec, wbuf, NULL,
-                                        PASSION_METHOD_AUTO);
-        else if (write)
-            rc = passion_file_write(st->pf, &st->sec, wbuf, NULL,
-                                    PASSION_METHOD_DIRECT);
-        else if (coll)
-            rc = passion_file_read_all(st->pf, &st->sec, rbuf, NULL,
-                                       PASSION_METHOD_AUTO);
-        else
-            rc = passion_file_read(st->pf, &st->sec, rbuf, NULL,
-                                   PASSION_METHOD_AUTO);
-        mpiio_leave();
+        rc = section_access(st, &x, wbuf, rbuf);
     }
     st->served++;
     if (rc) {
@@ -403,10 +539,10 @@ int mpiio_access(mpiio_file *st, mpiio_kind kind, int coll, int at,
         return code;
     }
     if (!at)
-        PMPI_File_seek(st->fh, st->tile_bytes / st->etype_size, MPI_SEEK_SET);
+        PMPI_File_seek(st->fh, x.pos + x.data / st->etype_size, MPI_SEEK_SET);
     if (status != MPI_STATUS_IGNORE) /* in bytes: right for any type's
                                         MPI_Get_count / _elements */
-        MPI_Status_set_elements_x(status, MPI_BYTE, st->tile_bytes);
+        MPI_Status_set_elements_x(status, MPI_BYTE, x.data);
     return MPI_SUCCESS;
 }
 
