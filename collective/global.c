@@ -206,6 +206,21 @@ static void section_learn(passion_file *f, const passion_section *s,
                 etp ? "two-phase" : "independent", took, raw);
 }
 
+/* A chunked HDF5 dataset (ocad/fmt_h5_chunk.c): writes refused; a read
+   has each rank read and decode the chunks its own section touches
+   (ocad_h5c_read); rc is this rank's argument check. The outcome is
+   agreed, so every rank returns the same code. */
+static int chunked_all(passion_file *f, const passion_section *s, void *buf,
+                       const passion_memspec *m, int op_write, int rc)
+{
+    if (op_write)
+        rc = ocad_file_chunked_refuse(f, "writes (it is read-only to "
+                                         "passion)");
+    else if (!rc)
+        rc = ocad_h5c_read(f, s, buf, m);
+    return core_agree(f->ctx, rc);
+}
+
 static int section_all(passion_file *f, const passion_section *s, void *buf,
                        const passion_memspec *m, int method, int op_write)
 {
@@ -220,6 +235,8 @@ static int section_all(passion_file *f, const passion_section *s, void *buf,
     const double st0 = ctx->stream_t;
     int64_t elems = 0;
     int rc = section_check(f, s, buf, m, method, op_write, &elems);
+    if (f->h5c)
+        return chunked_all(f, s, buf, m, op_write, rc);
     /* a read may be done before the FAD (coll_io_early): its outcome
        travels in the FAD, so that when every rank's part is done the call
        ends there, one collective round in all. A write never is: the FAD

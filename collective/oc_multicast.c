@@ -248,6 +248,9 @@ static int file_multicast_all_body(passion_file *f, int root,
         return PASSION_EINVAL;
     passion_ctx *ctx = f->ctx;
     core_enter(ctx);
+    int rc0 = ocad_file_chunked_refuse(f, "out-of-core multicast");
+    if (rc0)
+        return rc0;
     mc_call c = {.f = f, .root = root, .ngroup = ngroup, .group = group,
                  .src = src, .dst = dst, .buf = buf, .mem = mem};
     uint64_t key[3 + 3 * PASSION_MAX_DIMS];

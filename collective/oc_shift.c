@@ -152,7 +152,9 @@ static int file_shift_all_body(passion_file *f, int dim, int dir, int periodic,
     passion_ctx *ctx = f->ctx;
     core_enter(ctx);
     passion_array *a = f->a;
-    int rc = PASSION_OK;
+    int rc = ocad_file_chunked_refuse(f, "out-of-core shift");
+    if (rc)
+        return rc;
     int64_t args[4] = {dim, dir, periodic, width};
     int64_t nl[PASSION_MAX_DIMS] = {0};
     int64_t w = 0;

@@ -293,6 +293,28 @@ static void meta_of(const passion_array *a, core_fmt_meta *m)
 }
 
 /*
+ * A chunked HDF5 dataset: read-only (passion does not rewrite chunks),
+ * no size check (its chunks are compressed or sparse), and every rank's
+ * own handle on its chunk index (the condition is the same on every
+ * rank: the metadata is broadcast and the mode agreed).
+ */
+static int open_chunked(passion_file *f, const char *path, const char *obj,
+                        passion_mode mode)
+{
+    passion_ctx *ctx = f->ctx;
+    f->data_bytes = 0;
+    int rc = mode == PASSION_MODE_RDONLY
+                 ? ocad_h5c_open(ctx, path, obj, &f->h5c)
+                 : core_err(ctx, PASSION_ENOTSUP,
+                            "%s:%s: a chunked HDF5 dataset; passion reads "
+                            "its sections but does not write chunks: open "
+                            "it read-only, or make it contiguous with "
+                            "`h5repack -l CONTI %s OUT.h5` to write it",
+                            path, obj, path);
+    return core_agree(ctx, rc);
+}
+
+/*
  * Global file of a resolved name: existing (the metadata, read on rank 0,
  * checked against the spec; every rank opens the file) or created (rank 0
  * makes it complete under a temporary name with the format's hook, or
@@ -329,6 +351,8 @@ static int open_global(passion_file *f, const char *name, passion_mode mode,
             f->data_bytes = info->m.data_offset + info->m.data_bytes;
             *endian = info->m.endian;
         }
+        if (!rc && info->have_meta && info->m.chunked)
+            rc = open_chunked(f, path, obj, mode);
         if (!rc)
             rc = open_one(f, path, mode, 1);
         goto out;
@@ -457,6 +481,7 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     core_free(ctx, name);
     rc = core_agree(ctx, rc);
     if (rc) {
+        ocad_h5c_close(f->h5c);
         if (f->fh)
             core_io_close(f->fh);
         if (tmp)
@@ -470,6 +495,7 @@ int ocad_file_open_resolved(passion_array *a, const char *path,
     if ((rc = core_agree(ctx, rc))) {
         /* another rank's copy failed: this rank's copy is freed too */
         core_free(ctx, f->pattern);
+        ocad_h5c_close(f->h5c);
         core_io_close(f->fh);
         core_free(ctx, f);
         return rc;
@@ -548,6 +574,7 @@ static int file_close_body(passion_file *f)
     rc = core_agree(ctx, rc);
     if (rc)
         return rc; /* every rank keeps the file open */
+    ocad_h5c_close(f->h5c);
     rc = core_io_close(f->fh);
     f->a->open_files--;
     ctx->live_files--;

@@ -69,7 +69,11 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     ocad_last_method(ctx, PASSION_METHOD_AUTO); /* set by the engine */
     ocad_last_predicted(ctx, 0);
     int64_t elems;
-    int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
+    int rc = ocad_file_chunked_refuse(
+        f, op_write ? "writes (it is read-only to passion)"
+                    : "this access (asynchronous, iterated or planned)");
+    if (!rc)
+        rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
     if (rc)
         return rc;
     if ((rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m)))
@@ -87,9 +91,33 @@ int ocad_section_prepare(passion_file *f, const passion_section *s,
     return PASSION_OK;
 }
 
+/* An independent read of a chunked HDF5 dataset: the same checks as
+   ocad_section_prepare, then the chunk reader. */
+static int chunked_read(passion_file *f, const passion_section *s, void *buf,
+                        const passion_memspec *m, passion_method method)
+{
+    passion_ctx *ctx = f->ctx;
+    core_enter(ctx);
+    ocad_last_method(ctx, PASSION_METHOD_AUTO);
+    ocad_last_predicted(ctx, 0);
+    int64_t elems;
+    int rc = ocad_section_check(ctx, f->a->nd, s, f->lo, f->hi, &elems);
+    if (!rc)
+        rc = ocad_memspec_check(ctx, f->a->nd, f->a->esize, s, m);
+    if (!rc && (method < PASSION_METHOD_AUTO || method > PASSION_METHOD_SIEVE))
+        rc = core_err(ctx, PASSION_EINVAL,
+                      "method %d: independent access takes auto, direct "
+                      "or sieve", method);
+    if (!rc && elems > 0 && !buf)
+        rc = core_err(ctx, PASSION_EINVAL, "NULL buffer");
+    return rc ? rc : ocad_h5c_read(f, s, buf, m);
+}
+
 static int file_read_body(passion_file *f, const passion_section *s, void *buf,
                           const passion_memspec *m, passion_method method)
 {
+    if (f && f->h5c)
+        return chunked_read(f, s, buf, m, method);
     ocad_xfer x;
     int rc = ocad_section_prepare(f, s, buf, m, method, 0, &x);
     if (!rc && (rc = ocad_xfer_read(f->ctx, f->fh, &x, buf, method, NULL)))

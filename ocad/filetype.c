@@ -17,7 +17,9 @@ int passion_section_filetype(const passion_file *f, const passion_section *s,
     core_enter(ctx);
     const ocad_fview *fv = &f->fv;
     int64_t elems;
-    int rc = ocad_section_check(ctx, fv->nd, s, f->lo, f->hi, &elems);
+    int rc = ocad_file_chunked_refuse(f, "a file view (MPI datatype)");
+    if (!rc)
+        rc = ocad_section_check(ctx, fv->nd, s, f->lo, f->hi, &elems);
     if (rc)
         return rc;
     int64_t fs[PASSION_MAX_DIMS];

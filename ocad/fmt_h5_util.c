@@ -74,4 +74,34 @@ hid_t ocad_h5_open(passion_ctx *ctx, const char *path, int64_t *fsize,
     return file;
 }
 
+/* Datasets of a file (H5Lvisit): how many, and the first one's path. */
+typedef struct h5_count {
+    int n;
+    char *first;
+    size_t len;
+} h5_count;
+
+static herr_t count_dset(hid_t g, const char *name, const H5L_info_t *info,
+                         void *p)
+{
+    h5_count *c = p;
+    if (info->type != H5L_TYPE_HARD)
+        return 0;
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    if (d >= 0) {
+        if (!c->n++)
+            snprintf(c->first, c->len, "/%s", name);
+        H5Dclose(d);
+    }
+    return 0;
+}
+
+int ocad_h5_only_dset(hid_t file, char *first, size_t len)
+{
+    h5_count cnt = {0, first, len};
+    first[0] = '\0';
+    H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, count_dset, &cnt);
+    return cnt.n;
+}
+
 #endif

@@ -2,7 +2,7 @@
  * fmt_h5_util.h - what the HDF5 glue's files share (defined in
  * fmt_h5_util.c; used by fmt_hdf5.c, fmt_hdf5_dset.c, fmt_hdf5_create.c;
  * prefix ocad_h5_): HDF5's error printing kept quiet, the innermost
- * error message, closing ids and opening a file to read. Included only
+ * error message, closing ids, opening a file to read and finding its only dataset. Included only
  * by them, and only in a build with HDF5 (PASSION_HAVE_HDF5).
  *
  * Invariants: every call between ocad_h5_quiet_on and ocad_h5_quiet_off
@@ -34,4 +34,8 @@ CORE_HIDDEN void ocad_h5_close(hid_t id, herr_t (*fn)(hid_t));
    with the code in *rc and the detail written. */
 CORE_HIDDEN hid_t ocad_h5_open(passion_ctx *ctx, const char *path,
                                int64_t *fsize, int *rc);
+/* The number of datasets in the file (hard links, H5Lvisit), the first
+   one's path into first (len bytes; "" if none): a name-less PATH opens
+   the file's only dataset. */
+CORE_HIDDEN int ocad_h5_only_dset(hid_t file, char *first, size_t len);
 #endif

@@ -68,32 +68,11 @@ int ocad_h5_list(passion_ctx *ctx, const char *path, const char *obj,
 #include "fmt_h5_util.h"
 #include "fmt_hdf5_dset.h"
 
-/* Datasets of a file (H5Lvisit): how many, and the first one's path. */
-typedef struct h5_count {
-    int n;
-    char first[PATH_MAX];
-} h5_count;
-
-static herr_t count_dset(hid_t g, const char *name, const H5L_info_t *info,
-                         void *p)
-{
-    h5_count *c = p;
-    if (info->type != H5L_TYPE_HARD)
-        return 0;
-    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-    if (d >= 0) {
-        if (!c->n++)
-            snprintf(c->first, sizeof c->first, "/%s", name);
-        H5Dclose(d);
-    }
-    return 0;
-}
-
 int ocad_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
                  core_fmt_meta *m)
 {
     memset(m, 0, sizeof *m);
-    h5_count cnt = {0, ""};
+    char first[PATH_MAX];
     ocad_h5_quiet q;
     ocad_h5_quiet_on(&q);
     int64_t fsize = 0;
@@ -104,16 +83,15 @@ int ocad_h5_meta(passion_ctx *ctx, const char *path, const char *dset,
         goto out;
     /* no name: the file's only dataset */
     if (!dset || !*dset) {
-        H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, count_dset, &cnt);
-        if (cnt.n != 1) {
+        int n = ocad_h5_only_dset(file, first, sizeof first);
+        if (n != 1) {
             rc = core_err(ctx, PASSION_EINVAL,
                           "%s: an HDF5 file of %d datasets: name one after "
                           "':' (%s:/path/to/dataset%s%s)",
-                          path, cnt.n, path, cnt.n ? ", e.g. " : "",
-                          cnt.first);
+                          path, n, path, n ? ", e.g. " : "", first);
             goto out;
         }
-        dset = cnt.first;
+        dset = first;
     }
     rc = ocad_h5_dset_meta(ctx, file, path, dset, fsize, m, &lay);
 out:
@@ -176,7 +154,7 @@ static void list_one(h5_lister *L, const char *full)
     s->storage = PASSION_ROW_MAJOR;
     s->placement = PASSION_PLACE_GLOBAL;
     e->data_bytes = m.data_bytes;
-    e->data_offset = rc ? -1 : m.data_offset;
+    e->data_offset = rc || m.chunked ? -1 : m.data_offset;
     e->status = rc;
     if (rc) {
         snprintf(e->why, sizeof e->why, "%s", detail_text(L->ctx));

@@ -3,13 +3,16 @@
  * (ocad_h5_dset_meta): its shape, its element type, and where its
  * elements lie in the file.
  *
- * Invariants: a dataset is described only when its elements are one
+ * Invariants: a dataset is described when its elements are one
  * contiguous run of the file at H5Dget_offset (contiguous layout, space
  * allocated, no external file): then element i (row-major) is at
- * offset + i * size, and offset + bytes is inside the file. Everything
- * else (chunked, compressed, compact, virtual, external) is
- * PASSION_ENOTSUP, naming the layout and the `h5repack -l PATH:CONTI`
- * that makes it contiguous. Rank-local; leaves no HDF5 object open.
+ * offset + i * size, and offset + bytes is inside the file; or when it is
+ * chunked with filters passion decodes (none, deflate, shuffle,
+ * fletcher32): then m->chunked is 1 and its chunks are found through its
+ * chunk index at read time (fmt_h5_chunk.c). Everything else (compact,
+ * virtual, external, other filters) is PASSION_ENOTSUP, naming the layout
+ * or the filter and the `h5repack` that makes it one passion takes.
+ * Rank-local; leaves no HDF5 object open.
  *
  * Types: integers (signed, unsigned), IEEE floats (2, 4, 8 bytes), h5py's
  * complex (a compound of two equal floats, r and i) and bool (an enum of
@@ -224,35 +227,32 @@ static int dset_shape(passion_ctx *ctx, const char *where, hid_t space,
 }
 
 /* Anything but a contiguous layout with its elements in the file itself
-   (next external files) is ENOTSUP, naming the layout and the command
-   that makes it one passion takes. */
+   (next external files) or a chunked one is ENOTSUP, naming the layout
+   and the command that makes it one passion takes. */
 static int dset_layout(passion_ctx *ctx, const char *where, const char *path,
                        const char *dset, hid_t dcpl, H5D_layout_t lay,
                        int next)
 {
     size_t pl = strlen(path);
     int nc4 = pl > 3 && !strcmp(path + pl - 3, ".nc");
-    if (lay != H5D_CONTIGUOUS && nc4) {
-        int nf = H5Pget_nfilters(dcpl);
+    if (lay == H5D_CHUNKED) {
+        ocad_h5f_pipe pipe;
+        return ocad_h5c_pipe(ctx, where, dcpl, &pipe);
+    }
+    if (lay != H5D_CONTIGUOUS && nc4)
         return core_err(ctx, PASSION_ENOTSUP,
                         "%s: a netCDF-4 (HDF5) variable whose layout is "
-                        "%s%s; passion reads and writes contiguous "
-                        "variables at their file offset. Convert the file "
-                        "to netCDF classic with `nccopy -k cdf5 %s OUT.nc`",
-                        where, layout_name(lay),
-                        nf > 0 ? " with filters (compressed)" : "", path);
-    }
-    if (lay != H5D_CONTIGUOUS) {
-        int nf = H5Pget_nfilters(dcpl);
+                        "%s; passion reads contiguous and chunked "
+                        "variables. Convert the file to netCDF classic "
+                        "with `nccopy -k cdf5 %s OUT.nc`",
+                        where, layout_name(lay), path);
+    if (lay != H5D_CONTIGUOUS)
         return core_err(ctx, PASSION_ENOTSUP,
-                        "%s: the dataset's layout is %s%s; passion reads "
-                        "and writes contiguous datasets at their file "
-                        "offset. Make it contiguous with `h5repack -l "
-                        "%s:CONTI %s OUT.h5`",
-                        where, layout_name(lay),
-                        nf > 0 ? " with filters (compressed)" : "", dset,
-                        path);
-    }
+                        "%s: the dataset's layout is %s; passion reads "
+                        "contiguous and chunked datasets (and writes "
+                        "contiguous ones). Make it contiguous with "
+                        "`h5repack -l %s:CONTI %s OUT.h5`",
+                        where, layout_name(lay), dset, path);
     if (next > 0)
         return core_err(ctx, PASSION_ENOTSUP,
                         "%s: contiguous, but its elements are in external "
@@ -328,7 +328,10 @@ int ocad_h5_dset_meta(passion_ctx *ctx, hid_t file, const char *path,
     if ((rc = dset_shape(ctx, where, space, type, m)) ||
         (rc = dset_layout(ctx, where, path, dset, dcpl, lay, next)))
         goto out;
-    rc = dset_place(ctx, where, d, fsize, m, lay_name);
+    if (lay == H5D_CHUNKED)
+        m->chunked = 1; /* its chunks: fmt_h5_chunk.c, at read time */
+    else
+        rc = dset_place(ctx, where, d, fsize, m, lay_name);
 out:
     ocad_h5_close(dcpl, H5Pclose);
     ocad_h5_close(type, H5Tclose);

@@ -257,6 +257,8 @@ CORE_HIDDEN void ocad_window_copy(ocad_iter *it, const ocad_window *w,
 /* ---- files of the placement models (file.c, file_name.c,
    file_access.c) ---- */
 
+typedef struct ocad_h5c ocad_h5c; /* fmt_h5_chunk.c */
+
 struct passion_file {
     passion_array *a;
     passion_ctx *ctx;
@@ -273,6 +275,8 @@ struct passion_file {
                                      collective calls compare them */
     int64_t busy;                 /* requests in flight and iterators
                                      using the file (close refuses) */
+    ocad_h5c *h5c;                /* a chunked HDF5 dataset's reader
+                                     (fmt_h5_chunk.c), else NULL */
     char *pattern;                /* local placement: the path pattern
                                      (passion_file_rename moves the set's
                                      description too) */
@@ -392,6 +396,26 @@ CORE_HIDDEN int ocad_h5_create(passion_ctx *ctx, const char *path,
 CORE_HIDDEN int ocad_h5_list(passion_ctx *ctx, const char *path,
                              const char *obj, passion_array_entry *e,
                              int max, int *count);
+
+/*
+ * Chunked HDF5 datasets (fmt_h5_chunk.c, fmt_h5_chunkread.c): every rank
+ * opens the dataset with libhdf5 for its chunk index (ocad_h5c_open at
+ * passion_open, ocad_h5c_close at passion_file_close); passion reads the
+ * chunks' stored bytes through its driver and decodes them itself.
+ * ocad_h5c_read: rank-local read of section s (validated) into buf (m the
+ * memory side, NULL packed), every chunk it touches read and decoded on
+ * this rank; 0 or a code with the detail written. Without HDF5 open is
+ * ENOTSUP and a file never has the state.
+ */
+CORE_HIDDEN int ocad_h5c_open(passion_ctx *ctx, const char *path,
+                              const char *dset, ocad_h5c **out);
+CORE_HIDDEN void ocad_h5c_close(ocad_h5c *c);
+CORE_HIDDEN int ocad_h5c_read(passion_file *f, const passion_section *s,
+                              void *buf, const passion_memspec *m);
+/* ENOTSUP with the detail naming what (an access path other than a
+   section read) if f is a chunked dataset, else 0. */
+CORE_HIDDEN int ocad_file_chunked_refuse(const passion_file *f,
+                                         const char *what);
 
 /* ---- element types and byte order (convert.c) ---- */
 

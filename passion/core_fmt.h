@@ -23,6 +23,9 @@ typedef struct core_fmt_meta {
     passion_storage storage;  /* ROW_MAJOR or COL_MAJOR */
     int64_t data_offset;      /* byte offset of element 0 */
     int64_t data_bytes;       /* product(shape) * elem_size */
+    int chunked;              /* 1: an HDF5 chunked dataset (its elements
+                                 are in chunks, found through its chunk
+                                 index; data_offset is 0) */
 } core_fmt_meta;
 
 #endif

@@ -263,6 +263,9 @@ static int part_open_body(passion_file *f, const passion_part_opts *opts,
     if (!f)
         return PASSION_EINVAL;
     core_enter(f->ctx);
+    int rc0 = ocad_file_chunked_refuse(f, "partition iteration");
+    if (rc0)
+        return rc0;
     passion_part_opts def;
     if (!opts) {
         passion_part_opts_init(&def);

@@ -71,6 +71,9 @@ static int slab_open_body(passion_file *f, const passion_slab_opts *opts,
     if (!f)
         return PASSION_EINVAL;
     core_enter(f->ctx);
+    int rc0 = ocad_file_chunked_refuse(f, "slab iteration");
+    if (rc0)
+        return rc0;
     passion_slab_opts def;
     if (!opts) {
         passion_slab_opts_init(&def);

@@ -152,8 +152,10 @@ static int ls_one(const cli_obj *o, const char *layout, const char *why)
 
 /* An HDF5 or netCDF name without an object, or naming an HDF5 group:
    every array in it (passion_array_list). 0 listed, 1 failed (message
-   printed), -1 not a listing (one array: ls_one's way). Collective. */
-static int ls_list(passion_ctx *ctx, const char *name)
+   printed), -1 not a listing (one array: ls_one's way; a dataset named
+   by itself leaves its listed layout in layout). Collective. */
+static int ls_list(passion_ctx *ctx, const char *name, char *layout,
+                   size_t layout_len)
 {
     char k = cli_name_kind(name);
     if (k != 'h' && k != 'c')
@@ -185,6 +187,7 @@ static int ls_list(passion_ctx *ctx, const char *name)
         a += *a == '/';
         b += *b == '/';
         if (!strcmp(a, b)) {
+            snprintf(layout, layout_len, "%s", e[0].layout);
             free(e);
             return -1;
         }
@@ -238,7 +241,8 @@ int cli_ls(int argc, char **argv)
                 i = j;
             continue;
         }
-        int listed = ls_list(ctx, argv[i]);
+        char layout[sizeof ((passion_array_entry *)0)->layout] = "";
+        int listed = ls_list(ctx, argv[i], layout, sizeof layout);
         if (listed >= 0) {
             status |= listed;
             continue;
@@ -248,7 +252,8 @@ int cli_ls(int argc, char **argv)
             status = 1;
             continue;
         }
-        int bad = cli_rank() == 0 ? ls_one(&o, "contiguous", NULL) : 0;
+        const char *lay = layout[0] ? layout : "contiguous";
+        int bad = cli_rank() == 0 ? ls_one(&o, lay, NULL) : 0;
         fflush(stdout);
         MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (bad) {
