@@ -55,16 +55,19 @@ int coll_xchg_comm_setup(passion_ctx *ctx, MPI_Comm *out)
         *out = s->comm;
         return PASSION_OK;
     }
-    /* (a rank without the state still reaches the agreement: its peers
-       have no communicator either, the last setup having been agreed) */
+    /* a rank without the state (out of memory) still duplicates and
+       makes the node table, which are collective, and fails at the
+       agreement: its peers, which have the state, are in the same calls
+       (its peers have no communicator either, the last setup having been
+       agreed) */
     MPI_Comm c = MPI_COMM_NULL;
     int rc = PASSION_OK;
-    if (!s)
-        rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
-    else if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
+    if (MPI_Comm_dup(ctx->comm, &c) != MPI_SUCCESS)
         rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_dup");
     else if (MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         rc = core_err(ctx, PASSION_EMPI, "exchange: MPI_Comm_set_errhandler");
+    if (!s && !rc)
+        rc = core_err(ctx, PASSION_ENOMEM, "exchange: context state");
     /* the node table, collective over the new communicator (every rank
        that has one: the dup succeeded everywhere or failed everywhere) */
     coll_nodes t;
