@@ -238,6 +238,13 @@ typedef struct plan_xchg_in {
     int64_t budget;        /* staging bytes the choice may hold; < 0: no
                               limit */
 } plan_xchg_in;
+/* The model's seconds of algorithm alg for s within budget staging bytes
+   (< 0: no limit), its radix in *radix: the radix the model prefers, or,
+   where that one stages more than the budget, the cheapest that fits;
+   HUGE_VAL when none fits. Pure. */
+CORE_HIDDEN double plan_xchg_price_within(const coll_xchg_costs *c, int alg,
+                                          const coll_xchg_shape *s,
+                                          int64_t budget, int *radix);
 /* The cheapest algorithm of the price table for in (coll_xchg_model's
    seconds; the first in table order on a tie) whose staging fits the
    budget, its radix and predicted seconds; A1 with HUGE_VAL seconds when

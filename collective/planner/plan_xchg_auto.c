@@ -14,6 +14,7 @@
  */
 #include "plan_xchg.h"
 
+#include <math.h>
 #include <string.h>
 
 #define XCHG_MARGIN 3.0
@@ -27,13 +28,15 @@ static int priced(const coll_xchg_costs *c, const coll_xchg_shape *s,
 {
     int n = 0;
     *fit = 0;
+    if (budget < 0) /* nothing fits */
+        return 0;
     for (int i = 0; i < plan_xchg_alg_count(); i++) {
         const plan_xchg_alg *ops = plan_xchg_alg_at(i);
         if (ops->regular_only && s->block < 0)
             continue;
         int r = 0;
-        double t = coll_xchg_model(c, ops->id, 0, s, &r);
-        if (coll_xchg_staging(ops->id, r, s) > budget)
+        double t = plan_xchg_price_within(c, ops->id, s, budget, &r);
+        if (t == HUGE_VAL || coll_xchg_staging(ops->id, r, s) > budget)
             continue;
         *fit |= (int64_t)1 << i;
         all[n++] = (plan_cand){ops->id, ops->has_radix ? r : 0, t};

@@ -19,18 +19,22 @@
 
 #include <math.h>
 
-double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
-                       const coll_xchg_shape *s, int *best_radix)
+/* the messages that leave a node cost more than the others */
+static int net_priced(const coll_xchg_costs *c, const coll_xchg_shape *s)
 {
-    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
+    return s->nodes > 1 && s->procs > 1 && (c->net_msg > 0 || c->net_byte > 0);
+}
+
+/* the whole price of ops at radix (0: the radix its own price prefers) */
+static double price(const coll_xchg_costs *c, const plan_xchg_alg *ops,
+                    int radix, const coll_xchg_shape *s, int *best_radix)
+{
     int r = radix;
-    if (!ops || (ops->regular_only && s->block < 0))
-        return HUGE_VAL;
     double t = ops->model(c, s, &r);
     if (best_radix)
         *best_radix = r;
     /* what the network adds to the messages that leave a node */
-    if (s->nodes > 1 && s->procs > 1 && (c->net_msg > 0 || c->net_byte > 0)) {
+    if (net_priced(c, s)) {
         double m, b;
         if (ops->net) {
             ops->net(s, r, &m, &b);
@@ -68,6 +72,33 @@ double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
     return t;
 }
 
+double coll_xchg_model(const coll_xchg_costs *c, int alg, int radix,
+                       const coll_xchg_shape *s, int *best_radix)
+{
+    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
+    if (!ops || (ops->regular_only && s->block < 0))
+        return HUGE_VAL;
+    /* the network's share depends on the radix (index: one message a
+       step), which the algorithm's own price does not see: with a
+       network to pay, the best radix is the one of the least whole
+       price, every radix priced */
+    if (ops->has_radix && radix < 2 && s->procs > 2 && net_priced(c, s)) {
+        double best = HUGE_VAL;
+        int br = 2;
+        for (int r = 2; r <= s->procs; r++) {
+            double t = price(c, ops, r, s, NULL);
+            if (t < best) {
+                best = t;
+                br = r;
+            }
+        }
+        if (best_radix)
+            *best_radix = br;
+        return best;
+    }
+    return price(c, ops, radix, s, best_radix);
+}
+
 int64_t coll_xchg_staging(int alg, int radix, const coll_xchg_shape *s)
 {
     const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
@@ -91,6 +122,30 @@ int64_t coll_xchg_need(int alg, int P, int64_t lmax)
     return coll_xchg_staging(alg, 0, &s);
 }
 
+double plan_xchg_price_within(const coll_xchg_costs *c, int alg,
+                              const coll_xchg_shape *s, int64_t budget,
+                              int *radix)
+{
+    const plan_xchg_alg *ops = plan_xchg_alg_get(alg);
+    int r = 0;
+    double t = coll_xchg_model(c, alg, 0, s, &r);
+    *radix = r;
+    if (budget < 0 || coll_xchg_staging(alg, r, s) <= budget)
+        return t;
+    /* the preferred radix stages too much: the cheapest that fits */
+    double best = HUGE_VAL;
+    for (int k = 2; ops && ops->has_radix && k <= s->procs; k++) {
+        if (coll_xchg_staging(alg, k, s) > budget)
+            continue;
+        double u = coll_xchg_model(c, alg, k, s, NULL);
+        if (u < best) {
+            best = u;
+            *radix = k;
+        }
+    }
+    return best;
+}
+
 coll_xchg_choice plan_xchg_choose(const plan_xchg_in *in)
 {
     const coll_xchg_shape *s = &in->shape;
@@ -101,9 +156,10 @@ coll_xchg_choice plan_xchg_choose(const plan_xchg_in *in)
         if (ops->regular_only && !in->allow_regular)
             continue;
         int r = 0;
-        double t = coll_xchg_model(&in->costs, ops->id, 0, s, &r);
+        double t = plan_xchg_price_within(&in->costs, ops->id, s,
+                                          in->budget, &r);
         if (in->budget >= 0 &&
-            coll_xchg_staging(ops->id, r, s) > in->budget)
+            (t == HUGE_VAL || coll_xchg_staging(ops->id, r, s) > in->budget))
             continue;
         if (!found || t < best.seconds) {
             best.alg = ops->id;
