@@ -25,7 +25,15 @@
  *     (row blocks, column blocks, or one shared strided tile): every read
  *     equals the file's values, every write reads back, every rank ran
  *     the same method at every call, and of the last 10 writes at least 8
- *     ran one method (reads: some go early by the model's rule).
+ *     ran one method (reads: some go early by the model's rule);
+ *  6. the exchange's measured costs through wisdom: a context (estimate,
+ *     wisdom=PATH) that calibrates writes an xchg-costs line for its
+ *     placement; a new context with that file posts no probe message of
+ *     the calibration (counted through MPI's profiling interface: tag
+ *     COLL_TAG + 14 on the exchange's communicator) and chooses and
+ *     predicts, call for call, exactly as the run that measured; costs
+ *     lines read back to the same doubles, and malformed ones are refused
+ *     with the line named.
  */
 #include "harness.h"
 
@@ -406,6 +414,134 @@ static void test_wisdom(void)
              "the malformed file was changed");
 }
 
+/* ----------------------------- 6. the exchange's costs, through wisdom */
+
+/* the calibration's probe messages this rank posted on probe_comm, the
+   exchange's communicator of the context under test */
+static MPI_Comm probe_comm = MPI_COMM_NULL;
+static long probe_sends;
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest,
+              int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (probe_comm != MPI_COMM_NULL && comm == probe_comm &&
+        tag == COLL_TAG + 14)
+        probe_sends++;
+    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+}
+
+/* costs lines: random ones read back exactly; malformed ones refused */
+static void costs_text(void)
+{
+    uint64_t s = th_case_seed;
+    plan_table t, u;
+    plan_table_init(&t);
+    plan_table_init(&u);
+    for (int i = 0; i < 20; i++) {
+        plan_msg_costs c = {th_range(&s, 1, 4096), th_range(&s, 1, 64),
+                            ldexp((double)th_range(&s, 1, 1 << 30), -50),
+                            ldexp((double)th_range(&s, 0, 1 << 30), -52),
+                            1e-10 / (double)th_range(&s, 1, 1000),
+                            1.0 / 3.0 * 1e-10};
+        plan_msg_costs_put(&t, &c);
+    }
+    size_t len = 0;
+    char why[200] = "";
+    char *text = plan_wisdom_format(&t, &len);
+    TH_CHECK(text && plan_wisdom_parse(&u, text, len, why, sizeof why) == 0,
+             "costs lines parsed back: %s", why);
+    TH_CHECK(u.ncosts == t.ncosts && u.n == 0, "costs %d of %d", u.ncosts,
+             t.ncosts);
+    for (int i = 0; i < t.ncosts && i < u.ncosts; i++)
+        TH_CHECK(!memcmp(&t.costs[i], &u.costs[i], sizeof t.costs[i]),
+                 "costs line %d read back otherwise", i);
+    free(text);
+    plan_table_clear(&t);
+    plan_table_clear(&u);
+    static const char *const bad[] = {
+        "# passion wisdom 1\nxchg-costs 2 2 1 1e-6 1e-6 1e-10 1e-10\n",
+        "# passion wisdom 1\nxchg-costs 1 0 1 1e-6 1e-6 1e-10 1e-10\n",
+        "# passion wisdom 1\nxchg-costs 1 2 1 1e-6 -1 1e-10 1e-10\n",
+        "# passion wisdom 1\nxchg-costs 1 2 1 1e-6 1e-6 1e-10\n",
+        "# passion wisdom 1\nxchg-costs 1 2 1 1e-6 1e-6 1e-10 1e-10 x\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        plan_table_init(&t);
+        why[0] = '\0';
+        int rc = plan_wisdom_parse(&t, bad[i], strlen(bad[i]), why,
+                                   sizeof why);
+        TH_CHECK(rc == PASSION_EINVAL && strstr(why, "wisdom line 2") &&
+                     t.ncosts == 0,
+                 "bad costs line %zu: %d '%s'", i, rc, why);
+        plan_table_clear(&t);
+    }
+}
+
+static void test_costs_wisdom(void)
+{
+    th_case_seed = th_seed + 6;
+    costs_text();
+    char path[512];
+    snprintf(path, sizeof path, "%s/wc.txt", th_dir());
+    if (th_rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    enum { CALLS = 6 };
+    int alg[2][CALLS];
+    double pred[2][CALLS];
+    long probes[2] = {0, 0};
+    for (int run = 0; run < 2; run++) {
+        passion_ctx *ctx = NULL;
+        TH_CHECK(th_init(&ctx, "planner=estimate,wisdom=%s", path) == 0,
+                 "init");
+        if (!ctx)
+            return;
+        probe_comm = coll_xchg_comm(ctx); /* collective: every rank */
+        probe_sends = 0;
+        for (int k = 0; k < CALLS; k++) {
+            TH_CHECK(one_exchange(ctx, th_seed + 66 + (uint64_t)k, k % 2,
+                                  &alg[run][k]),
+                     "run %d call %d: data", run, k);
+            coll_xchg_stats last;
+            coll_xchg_last(ctx, &last);
+            pred[run][k] = last.predicted;
+        }
+        probe_comm = MPI_COMM_NULL;
+        probes[run] = probe_sends;
+        MPI_Allreduce(MPI_IN_PLACE, &probes[run], 1, MPI_LONG, MPI_SUM,
+                      MPI_COMM_WORLD);
+        passion_finalize(ctx); /* the first run writes its costs */
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* one rank measures nothing (built-in costs) */
+    TH_CHECK(th_size == 1 ? probes[0] == 0 : probes[0] > 0,
+             "the run without wisdom posted %ld probes", probes[0]);
+    TH_CHECK(probes[1] == 0, "with the costs in wisdom, %ld probe messages",
+             probes[1]);
+    for (int k = 0; k < CALLS; k++)
+        TH_CHECK(alg[1][k] == alg[0][k] && pred[1][k] == pred[0][k],
+                 "call %d: ran %d predicted %.17g, the measuring run %d "
+                 "%.17g", k, alg[1][k], pred[1][k], alg[0][k], pred[0][k]);
+    /* the file: this placement's costs (none for one rank) */
+    FILE *f = fopen(path, "r");
+    char text[4096] = "";
+    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    plan_table t;
+    plan_table_init(&t);
+    char why[200] = "";
+    int rc = plan_wisdom_parse(&t, text, len, why, sizeof why);
+    if (th_size == 1)
+        TH_CHECK(len == 0 || (rc == 0 && t.ncosts == 0),
+                 "one rank: %zu bytes, %d costs lines", len, t.ncosts);
+    else
+        TH_CHECK(rc == 0 && t.ncosts == 1 && t.costs[0].procs == th_size,
+                 "wisdom file: %zu bytes, %d costs lines, '%s'", len,
+                 t.ncosts, why);
+    plan_table_clear(&t);
+}
+
 /* ------------------------------------ 5. the collective access measured */
 
 /* the methods this rank's last call ran agree on every rank, and (tail
@@ -551,6 +687,7 @@ int main(int argc, char **argv)
         {"3: the exchange's auto measured", test_measured},
         {"4: wisdom through the option", test_wisdom},
         {"5: the collective access's auto measured", test_access},
+        {"6: the exchange's costs through wisdom", test_costs_wisdom},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"the planner's rule", NULL, NULL, NULL, NULL, rule},

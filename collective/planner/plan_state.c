@@ -25,7 +25,8 @@
 struct plan_state {
     plan_table table;
     int loaded; /* the wisdom file was read (or there was none) */
-    int learned; /* a record was decided by measurement since */
+    int learned; /* a record was decided by measurement since, or the
+                    exchange's costs measured */
     plan_xchg_state xchg; /* the exchange's costs and memo */
 };
 
@@ -48,6 +49,8 @@ static int save(passion_ctx *ctx, plan_state *s, char *why, size_t wlen)
             rc = -EINVAL;
     }
     free(old);
+    for (int i = 0; !rc && i < s->table.ncosts; i++)
+        plan_msg_costs_put(&merged, &s->table.costs[i]);
     for (int i = 0; !rc && i < s->table.n; i++) {
         const plan_rec *r = &s->table.rec[i];
         if (r->winner >= 0 &&
@@ -96,6 +99,12 @@ plan_state *plan_state_get(passion_ctx *ctx)
 plan_table *plan_state_table(plan_state *s)
 {
     return s ? &s->table : NULL;
+}
+
+void plan_state_learned(plan_state *s)
+{
+    if (s)
+        s->learned = 1;
 }
 
 plan_xchg_state *plan_state_xchg(plan_state *s)

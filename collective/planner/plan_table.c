@@ -39,6 +39,30 @@ void plan_table_clear(plan_table *t)
     plan_table_init(t);
 }
 
+const plan_msg_costs *plan_msg_costs_find(const plan_table *t, int64_t procs,
+                                  int64_t nodes)
+{
+    for (int i = 0; i < t->ncosts; i++)
+        if (t->costs[i].procs == procs && t->costs[i].nodes == nodes)
+            return &t->costs[i];
+    return NULL;
+}
+
+void plan_msg_costs_put(plan_table *t, const plan_msg_costs *c)
+{
+    plan_msg_costs *old = (plan_msg_costs *)plan_msg_costs_find(t, c->procs, c->nodes);
+    if (old) {
+        *old = *c;
+        return;
+    }
+    if (t->ncosts == PLAN_COSTS_MAX) {
+        memmove(t->costs, t->costs + 1,
+                (PLAN_COSTS_MAX - 1) * sizeof t->costs[0]);
+        t->ncosts--;
+    }
+    t->costs[t->ncosts++] = *c;
+}
+
 static int sig_eq(const plan_sig *a, const plan_sig *b)
 {
     if (a->op != b->op)
@@ -207,16 +231,35 @@ int plan_wisdom_put(plan_table *t, const plan_sig *sig, const plan_cand *win,
  * SECONDS the agreed time of the winner, or -1 when it was never
  * measured); '#' starts a comment line. The first line is
  *   # passion wisdom 1
+ * One line the exchange's measured costs of a placement, before the
+ * records:
+ *   xchg-costs 1 P NODES ROUND MSG BYTE COPY
+ * (1 the version of this kind of line, P and NODES decimal integers, the
+ * costs in seconds as %.17g writes them, so that they read back to the
+ * same doubles and a run that loads them chooses as the run that
+ * measured them).
  */
 #define WISDOM_HEAD "# passion wisdom 1\n"
+#define COSTS_WORD "xchg-costs"
+#define COSTS_VERSION 1
 
 char *plan_wisdom_format(const plan_table *t, size_t *len)
 {
-    size_t cap = sizeof WISDOM_HEAD + (size_t)t->n * 256, n = 0;
+    size_t cap = sizeof WISDOM_HEAD + (size_t)t->n * 256 +
+                 (size_t)t->ncosts * 160,
+           n = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
     n += (size_t)snprintf(s, cap, "%s", WISDOM_HEAD);
+    for (int i = 0; i < t->ncosts; i++) {
+        const plan_msg_costs *c = &t->costs[i];
+        n += (size_t)snprintf(s + n, cap - n,
+                              "%s %d %" PRId64 " %" PRId64
+                              " %.17g %.17g %.17g %.17g\n",
+                              COSTS_WORD, COSTS_VERSION, c->procs, c->nodes,
+                              c->round, c->msg, c->byte, c->copy);
+    }
     for (int i = 0; i < t->n; i++) {
         const plan_rec *r = &t->rec[i];
         if (r->winner < 0)
@@ -241,10 +284,57 @@ static int bad(char *detail, size_t dlen, int line, const char *why)
     return PASSION_EINVAL;
 }
 
+/* the rest of an xchg-costs line (after its first word) */
+static int parse_costs(plan_table *t, char **save, int line, char *detail,
+                       size_t dlen)
+{
+    char *w = strtok_r(NULL, " \t", save), *end = NULL;
+    long long ver = w ? strtoll(w, &end, 10) : -1;
+    if (!w || *end || ver != COSTS_VERSION) {
+        char why[96];
+        snprintf(why, sizeof why, "%s line of version %.20s: this passion "
+                 "reads version %d", COSTS_WORD, w ? w : "(none)",
+                 COSTS_VERSION);
+        return bad(detail, dlen, line, why);
+    }
+    plan_msg_costs c;
+    int64_t k[2];
+    for (int i = 0; i < 2; i++) {
+        w = strtok_r(NULL, " \t", save);
+        errno = 0;
+        long long x = w ? strtoll(w, &end, 10) : 0;
+        if (!w || errno || end == w || *end || x < 1 || x > INT32_MAX)
+            return bad(detail, dlen, line, "expected the ranks and the "
+                       "nodes, integers >= 1, after the version");
+        k[i] = x;
+    }
+    double v[4];
+    for (int i = 0; i < 4; i++) {
+        w = strtok_r(NULL, " \t", save);
+        v[i] = w ? strtod(w, &end) : -1;
+        if (!w || *end || !isfinite(v[i]) || v[i] < 0)
+            return bad(detail, dlen, line, "expected four costs in "
+                       "seconds, finite and >= 0");
+    }
+    if (strtok_r(NULL, " \t", save))
+        return bad(detail, dlen, line, "expected the end of the line "
+                   "after the four costs");
+    c.procs = k[0];
+    c.nodes = k[1];
+    c.round = v[0];
+    c.msg = v[1];
+    c.byte = v[2];
+    c.copy = v[3];
+    plan_msg_costs_put(t, &c);
+    return PASSION_OK;
+}
+
 static int parse_line(plan_table *t, char *p, int line, char *detail,
                       size_t dlen)
 {
     char *save = NULL, *w = strtok_r(p, " \t", &save);
+    if (w && !strcmp(w, COSTS_WORD))
+        return parse_costs(t, &save, line, detail, dlen);
     plan_sig sig;
     memset(&sig, 0, sizeof sig);
     sig.op = -1;

@@ -200,13 +200,20 @@ static void describe_rec(const plan_rec *r, char *s, size_t cap, size_t *n)
         put(s, cap, n, " (not measured)\n");
 }
 
-/* every record and the count line into s (cap bytes, NUL included when
+/* every placement's costs, every record and the count line (of the
+   records) into s (cap bytes, NUL included when
    it fits); the bytes of the whole text, NUL not counted */
 static size_t describe_all(const plan_table *t, char *s, size_t cap)
 {
     size_t n = 0;
     if (cap)
         s[0] = '\0';
+    for (int i = 0; i < t->ncosts; i++) {
+        const plan_msg_costs *c = &t->costs[i];
+        put(s, cap, &n, "%-9s P=%lld nodes=%lld: round %.3g s, msg %.3g s, "
+            "byte %.3g s, copy %.3g s/B\n", "costs", (long long)c->procs,
+            (long long)c->nodes, c->round, c->msg, c->byte, c->copy);
+    }
     for (int i = 0; i < t->n; i++)
         describe_rec(&t->rec[i], s, cap, &n);
     put(s, cap, &n, "%d record%s\n", t->n, t->n == 1 ? "" : "s");

@@ -37,6 +37,12 @@
  * costs are kept in the planner's state of the context
  * (plan_xchg_state).
  *
+ * Measured costs go to the wisdom file with the planner's records (a
+ * line per placement: ranks and nodes) when the option wisdom names one;
+ * a run that loads them (the file is read before anything is measured)
+ * takes them as measured and calibrates nothing, so no probe runs inside
+ * its timed calls and its choices are those of the run that measured.
+ *
  * Invariant: the stored costs are identical on every rank.
  */
 #include "plan_xchg.h"
@@ -102,9 +108,27 @@ static int costs_known(passion_ctx *ctx, coll_xchg_costs *out)
         out->source = COLL_COSTS_SIMNET;
         return 1;
     }
-    plan_xchg_state *xs = plan_state_xchg(plan_state_get(ctx));
+    plan_state *ps = plan_state_get(ctx);
+    plan_xchg_state *xs = plan_state_xchg(ps);
     if (xs && xs->calibrated) {
         *out = xs->costs;
+        return 1;
+    }
+    /* measured by an earlier run on this placement, from the wisdom
+       (loaded, so the same on every rank) */
+    const plan_msg_costs *w =
+        ps ? plan_msg_costs_find(plan_state_table(ps), ctx->size, ctx->nnodes)
+           : NULL;
+    if (w && ctx->size > 1) {
+        coll_xchg_costs c = {0};
+        c.round = w->round;
+        c.msg = w->msg;
+        c.byte = w->byte;
+        c.copy = w->copy;
+        c.source = COLL_COSTS_MEASURED;
+        xs->calibrated = 1;
+        xs->costs = c;
+        *out = c;
         return 1;
     }
     if (ctx->size <= 1) {
@@ -277,17 +301,24 @@ int plan_xchg_costs_get(passion_ctx *ctx, MPI_Comm comm,
 {
     if (coll_xchg_costs_ready(ctx, out))
         return PASSION_OK;
-    plan_xchg_state *st = plan_state_xchg(plan_state_get(ctx));
+    plan_state *ps = plan_state_get(ctx);
+    plan_xchg_state *st = plan_state_xchg(ps);
     int64_t n = coll_calib_bytes(ctx->size);
     void *scratch = core_malloc(ctx, (size_t)n);
     int rc = core_agree(ctx, (!st || !scratch || comm == MPI_COMM_NULL)
                                  ? core_err(ctx, PASSION_ENOMEM,
                                             "exchange calibration: no memory")
                                  : PASSION_OK);
+    /* the wisdom first (collective, once; nothing without the option
+       wisdom): it may hold this placement's costs, then nothing is
+       measured */
     if (!rc)
+        rc = plan_state_load(ctx, ps, comm);
+    int known = !rc && coll_xchg_costs_ready(ctx, out);
+    if (!rc && !known)
         rc = coll_xchg_calibrate(ctx, comm, scratch, out);
     core_free(ctx, scratch);
-    if (rc)
+    if (rc || known)
         return rc;
     if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
         fprintf(stderr, "passion: message costs measured: round %.3g s, "
@@ -295,6 +326,11 @@ int plan_xchg_costs_get(passion_ctx *ctx, MPI_Comm comm,
                 out->msg, out->byte, out->copy);
     st->calibrated = 1;
     st->costs = *out;
+    /* kept for the wisdom file, saved when the context is freed */
+    plan_msg_costs pc = {ctx->size, ctx->nnodes, out->round, out->msg,
+                     out->byte, out->copy};
+    plan_msg_costs_put(plan_state_table(ps), &pc);
+    plan_state_learned(ps);
     add_net(ctx, out);
     return PASSION_OK;
 }

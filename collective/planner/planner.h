@@ -79,11 +79,23 @@ typedef struct plan_rec {
     int wisdom;                  /* winner from wisdom: never measured */
 } plan_rec;
 
+/* The exchange's measured message costs (coll_xchg_costs' round, msg,
+   byte, copy; plan_xchg_calib.c) of a placement, P ranks on `nodes`
+   nodes, kept with the records and in wisdom, so that a run that loads
+   them calibrates nothing. */
+#define PLAN_COSTS_MAX 64
+typedef struct plan_msg_costs {
+    int64_t procs, nodes;
+    double round, msg, byte, copy;
+} plan_msg_costs;
+
 #define PLAN_MAX_RECS 1024
 typedef struct plan_table {
     plan_rec *rec;
     int n, cap;
     int evict; /* the next slot to reuse once full */
+    plan_msg_costs costs[PLAN_COSTS_MAX]; /* by placement, oldest first */
+    int ncosts;
 } plan_table;
 
 /* What runs: cand index; agree: before it runs, reduce plan_times'
@@ -118,6 +130,13 @@ CORE_HIDDEN void plan_observe(plan_rec *r, int idx, double seconds);
 CORE_HIDDEN int plan_wisdom_put(plan_table *t, const plan_sig *sig,
                                 const plan_cand *win, double seconds);
 
+/* The costs of placement (procs, nodes), NULL when t holds none. */
+CORE_HIDDEN const plan_msg_costs *plan_msg_costs_find(const plan_table *t,
+                                              int64_t procs, int64_t nodes);
+/* c replaces the costs of its placement (the oldest placement dropped
+   when PLAN_COSTS_MAX are held). */
+CORE_HIDDEN void plan_msg_costs_put(plan_table *t, const plan_msg_costs *c);
+
 /* The text of wisdom (one line a decided record, plan_wisdom_format) and
    its parser; out of memory or a malformed line (its number and reason in
    detail) is an error. Records from text replace those of the same
@@ -134,6 +153,9 @@ CORE_HIDDEN const char *plan_op_name(int op);
 typedef struct plan_state plan_state;
 CORE_HIDDEN plan_state *plan_state_get(passion_ctx *ctx);
 CORE_HIDDEN plan_table *plan_state_table(plan_state *s);
+/* Something was learned that the wisdom file should keep (measured
+   costs): saved when the context is freed, as a decided record is. */
+CORE_HIDDEN void plan_state_learned(plan_state *s);
 CORE_HIDDEN int plan_state_mode(const passion_ctx *ctx);
 /* Collective over the context's ranks (every rank with the same record):
    the candidate the call runs (plan_next), the measured times agreed
