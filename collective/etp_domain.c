@@ -118,7 +118,9 @@ void coll_domains(coll_plan *p, int dynamic)
         B = p->hi;
     } else {
         A = p->f->fv.base;
-        B = A + p->f->a->global_bytes;
+        /* a record variable's records span more than its bytes */
+        B = p->f->fv.step0 > 0 ? p->f->data_bytes
+                               : A + p->f->a->global_bytes;
     }
     const int P = p->P;
     const int64_t al = p->align > 0 ? p->align : 4096;

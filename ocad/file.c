@@ -7,8 +7,10 @@
  * its local array with the ghost areas, in the array's storage order;
  * section indices are local, the ghosts addressable as -g..-1 and n..n+g-1.
  * Global placement (GPM): one file holding the global array after
- * header_bytes, or a .npy file (npy.c) whose header gives the offset;
- * section indices are global.
+ * header_bytes, or a file of a format (.npy, HDF5, netCDF) whose header
+ * gives the offset (and, for a netCDF record variable, the step between
+ * its records, which interleave with other variables'); section indices
+ * are global.
  *
  * Invariants: an open file is at least data_bytes long (checked at open,
  * sized at create); open and close are collective and agree on the
@@ -86,12 +88,13 @@ void ocad_file_ident(passion_file *f)
     const char *path = f->fh->path;
     uint64_t h = fnv(1469598103934665603ULL, path, strlen(path));
     const ocad_fview *v = &f->fv;
-    int64_t w[4 + 2 * PASSION_MAX_DIMS];
+    int64_t w[5 + 2 * PASSION_MAX_DIMS];
     memset(w, 0, sizeof w);
     w[0] = v->nd;
     w[1] = v->esize;
     w[2] = v->base;
     w[3 + 2 * PASSION_MAX_DIMS] = v->swap;
+    w[4 + 2 * PASSION_MAX_DIMS] = v->step0;
     for (int d = 0; d < v->nd; d++) {
         w[3 + d] = v->extent[d];
         w[3 + PASSION_MAX_DIMS + d] = v->order[d];
@@ -293,6 +296,36 @@ static void meta_of(const passion_array *a, core_fmt_meta *m)
 }
 
 /*
+ * An existing file's metadata against a's spec: the view (data offset, a
+ * record variable's record step) and the bytes the file must hold. A
+ * record variable opened writable with more records than the file has
+ * grows first (collective: rank 0 runs the format's grow hook, every rank
+ * agrees; the condition is the same on every rank, the metadata being
+ * broadcast and the mode agreed).
+ */
+static int open_meta(passion_file *f, const ocad_format *F, const char *path,
+                     const char *obj, const ocad_fmt_info *info,
+                     passion_endian *endian)
+{
+    passion_ctx *ctx = f->ctx;
+    core_fmt_meta m;
+    int grow = ocad_fmt_records(&info->m, f->a->nd, f->a->spec.shape,
+                                f->writable, &m);
+    int rc = ocad_fmt_check(ctx, path, &m, &f->a->spec);
+    f->fv.base = m.data_offset;
+    f->fv.step0 = m.rec_step;
+    f->data_bytes = m.data_offset + ocad_fmt_span(&m);
+    *endian = m.endian;
+    if (info->m.rec_step <= 0 || !f->writable)
+        return rc;
+    if (!rc && grow && ctx->rank == 0)
+        rc = F->grow ? F->grow(ctx, path, obj, info->m.shape[0], m.shape[0])
+                     : core_err(ctx, PASSION_ENOTSUP,
+                                "%s: %s files cannot grow", path, F->name);
+    return core_agree(ctx, rc);
+}
+
+/*
  * A chunked HDF5 dataset: read-only (passion does not rewrite chunks),
  * no size check (its chunks are compressed or sparse), and every rank's
  * own handle on its chunk index (the condition is the same on every
@@ -345,12 +378,8 @@ static int open_global(passion_file *f, const char *name, passion_mode mode,
     if ((rc = core_agree(ctx, rc)))
         goto out;
     if (!create) {
-        if (info->have_meta) {
-            rc = ocad_fmt_check(ctx, path, &info->m, &a->spec);
-            f->fv.base = info->m.data_offset;
-            f->data_bytes = info->m.data_offset + info->m.data_bytes;
-            *endian = info->m.endian;
-        }
+        if (info->have_meta)
+            rc = open_meta(f, F, path, obj, info, endian);
         if (!rc && info->have_meta && info->m.chunked)
             rc = open_chunked(f, path, obj, mode);
         if (!rc)

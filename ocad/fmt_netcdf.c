@@ -18,15 +18,15 @@
 #define NC_HEAD_MAX (256LL << 20) /* a header beyond this is refused */
 #define NC_DATA_ALIGN 4096        /* created files: data on a page */
 
-/* Read the header of the open file fh (fsize bytes) into *buf (n bytes,
+/* Read the header of the open file fh (fsize bytes) into *buf (*n bytes,
    core_malloc'ed; the caller frees it) until it parses, describing var
    (or variable index when var is NULL) into v: the parser's code, with the
    reason in why (or a code with the detail written for a read error,
    ENOMEM, a header too long). */
-static int nc_load(passion_ctx *ctx, core_fh *fh, const char *path,
-                   int64_t fsize, const char *var, int64_t index,
-                   unsigned char **buf, int64_t *n, ocad_nc_var *v,
-                   char *why, size_t wlen, int *parsed)
+int ocad_nc_load(passion_ctx *ctx, core_fh *fh, const char *path,
+                 int64_t fsize, const char *var, int64_t index,
+                 unsigned char **buf, int64_t *n, ocad_nc_var *v, char *why,
+                 size_t wlen, int *parsed)
 {
     int rc;
     *parsed = 0;
@@ -69,8 +69,8 @@ int ocad_nc_describe(passion_ctx *ctx, const char *path, const char *obj,
     if ((rc = core_io_size(fh, &fsize)))
         goto out;
     /* "" = the file's only variable (by index 0 when there is one) */
-    rc = nc_load(ctx, fh, path, fsize, obj && *obj ? obj : NULL, 0, &buf, &n,
-                 v, why, sizeof why, &parsed);
+    rc = ocad_nc_load(ctx, fh, path, fsize, obj && *obj ? obj : NULL, 0,
+                      &buf, &n, v, why, sizeof why, &parsed);
     if (!parsed)
         goto out;
     if (!rc && (!obj || !*obj) && v->nvars != 1)
@@ -135,8 +135,8 @@ int ocad_nc_list(passion_ctx *ctx, const char *path, const char *obj,
     if ((rc = core_io_size(fh, &fsize)))
         goto out;
     const char *var = obj && *obj ? obj : NULL;
-    rc = nc_load(ctx, fh, path, fsize, var, 0, &buf, &n, &v, why,
-                 sizeof why, &parsed);
+    rc = ocad_nc_load(ctx, fh, path, fsize, var, 0, &buf, &n, &v, why,
+                      sizeof why, &parsed);
     if (!parsed)
         goto out;
     if (var) {

@@ -23,11 +23,13 @@
  *              10 int64, 11 uint64
  *   begin    = 4-byte signed (CDF-1), 8-byte signed (CDF-2, CDF-5)
  * A fixed-size variable is one contiguous row-major array at `begin`. A
- * record variable (first dimension the unlimited one) has its records
- * interleaved with the other record variables' unless it is the only one,
- * when its numrecs records are contiguous (the format's own rule: no
- * padding between the records of a lone record variable); passion takes
- * that case as an array of numrecs x ..., and refuses the interleaved one.
+ * record variable (first dimension the unlimited one) has numrecs records,
+ * record r at begin + r * recsize, where recsize is the sum of every
+ * record variable's record bytes padded to 4 (the records interleave),
+ * except when it is the only record variable: then recsize is its record
+ * bytes unpadded (the format's own rule), and its records are contiguous.
+ * The slice bytes, recsize and the _FillValue come from the dimensions
+ * and the attributes (the header's vsize is not trusted: CDF-1/2 cap it).
  *
  * Invariants: the parser never reads outside [buf, buf + n); every value
  * it reports has been checked (counts that cannot fit the file, negative
@@ -239,8 +241,18 @@ static int nc_list(nc_rd *r, uint32_t tag, int64_t *count, const char *what)
     return 0;
 }
 
-/* Skip an attribute list (global or of a variable). */
-static int nc_skip_atts(nc_rd *r, const char *owner)
+/* A variable's _FillValue attribute as the header has it (type, count,
+   the first value's bytes, big-endian). */
+typedef struct nc_fillatt {
+    int found;
+    uint32_t type;
+    int64_t count;
+    unsigned char v[8];
+} nc_fillatt;
+
+/* Skip an attribute list (global or of a variable); fill (or NULL)
+   receives a _FillValue attribute. */
+static int nc_skip_atts(nc_rd *r, const char *owner, nc_fillatt *fill)
 {
     char what[64], name[OCAD_NC_NAME_MAX + 1];
     int64_t natt;
@@ -269,13 +281,20 @@ static int nc_skip_atts(nc_rd *r, const char *owner)
         bytes = (bytes + 3) & ~(int64_t)3;
         if (nc_need(r, bytes, "attribute values"))
             return r->rc;
+        if (fill && !strcmp(name, "_FillValue")) {
+            fill->found = 1;
+            fill->type = t;
+            fill->count = cnt;
+            if (cnt > 0)
+                memcpy(fill->v, r->b + r->pos, (size_t)es);
+        }
         r->pos += bytes;
     }
     return 0;
 }
 
 /* Length of dimension k (already validated): walk the list again. */
-static int64_t nc_dim_len(nc_rd *r, int64_t dims_at, int64_t k)
+static int64_t nc_dim_walk(nc_rd *r, int64_t dims_at, int64_t k)
 {
     int64_t save = r->pos, len = 0;
     char name[OCAD_NC_NAME_MAX + 1];
@@ -290,14 +309,24 @@ static int64_t nc_dim_len(nc_rd *r, int64_t dims_at, int64_t k)
 
 /* What ocad_nc_parse learns on its walk through the header, step by step:
    the dimension list, the variable list and the selected variable. */
+#define NC_DIMS_KEPT 256 /* dimension lengths kept (the rest: walked) */
 typedef struct nc_walk {
     int64_t numrecs;
     int64_t ndims, unlim, dims_at; /* unlim: the record dimension, or -1 */
+    int64_t dimlen[NC_DIMS_KEPT];
     char unlim_name[OCAD_NC_NAME_MAX + 1];
     int64_t nvars, nrecvars, vars_at;
-    int64_t sel_dims_at, sel_nd, sel_begin;
+    int64_t recsize, last_rec; /* padded record bytes summed; the last
+                                  record variable's record bytes */
+    int64_t sel_dims_at, sel_nd, sel_begin, sel_slice;
     uint32_t sel_type;
+    nc_fillatt sel_fill;
 } nc_walk;
+
+static int64_t nc_dim_len(nc_rd *r, const nc_walk *w, int64_t k)
+{
+    return k < NC_DIMS_KEPT ? w->dimlen[k] : nc_dim_walk(r, w->dims_at, k);
+}
 
 /* The magic: "CDF" and the version, which sets how wide the numbers are. */
 static int nc_magic(nc_rd *r, ocad_nc_var *out)
@@ -345,6 +374,8 @@ static int nc_dims(nc_rd *r, nc_walk *w, ocad_nc_var *out)
         if (nc_name(r, name, "dimension name") ||
             nc_nonneg(r, &len, "dimension length"))
             return r->rc;
+        if (i < NC_DIMS_KEPT)
+            w->dimlen[i] = len;
         if (len == 0) {
             if (w->unlim >= 0)
                 return nc_fail(r, PASSION_EFORMAT,
@@ -354,15 +385,17 @@ static int nc_dims(nc_rd *r, nc_walk *w, ocad_nc_var *out)
             strcpy(w->unlim_name, name);
         }
     }
-    return nc_skip_atts(r, "the file");
+    return nc_skip_atts(r, "the file", NULL);
 }
 
 /* The dimension ids of variable name (nd of them): each a dimension of
-   the file, the unlimited one only first (then *rec = 1). */
+   the file, the unlimited one only first (then *rec = 1); *elems the
+   product of the other dimensions' lengths (one record's elements). */
 static int nc_var_dims(nc_rd *r, const nc_walk *w, const char *name,
-                       int64_t nd, int *rec)
+                       int64_t nd, int *rec, int64_t *elems)
 {
     *rec = 0;
+    *elems = 1;
     for (int64_t k = 0; k < nd; k++) {
         int64_t id;
         if (nc_nonneg(r, &id, "dimension id"))
@@ -379,8 +412,25 @@ static int nc_var_dims(nc_rd *r, const nc_walk *w, const char *name,
                                "is its dimension %lld, not the first",
                                name, w->unlim_name, (long long)k);
             *rec = 1;
+        } else if (!core_mul(*elems, nc_dim_len(r, w, id), elems)) {
+            return nc_fail(r, PASSION_EFORMAT,
+                           "variable %s: its element count overflows 64 "
+                           "bits", name);
         }
     }
+    return 0;
+}
+
+/* A record variable's record of `bytes` into the record's size (padded
+   to 4; the last one's unpadded bytes kept for the lone-variable rule). */
+static int nc_rec_add(nc_rd *r, nc_walk *w, const char *name, int64_t bytes)
+{
+    if (bytes > INT64_MAX - 3 ||
+        !core_add(w->recsize, (bytes + 3) & ~(int64_t)3, &w->recsize))
+        return nc_fail(r, PASSION_EFORMAT,
+                       "variable %s: the record size overflows 64 bits",
+                       name);
+    w->last_rec = bytes;
     return 0;
 }
 
@@ -405,15 +455,22 @@ static int nc_vars(nc_rd *r, nc_walk *w, const char *var, int64_t index,
             nc_nonneg(r, &nd, "number of dimensions") ||
             nc_count_fits(r, nd, r->wide ? 8 : 4, "dimension ids"))
             return r->rc;
-        int64_t ids_at = r->pos;
+        int64_t ids_at = r->pos, elems, bytes;
         int rec;
-        if (nc_var_dims(r, w, name, nd, &rec) || nc_skip_atts(r, name) ||
-            nc_u32(r, &t, "variable type"))
+        nc_fillatt fill = {0};
+        if (nc_var_dims(r, w, name, nd, &rec, &elems) ||
+            nc_skip_atts(r, name, &fill) || nc_u32(r, &t, "variable type"))
             return r->rc;
         if (!nc_type_size(r->version, t))
             return nc_fail(r, PASSION_EFORMAT,
                            "variable %s: unknown type %u for CDF-%d", name,
                            t, r->version);
+        if (!core_mul(elems, nc_type_size(r->version, t), &bytes))
+            return nc_fail(r, PASSION_EFORMAT,
+                           "variable %s: its byte count overflows 64 bits",
+                           name);
+        if (rec && nc_rec_add(r, w, name, bytes))
+            return r->rc;
         if (r->wide) {
             if (nc_nonneg(r, &vsize, "vsize"))
                 return r->rc;
@@ -436,10 +493,15 @@ static int nc_vars(nc_rd *r, nc_walk *w, const char *var, int64_t index,
             w->sel_nd = nd;
             w->sel_type = t;
             w->sel_begin = begin;
+            w->sel_slice = bytes;
+            w->sel_fill = fill;
             out->record = rec;
         }
     }
     out->header_len = r->pos;
+    out->nrecvars = w->nrecvars;
+    /* the format's rule: a lone record variable's records are unpadded */
+    out->rec_size = w->nrecvars == 1 ? w->last_rec : w->recsize;
     return 0;
 }
 
@@ -459,7 +521,7 @@ static int nc_selected(nc_rd *r, const nc_walk *w, const char *var,
             nc_name(r, name, "variable name");
             nc_nonneg(r, &nd, "number of dimensions");
             r->pos += nd * (r->wide ? 8 : 4);
-            nc_skip_atts(r, name);
+            nc_skip_atts(r, name, NULL);
             nc_u32(r, &t, "variable type");
             nc_int(r, r->wide ? 8 : 4, &x, "vsize");
             nc_int(r, r->version == 1 ? 4 : 8, &x, "begin");
@@ -482,12 +544,24 @@ static int nc_selected(nc_rd *r, const nc_walk *w, const char *var,
 }
 
 /* The selected variable as an array: type, shape (a record variable's
-   first dimension is numrecs; it must be the only record variable), and
-   its data, which lies after the header and inside the file. */
+   first dimension is numrecs, its records rec_size bytes apart), its
+   placement (begin, a record's bytes, the _FillValue), and its data, which
+   lies after the header and inside the file. */
 static int nc_array(nc_rd *r, const nc_walk *w, ocad_nc_var *out)
 {
     core_fmt_meta *m = &out->m;
     out->nc_type = (int)w->sel_type;
+    out->begin = w->sel_begin;
+    /* one record's bytes in the file: padded to 4 among several */
+    out->vsize = (out->record && w->nrecvars == 1) ||
+                         w->sel_slice > INT64_MAX - 3
+                     ? w->sel_slice
+                     : (w->sel_slice + 3) & ~(int64_t)3;
+    out->fill_found = w->sel_fill.found;
+    out->fill_ok = w->sel_fill.found && w->sel_fill.type == w->sel_type &&
+                   w->sel_fill.count == 1;
+    memcpy(out->fill, w->sel_fill.v, sizeof out->fill);
+    m->rec_step = out->record ? out->rec_size : 0;
     m->elem_size = nc_type_size(r->version, w->sel_type);
     nc_type_kind(w->sel_type, &m->kind);
     m->endian = PASSION_ENDIAN_BIG;
@@ -505,29 +579,15 @@ static int nc_array(nc_rd *r, const nc_walk *w, ocad_nc_var *out)
     for (int k = 0; k < w->sel_nd; k++) {
         int64_t id;
         nc_nonneg(r, &id, "dimension id");
-        m->shape[k] = id == w->unlim ? w->numrecs
-                                     : nc_dim_len(r, w->dims_at, id);
+        m->shape[k] = id == w->unlim ? w->numrecs : nc_dim_len(r, w, id);
     }
     r->pos = save;
-    if (out->record) {
-        if (w->nrecvars > 1)
-            return nc_fail(r, PASSION_ENOTSUP,
-                           "variable %s is a record variable (its first "
-                           "dimension %s is unlimited) and the file has "
-                           "%lld record variables, whose records are "
-                           "interleaved: passion accesses fixed-size "
-                           "variables (and a lone record variable) at "
-                           "their offsets; make it fixed-size with "
-                           "`nccopy -u in.nc out.nc`",
-                           out->name, w->unlim_name,
-                           (long long)w->nrecvars);
-        if (w->numrecs < 0)
-            return nc_fail(r, PASSION_ENOTSUP,
-                           "variable %s is a record variable and numrecs "
-                           "is STREAMING (the file is still being written);"
-                           " close it in its writer first",
-                           out->name);
-    }
+    if (out->record && w->numrecs < 0)
+        return nc_fail(r, PASSION_ENOTSUP,
+                       "variable %s is a record variable and numrecs is "
+                       "STREAMING (the file is still being written); close "
+                       "it in its writer first",
+                       out->name);
     int64_t bytes = m->elem_size, end;
     for (int k = 0; k < m->ndims; k++)
         if (!core_mul(bytes, m->shape[k], &bytes))
@@ -541,11 +601,20 @@ static int nc_array(nc_rd *r, const nc_walk *w, ocad_nc_var *out)
                        "(%lld bytes)",
                        out->name, (long long)w->sel_begin,
                        (long long)out->header_len);
-    if (!core_add(w->sel_begin, bytes, &end) || end > r->fsize)
+    /* a record variable's data ends with its last record */
+    int64_t span = bytes;
+    if (out->record && bytes > 0 &&
+        (!core_mul(w->numrecs - 1, out->rec_size, &span) ||
+         !core_add(span, w->sel_slice, &span)))
+        return nc_fail(r, PASSION_EFORMAT,
+                       "variable %s: %lld records of %lld bytes overflow",
+                       out->name, (long long)w->numrecs,
+                       (long long)out->rec_size);
+    if (!core_add(w->sel_begin, span, &end) || end > r->fsize)
         return nc_fail(r, PASSION_EFORMAT,
                        "variable %s: data [%lld, +%lld bytes) past the end "
                        "of the file (%lld bytes)",
-                       out->name, (long long)w->sel_begin, (long long)bytes,
+                       out->name, (long long)w->sel_begin, (long long)span,
                        (long long)r->fsize);
     return 0;
 }

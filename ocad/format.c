@@ -45,7 +45,7 @@ static const ocad_format formats[OCAD_FMT_COUNT] = {
     [OCAD_FMT_NETCDF] = {.name = "netcdf", .exts = ".nc", .objects = 1,
                          .magic = cdf_magic, .read_meta = ocad_nc_meta,
                          .create = ocad_nc_create, .list = ocad_nc_list,
-                         .endian = PASSION_ENDIAN_BIG},
+                         .grow = ocad_nc_grow, .endian = PASSION_ENDIAN_BIG},
     [OCAD_FMT_LOCAL] = {.name = "local", .exts = "",
                         .local_probe = ocad_lset_probe,
                         .local_spec = ocad_lset_spec0},
@@ -420,3 +420,31 @@ int ocad_fmt_check(passion_ctx *ctx, const char *path, const core_fmt_meta *m,
                     order_str(m->storage), st, ss2, order_str(ss));
 }
 
+int64_t ocad_fmt_span(const core_fmt_meta *m)
+{
+    if (m->rec_step <= 0 || m->ndims < 1 || m->shape[0] <= 0)
+        return m->data_bytes;
+    /* (records - 1) steps, then one record's elements */
+    return (m->shape[0] - 1) * m->rec_step + m->data_bytes / m->shape[0];
+}
+
+int ocad_fmt_records(const core_fmt_meta *m, int ndims, const int64_t *shape,
+                     int writable, core_fmt_meta *out)
+{
+    *out = *m;
+    if (m->rec_step <= 0 || !writable || ndims != m->ndims ||
+        shape[0] <= m->shape[0])
+        return 0;
+    int64_t bytes = m->elem_size, span, end;
+    for (int d = 0; d < ndims; d++)
+        if ((d > 0 && shape[d] != m->shape[d]) ||
+            !core_mul(bytes, shape[d], &bytes))
+            return 0;
+    if (!core_mul(shape[0] - 1, m->rec_step, &span) ||
+        !core_add(span, bytes / shape[0], &span) ||
+        !core_add(m->data_offset, span, &end))
+        return 0;
+    out->shape[0] = shape[0];
+    out->data_bytes = bytes;
+    return 1;
+}

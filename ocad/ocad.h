@@ -86,6 +86,10 @@ typedef struct ocad_fview {
     int64_t extent[PASSION_MAX_DIMS]; /* file extent per dimension */
     int64_t shift[PASSION_MAX_DIMS];  /* file index = section index+shift */
     int64_t base;                     /* byte offset of element 0 */
+    int64_t step0;                    /* > 0: the byte step of dimension
+                                         order[0] (a netCDF record
+                                         variable's records), else the
+                                         product of the inner extents */
     int swap;                         /* byte-swap unit of the file's data
                                          (ocad_swap_unit), 0 = none */
 } ocad_fview;
@@ -471,6 +475,12 @@ typedef struct ocad_format {
        NULL: the file's one array, from read_meta */
     int (*list)(passion_ctx *ctx, const char *path, const char *obj,
                 passion_array_entry *e, int max, int *count);
+    /* the record dimension of path grown from `from` to `to` records for
+       obj (a record variable): the new records of every record variable
+       written with their fill values, then the header's record count;
+       NULL: the format has no records */
+    int (*grow)(passion_ctx *ctx, const char *path, const char *obj,
+                int64_t from, int64_t to);
     /* local sets only (helper hooks): 1 if name (a pattern) names a set
        that describes itself; the set's whole spec; write the description
        of a set just created (rank 0, after every rank's file exists) */
@@ -526,6 +536,19 @@ CORE_HIDDEN int ocad_fmt_split(passion_ctx *ctx, const char *name,
 CORE_HIDDEN int ocad_fmt_check(passion_ctx *ctx, const char *path,
                                const core_fmt_meta *m,
                                const passion_array_spec *spec);
+/*
+ * The metadata an open sees: *out = *m, except for a record variable
+ * (m->rec_step > 0) opened writable with more records than the file has
+ * (shape[0] > m->shape[0], the other dimensions the file's): then
+ * out->shape[0] is shape[0], the records to append (returns 1; 0 when
+ * unchanged, also when the grown data would overflow 64-bit offsets).
+ */
+CORE_HIDDEN int ocad_fmt_records(const core_fmt_meta *m, int ndims,
+                                 const int64_t *shape, int writable,
+                                 core_fmt_meta *out);
+/* Bytes from m->data_offset to the end of its last element (a record
+   variable: its last record's end). */
+CORE_HIDDEN int64_t ocad_fmt_span(const core_fmt_meta *m);
 /* Open a's file(s) for a name ocad_fmt_resolve resolved (info: RAW with
    split -1 for a raw or local name). Collective. */
 CORE_HIDDEN int ocad_file_open_resolved(passion_array *a, const char *name,
@@ -550,16 +573,27 @@ typedef struct ocad_nc_var {
     int64_t index;      /* of this one */
     char name[OCAD_NC_NAME_MAX + 1];
     int nc_type;        /* 1 byte .. 11 uint64 */
-    int record;         /* 1: the file's only record variable */
-    core_fmt_meta m;    /* shape, type (endian BIG), data offset, bytes */
+    int record;         /* 1: a record variable (first dimension the
+                           unlimited one) */
+    int64_t nrecvars;   /* record variables in the file */
+    int64_t rec_size;   /* bytes of one record of the file (recsize) */
+    int64_t begin;      /* the header's begin */
+    int64_t vsize;      /* bytes of one record of this variable in the
+                           file (padded to 4 unless it is the only record
+                           variable); a fixed-size one's bytes, padded */
+    int fill_found;     /* a _FillValue attribute */
+    int fill_ok;        /* ... of the variable's type and one value */
+    unsigned char fill[8]; /* its value as the file has it (big-endian) */
+    core_fmt_meta m;    /* shape, type (endian BIG), data offset, bytes,
+                           rec_step = rec_size for a record variable */
 } ocad_nc_var;
 /*
  * Parse the header at the start of buf (n bytes of a file of file_size
  * bytes) and describe the variable named var (or, var NULL, the one of
  * that index). 0; PASSION_ESHORT when n < file_size and the header goes
  * on past n (read more and call again); PASSION_EFORMAT for a bad header;
- * PASSION_ENOTSUP for a variable passion cannot access at an offset (a
- * record variable among several, more than 7 dimensions); PASSION_EINVAL
+ * PASSION_ENOTSUP for a variable passion cannot access (more than 7
+ * dimensions, a record variable while numrecs is STREAMING); PASSION_EINVAL
  * when there is no such variable. The reason in why. Never reads past
  * buf + n.
  */
@@ -583,6 +617,15 @@ CORE_HIDDEN int ocad_nc_type_of(int version, passion_kind kind,
                                 int64_t size);
 /* 1 if s is a name ocad_nc_format accepts. */
 CORE_HIDDEN int ocad_nc_name_ok(const char *s);
+/* Read the header of the open file fh (fsize bytes) into *buf (*n bytes,
+   core_malloc'ed, the caller frees it) until it parses, describing var (or
+   variable index when var is NULL) into v; *parsed 1 when the parser ran
+   (its code returned, the reason in why), else a code with the detail
+   written (a read error, ENOMEM, a header too long). */
+CORE_HIDDEN int ocad_nc_load(passion_ctx *ctx, core_fh *fh, const char *path,
+                             int64_t fsize, const char *var, int64_t index,
+                             unsigned char **buf, int64_t *n, ocad_nc_var *v,
+                             char *why, size_t wlen, int *parsed);
 /* Read the header of path (rank-local) and describe variable obj ("" =
    the file's only variable); errors recorded with the path. */
 CORE_HIDDEN int ocad_nc_describe(passion_ctx *ctx, const char *path,
@@ -600,6 +643,14 @@ CORE_HIDDEN int ocad_nc_meta(passion_ctx *ctx, const char *path,
 CORE_HIDDEN int ocad_nc_create(passion_ctx *ctx, const char *path,
                                const char *obj, const core_fmt_meta *m,
                                int64_t *data_offset);
+/* The format's grow hook (fmt_netcdf_rec.c; rank-local): records [from,
+   to) of every record variable of path written with its _FillValue (or
+   netCDF's default fill), synced, then numrecs = to in the header; a
+   file whose numrecs is no longer `from` is refused (PASSION_EMISMATCH),
+   as are fill values of another type and record variables that do not
+   tile the record. */
+CORE_HIDDEN int ocad_nc_grow(passion_ctx *ctx, const char *path,
+                             const char *obj, int64_t from, int64_t to);
 /* ---- local array set descriptions (lset.c) ---- */
 
 #define OCAD_LSET_VERSION 1

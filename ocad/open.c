@@ -14,9 +14,15 @@
 /* The spec passion_open builds from the file's metadata and the layout. */
 static int open_spec(passion_ctx *ctx, const char *name,
                      const ocad_fmt_info *info,
-                     const passion_array_spec *layout, passion_array_spec *sp)
+                     const passion_array_spec *layout, int writable,
+                     passion_array_spec *sp)
 {
+    /* a record variable opened writable with more records: appended */
+    core_fmt_meta grown;
     const core_fmt_meta *m = &info->m;
+    if (layout && layout->ndims > 0 && layout->ndims <= PASSION_MAX_DIMS &&
+        ocad_fmt_records(m, layout->ndims, layout->shape, writable, &grown))
+        m = &grown;
     if (info->fmt == OCAD_FMT_LOCAL) {
         *sp = info->spec;
         if (layout)
@@ -128,7 +134,8 @@ static int open_body(passion_ctx *ctx, const char *name, passion_mode mode,
             "local set); a raw file needs passion_array_create and "
             "passion_file_open with its spec", name));
     passion_array_spec sp;
-    rc = core_agree(ctx, open_spec(ctx, name, &info, layout, &sp));
+    rc = core_agree(ctx, open_spec(ctx, name, &info, layout,
+                                   mode != PASSION_MODE_RDONLY, &sp));
     if (rc)
         return rc;
     if (info.fmt == OCAD_FMT_LOCAL)

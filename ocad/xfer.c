@@ -4,7 +4,8 @@
  * iterator that walks them in increasing file offset.
  *
  * Invariants: loops are in storage order (slowest first) with positive
- * file steps, so file offsets grow along the walk; a loop is folded into
+ * file steps, so file offsets grow along the walk (the outermost step may
+ * exceed the inner loops' span: a netCDF record variable's records); a loop is folded into
  * the block only when it is contiguous in the file and in memory; the plan
  * costs O(dimensions) memory whatever the number of runs.
  */
@@ -31,6 +32,8 @@ void ocad_xfer_build(const ocad_fview *fv, const passion_section *s,
         fs[k] = fs[k + 1] * fv->extent[din];
         ms[k] = ms[k + 1] * (m ? m->shape[din] : s->count[din]);
     }
+    if (fv->step0 > 0)
+        fs[0] = fv->step0; /* records interleaved with other variables' */
     int64_t cnt[PASSION_MAX_DIMS], fst[PASSION_MAX_DIMS], mst[PASSION_MAX_DIMS];
     int64_t foff = fv->base, moff = 0;
     for (int k = 0; k < nd; k++) {

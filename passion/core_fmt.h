@@ -3,7 +3,8 @@
  * formats' readers and writers are ocad/'s.
  *
  * Invariants: core_fmt_meta is plain bytes, no pointers, so it can be
- * broadcast; data_bytes is product(shape) * elem_size.
+ * broadcast; data_bytes is product(shape) * elem_size; rec_step > 0 only
+ * for a row-major array whose dimension 0 is a netCDF record dimension.
  */
 #ifndef PASSION_CORE_FMT_H
 #define PASSION_CORE_FMT_H
@@ -26,6 +27,10 @@ typedef struct core_fmt_meta {
     int chunked;              /* 1: an HDF5 chunked dataset (its elements
                                  are in chunks, found through its chunk
                                  index; data_offset is 0) */
+    int64_t rec_step;         /* > 0: a record variable, its record r at
+                                 data_offset + r * rec_step (netCDF's
+                                 recsize; its records interleave with the
+                                 other record variables'); 0: contiguous */
 } core_fmt_meta;
 
 #endif

@@ -146,7 +146,8 @@ static int part_write(passion_part_iter *it)
 static void part_hint(passion_part_iter *it, int64_t k)
 {
     passion_file *f = it->f;
-    if (f->a->spec.order[0] != it->dim)
+    /* only an array contiguous in its file has its rows where asked */
+    if (f->a->spec.order[0] != it->dim || f->fv.step0 > 0)
         return;
     int64_t per = f->a->esize, n = f->a->spec.shape[it->dim];
     for (int d = 0; d < it->nd; d++)

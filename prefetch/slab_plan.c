@@ -113,7 +113,7 @@ static int align_plan(passion_slab_iter *it, int64_t slice, int nbuf,
     const passion_file *g = it->out ? it->out
                                     : (it->o.writeback ? it->f : NULL);
     if (!g || !it->o.prefetch || it->outer != 1 || g->fh->align <= 1 ||
-        it->n <= 0 || slice <= 0)
+        it->n <= 0 || slice <= 0 || g->fv.step0 > 0)
         return 0;
     for (int d = 0; d < it->nd; d++)
         if (d != it->dim && it->gh[d] != 0)

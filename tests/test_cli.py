@@ -724,12 +724,57 @@ def formats():
     check(set(k for k in ls_blocks(out) if ':' in k) == {'r.h5:/deep/er/s'},
           f"ls r.h5:/deep (a group): {out!r}")
     format_refusals(A, I)
+    format_records()
     format_casts()
     if NP == 1:
         one_line_error(['ls', 'r.h5:/nothing'], 'no such HDF5 object')
         one_line_error(['dump', 't1.nc:nosuch'], 'no such variable')
         one_line_error(['put', 'a.npy', 'w.h5:/fields/u', '0:3'],
                        'put shape mismatch')
+
+
+def format_records():
+    """Record variables, several per file (their records interleave):
+    ls, dump, get, put (in place) and convert at NP against ncdump."""
+    R = nrng.standard_normal((5, 7))
+    K = nrng.integers(-2**15, 2**15 - 1, 5).astype(np.int16)
+    Z = nrng.integers(-2**31, 2**31 - 1, 7).astype(np.int32)
+    Pn = nrng.standard_normal((2, 4))
+    for kind in ('classic', 'cdf5'):
+        f = f"rec-{kind}.nc"
+        nc_write(f, kind, [('time', 'UNLIMITED'), ('x', 7)],
+                 [('a', 'double', ['time', 'x'], R),
+                  ('z', 'int', ['x'], Z), ('k', 'short', ['time'], K)])
+        rc, out, _ = run(['ls', f])
+        g = ls_blocks(out)
+        check(rc == 0 and g.get(f"{f}:a", {}).get('shape') == (5, 7) and
+              g.get(f"{f}:a", {}).get('layout') == 'record' and
+              g.get(f"{f}:k", {}).get('shape') == (5,) and
+              g.get(f"{f}:z", {}).get('layout') == 'contiguous',
+              f"ls {f}: {out!r}")
+        rc, out, _ = run(['dump', '--budget', '64', f"{f}:a", '1::2,::3'])
+        check(rc == 0 and np.array_equal(dump_values(out, 'f8'),
+                                         R[1::2, ::3].ravel()),
+              f"dump {f}:a '1::2,::3'")
+        rc, out, _ = run(['dump', f"{f}:k"], np_=1)
+        check(rc == 0 and np.array_equal(dump_values(out, 'i2'), K),
+              f"dump {f}:k")
+        fresh('rec.npy', 'reck.npy')
+        run(['get', '--budget', '4K', f"{f}:a", '::2,1:', '-o', 'rec.npy'])
+        check(os.path.exists(path('rec.npy')) and np.array_equal(
+            np.load(path('rec.npy')), R[::2, 1:]), f"get {f}:a -> rec.npy")
+        run(['convert', f"{f}:k", 'reck.npy'])
+        check(os.path.exists(path('reck.npy')) and np.array_equal(
+            np.load(path('reck.npy')), K), f"convert {f}:k -> reck.npy")
+        np.save(path('recp.npy'), Pn)
+        run(['put', '--budget', '4K', 'recp.npy', f"{f}:a", '-2:,::2'])
+        m = R.copy()
+        m[-2:, ::2] = Pn
+        check(np.array_equal(nc_read(f, 'a', '>f8', (5, 7)), m),
+              f"put recp.npy into {f}:a '-2:,::2' (ncdump)")
+        check(np.array_equal(nc_read(f, 'k', '>i2', (5,)), K) and
+              np.array_equal(nc_read(f, 'z', '>i4', (7,)), Z),
+              f"put into {f}:a changed another variable")
 
 
 # ------------------------------------- refusing rather than corrupting
