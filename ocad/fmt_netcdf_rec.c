@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NC_FILL_BUF (1 << 20) /* bytes of fill values written at a time */
+#define NC_FILL_BUF (1 << 20) /* at most these bytes of fill values are
+                                 written at a time */
 
 /* One record variable's part of a record: bytes [off, off + len) of the
    file's record 0, each element of esize bytes the value fill. */
@@ -105,8 +106,9 @@ static void nc_pattern(unsigned char *dst, int64_t len, const nc_slot *s)
                (size_t)(len - i < s->esize ? len - i : s->esize));
 }
 
-/* Records [from, to): whole records built in buf (of bsz bytes) when one
-   fits, else each variable's part in pieces of buf. */
+/* Records [from, to): whole records built in buf (of bsz bytes, a
+   multiple of the record's when one fits) when one fits, else each
+   variable's part in pieces of buf (bsz a multiple of 8). */
 static int nc_fill(core_fh *fh, const nc_slot *s, int64_t ns, int64_t rsz,
                    int64_t from, int64_t to, unsigned char *buf, int64_t bsz)
 {
@@ -192,7 +194,9 @@ int ocad_nc_grow(passion_ctx *ctx, const char *path, const char *obj,
     int rc = core_io_open(ctx, path, CORE_O_RDWR, &fh);
     if (!rc)
         rc = nc_grow_plan(ctx, fh, path, obj, from, to, &v, &s, &ns);
-    int64_t bsz = NC_FILL_BUF;
+    /* within the memory budget (at least one element of the widest type) */
+    int64_t bsz = ocad_env_ctx(ctx).budget;
+    bsz = bsz > NC_FILL_BUF ? NC_FILL_BUF : bsz < 8 ? 8 : bsz & ~(int64_t)7;
     if (!rc && v.rec_size <= bsz)
         bsz = bsz / v.rec_size * v.rec_size;
     if (!rc && !(buf = core_malloc(ctx, (size_t)bsz)))

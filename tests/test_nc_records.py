@@ -11,7 +11,7 @@ Files: CDF-1, CDF-2 and CDF-5 made by netCDF4-python and by ncgen (-k 1,
 _FillValue, int, float, double with a _FillValue, char; CDF-5 also ubyte,
 ushort, uint, int64, uint64) mixed with fixed-size variables, and a file
 whose lone record variable has 6-byte records (the format's unpadded
-case). Reads: random sections (start, stop, step per dimension, steps
+case), and one whose record is larger than the memory budget. Reads: random sections (start, stop, step per dimension, steps
 negative too) of every record variable, each rank its own, independent
 (auto, direct, sieve) and collective (auto, etp-static, etp-dynamic),
 compared with netCDF4-python's array. Writes: a record variable opened
@@ -56,7 +56,8 @@ checks = 0
 
 FORMATS = {1: "NETCDF3_CLASSIC", 2: "NETCDF3_64BIT_OFFSET",
            5: "NETCDF3_64BIT_DATA"}
-DIMS = [("time", None), ("y", 5), ("x", 7), ("c", 3)]
+DIMS = [("time", None), ("y", 5), ("x", 7), ("c", 3), ("y2", 41),
+        ("x2", 53)]
 NREC = 6
 # (name, numpy type, dimensions, _FillValue or None); fixed-size ones
 # between the record variables
@@ -74,6 +75,8 @@ VARS5 = [("ub", "u1", ("time", "x"), None),
          ("l", "i8", ("time", "c"), None),
          ("ul", "u8", ("time", "y"), None)]
 LONE = [("lone", "i2", ("time", "c"), None), ("w", "f4", ("y",), None)]
+# a record larger than the memory budget (16K): filled in pieces
+BIG = [("big", "f8", ("time", "y2", "x2"), None), ("t", "i2", ("time",), -5)]
 CDL_TYPE = {"i1": "byte", "i2": "short", "i4": "int", "f4": "float",
             "f8": "double", "S1": "char", "u1": "ubyte", "u2": "ushort",
             "u4": "uint", "i8": "int64", "u8": "uint64"}
@@ -370,6 +373,7 @@ def main():
             make_py(f"py{ver}.nc", ver, vs, rng)
             make_ncgen(f"gen{ver}.nc", ver, vs, rng)
         make_py("lone.nc", 1, LONE, rng)
+        make_py("big.nc", 2, BIG, rng)
     barrier()
     for ver in (1, 2, 5):
         vs = VARS + (VARS5 if ver == 5 else [])
@@ -378,6 +382,8 @@ def main():
             write_checks(name, vs, ver)
     read_checks("lone.nc", LONE)
     write_checks("lone.nc", LONE, 9)
+    read_checks("big.nc", BIG)
+    write_checks("big.nc", BIG, 8)
     ok = np.array([failures], "i8")
     print(f"rank {RANK}: {checks} checks, {failures} failures (seed {SEED})",
           flush=True)
