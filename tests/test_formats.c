@@ -1037,6 +1037,127 @@ static void test_create_netcdf(void)
     }
 }
 
+/* How many of the values ncdump prints for variable var of file are "_"
+   (netCDF's fill value) into *nfill; -1 if ncdump fails. Rank 0. */
+static int64_t dump_fill_count(const char *file, const char *var,
+                               int64_t *nfill)
+{
+    char cmd[1400], marker[64];
+    const char *out = tpath(2, "dumpf.txt");
+    snprintf(cmd, sizeof cmd, "ncdump -v %s %s > %s", var, file, out);
+    *nfill = 0;
+    char *txt = system(cmd) == 0 ? slurp(out) : NULL;
+    snprintf(marker, sizeof marker, " %s =", var);
+    const char *p = txt ? strstr(txt, marker) : NULL;
+    if (!p) {
+        free(txt);
+        return -1;
+    }
+    int64_t n = 0;
+    for (p += strlen(marker); *p && *p != ';'; p++)
+        if (*p == '_')
+            n++;
+    *nfill = n;
+    free(txt);
+    return 0;
+}
+
+/*
+ * Records appended by passion_array_create + passion_file_open with more
+ * records than the file has: a copy of rec2.nc (v_f4 and v_i2 record
+ * variables, SHAPE3[0] records) grown by 3 through v_f4, the new records
+ * of v_f4 written collectively with ref() values continuing the file's
+ * (row-major index); ncdump then shows numrecs + 3 records of v_f4 equal
+ * to ref() and v_i2's new records as fill ("_"), and passion reads v_i2's
+ * new elements as NC_FILL_SHORT.
+ */
+static void test_append_netcdf(void)
+{
+    th_case_seed = th_seed + 6;
+    if (!th_all(have_prog("ncdump") && have_prog("ncgen")))
+        return;
+    const char *nc = tpath(3, "app.nc");
+    if (th_rank == 0) {
+        char c[1400];
+        snprintf(c, sizeof c, "cp %s/rec2.nc %s", th_dir(), nc);
+        TH_CHECK(system(c) == 0, "cp rec2.nc");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    passion_ctx *ctx;
+    TH_CHECK(th_init(&ctx, "memory_budget=8192") == 0, "init");
+    const ttype *t = tfind("f4");
+    int64_t shape[3] = {SHAPE3[0] + 3, SHAPE3[1], SHAPE3[2]};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 3, shape, 4);
+    sp.kind = PASSION_KIND_FLOAT;
+    sp.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    char name[700];
+    snprintf(name, sizeof name, "%s:v_f4", nc);
+    int rc = passion_array_create(ctx, &sp, &a);
+    if (!rc)
+        rc = passion_file_open(a, name, PASSION_MODE_RDWR, &f);
+    TH_CHECK(rc == 0, "open %s with 3 more records: %s (%s)", name,
+             passion_strerror(rc), passion_ctx_errdetail(ctx));
+    /* the new records, split over the ranks by rows of dimension 1 */
+    int64_t r0 = SHAPE3[1] * th_rank / th_size,
+            r1 = SHAPE3[1] * (th_rank + 1) / th_size;
+    int64_t st[3] = {SHAPE3[0], r0, 0}, ct[3] = {3, r1 - r0, SHAPE3[2]},
+            g[3];
+    passion_section s;
+    passion_section_set(&s, 3, st, ct, NULL);
+    float *buf = section_buf(t, 3, &s);
+    int64_t e = 0;
+    for (g[0] = st[0]; g[0] < st[0] + ct[0]; g[0]++)
+        for (g[1] = r0; g[1] < r1; g[1]++)
+            for (g[2] = 0; g[2] < SHAPE3[2]; g[2]++)
+                ref(t, row_major(3, shape, g), &buf[e++]);
+    if (!rc)
+        rc = passion_file_write_all(f, &s, buf, NULL, PASSION_METHOD_AUTO);
+    TH_CHECK(rc == 0, "write_all the new records: %s (%s)",
+             passion_strerror(rc), passion_ctx_errdetail(ctx));
+    free(buf);
+    if (f)
+        TH_CHECK(passion_file_close(f) == 0, "close");
+    passion_array_free(a);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t bad = 0, nfill = 0;
+    if (th_rank == 0) {
+        const char *out = tpath(2, "dumpa.txt");
+        char cmd[1400];
+        snprintf(cmd, sizeof cmd, "ncdump -p 9,17 -v v_f4 %s > %s", nc, out);
+        char *txt = system(cmd) == 0 ? slurp(out) : NULL;
+        bad = txt ? dump_compare(txt, " v_f4 =", ';', t, 3, shape, 0) : -1;
+        free(txt);
+        if (dump_fill_count(nc, "v_i2", &nfill))
+            bad = -1;
+    }
+    MPI_Bcast(&bad, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&nfill, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    TH_CHECK(bad == 0, "ncdump of %s: %lld wrong values of v_f4", nc,
+             (long long)bad);
+    TH_CHECK(nfill == 3 * SHAPE3[1] * SHAPE3[2],
+             "ncdump of %s: %lld fill values in v_i2, expected %lld", nc,
+             (long long)nfill, (long long)(3 * SHAPE3[1] * SHAPE3[2]));
+    /* v_i2 as passion reads it: its new records hold NC_FILL_SHORT */
+    snprintf(name, sizeof name, "%s:v_i2", nc);
+    rc = passion_open(ctx, name, PASSION_MODE_RDONLY, NULL, &a, &f);
+    TH_CHECK(rc == 0, "open %s: %s", name, passion_ctx_errdetail(ctx));
+    if (!rc) {
+        int64_t st2[3] = {SHAPE3[0] + 2, SHAPE3[1] - 1, SHAPE3[2] - 1},
+                one[3] = {1, 1, 1};
+        int16_t v = 0;
+        passion_section_set(&s, 3, st2, one, NULL);
+        rc = passion_file_read_all(f, &s, &v, NULL, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0 && v == -32767, "%s: the last element %d (%s)",
+                 name, (int)v, passion_ctx_errdetail(ctx));
+        passion_file_close(f);
+        passion_array_free(a);
+    }
+    passion_finalize(ctx);
+}
+
 /* ---- passion_array_list against h5ls -r and ncdump -h ---- */
 
 /* A reference entry: a name and its shape as the format's own tool says. */
@@ -1530,6 +1651,8 @@ int main(int argc, char **argv)
     static CU_TestInfo create_tests[] = {
         {"create HDF5, read by h5dump", test_create_hdf5},
         {"create netCDF CDF-5/2/1, read by ncdump", test_create_netcdf},
+        {"append netCDF records (fill, numrecs), read by ncdump",
+         test_append_netcdf},
         CU_TEST_INFO_NULL};
     static CU_TestInfo err_tests[] = {
         {"layouts and headers passion refuses", test_errors},
