@@ -21,8 +21,12 @@
  * Invariant: what plan_next answers depends only on agreed inputs (the
  * signature, the candidates, the count of plan_next calls of the record,
  * the agreed times), so every rank runs the same candidate; nothing here
- * does MPI or I/O (plan_state.c does both), so every rule is testable
- * without MPI.
+ * does MPI or I/O (plan_state.c does both, plan_xchg_calib.c the
+ * exchange's calibration), so every rule is testable without MPI.
+ *
+ * The exchange's model, prices, pure choice and calibration are in
+ * plan_xchg.h (plan_xchg_*.c); the collective access's model is still
+ * in collective/ (etp_model.c and its neighbours).
  */
 #ifndef PASSION_PLANNER_H
 #define PASSION_PLANNER_H
