@@ -4,7 +4,8 @@
  * the request passion serves, e.g. to measure ROMIO against passion.
  *
  * Invariant: the view addresses the same bytes as the section's transfer
- * plan (same file view: extents, shift of the ghosts, header base).
+ * plan (same file view: extents, shift of the ghosts, header base, the
+ * outermost dimension's step of a netCDF record variable).
  */
 #include "ocad.h"
 
@@ -26,6 +27,8 @@ int passion_section_filetype(const passion_file *f, const passion_section *s,
     fs[fv->nd - 1] = fv->esize;
     for (int k = fv->nd - 2; k >= 0; k--)
         fs[k] = fs[k + 1] * fv->extent[fv->order[k + 1]];
+    if (fv->step0 > 0)
+        fs[0] = fv->step0; /* a netCDF record variable's records */
     MPI_Datatype t;
     if (elems == 0) {
         MPI_Type_contiguous(0, MPI_BYTE, &t);

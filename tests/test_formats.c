@@ -689,6 +689,63 @@ static void test_read_hdf5(void)
 #endif
 }
 
+/*
+ * passion_section_filetype on name (type t of nd dimensions): random
+ * sections' views read with plain MPI-IO (MPI_COMM_SELF, the file's
+ * big-endian bytes) equal passion_file_read of the same sections (native
+ * values, swapped back).
+ */
+static void filetype_checks(passion_ctx *ctx, const char *name,
+                            const char *path, const ttype *t, int nd,
+                            const int64_t *shape)
+{
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    int rc = passion_open(ctx, name, PASSION_MODE_RDONLY, NULL, &a, &f);
+    TH_CHECK(rc == 0, "open %s: %s", name, passion_ctx_errdetail(ctx));
+    if (rc)
+        return;
+    MPI_File fh;
+    TH_CHECK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY,
+                           MPI_INFO_NULL, &fh) == MPI_SUCCESS,
+             "MPI_File_open %s", path);
+    uint64_t seed = th_case_seed * 7 + (uint64_t)th_rank;
+    for (int k = 0; k < 4; k++) {
+        passion_section s;
+        rand_section(&seed, nd, shape, &s);
+        int64_t n = passion_section_elems(&s, nd);
+        unsigned char *want = section_buf(t, nd, &s),
+                      *got = section_buf(t, nd, &s);
+        MPI_Datatype ft;
+        MPI_Offset disp;
+        rc = passion_file_read(f, &s, want, NULL, PASSION_METHOD_AUTO);
+        if (!rc)
+            rc = passion_section_filetype(f, &s, &ft, &disp);
+        TH_CHECK(rc == 0, "%s: read / filetype: %s", name,
+                 passion_ctx_errdetail(ctx));
+        if (!rc) {
+            MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native",
+                              MPI_INFO_NULL);
+            MPI_File_read(fh, got, (int)(n * t->size), MPI_BYTE,
+                          MPI_STATUS_IGNORE);
+            MPI_Type_free(&ft);
+            int64_t bad = 0;
+            for (int64_t e = 0; e < n; e++)
+                for (int b = 0; b < t->size; b++)
+                    bad += got[e * t->size + b] !=
+                           want[e * t->size + t->size - 1 - b];
+            TH_CHECK(bad == 0, "%s: the MPI-IO view of section %d reads "
+                     "%lld bytes unlike passion (seed %llu)", name, k,
+                     (long long)bad, (unsigned long long)th_case_seed);
+        }
+        free(want);
+        free(got);
+    }
+    MPI_File_close(&fh);
+    passion_file_close(f);
+    passion_array_free(a);
+}
+
 static void test_read_netcdf(void)
 {
     th_case_seed = th_seed + 2;
@@ -725,6 +782,9 @@ static void test_read_netcdf(void)
         read_checks(ctx, name, tfind(two[k]), 3, SHAPE3, PASSION_ENDIAN_BIG,
                     6);
         part_checks(ctx, name, tfind(two[k]), 3, SHAPE3);
+        char path[600];
+        snprintf(path, sizeof path, "%s/rec2.nc", th_dir());
+        filetype_checks(ctx, name, path, tfind(two[k]), 3, SHAPE3);
     }
     snprintf(name, sizeof name, "%s/t5.nc:v_i2", th_dir());
     part_checks(ctx, name, tfind("i2"), 3, SHAPE3);
