@@ -683,4 +683,14 @@ CORE_HIDDEN void coll_xchg_pick(coll_plan *p);
    exchange alg's staging, as that algorithm fixed has them (etp_plan.c) */
 CORE_HIDDEN void coll_plan_caps_alg(coll_plan *p, int64_t M, int alg);
 
+/*
+ * A collective read of a chunked HDF5 dataset (chunked.c): each chunk the
+ * ranks' sections need read and decoded once, by one rank, its pieces
+ * exchanged. rc: this rank's argument check (a failed rank takes part
+ * with an empty section). Returns the agreed code.
+ */
+CORE_HIDDEN int coll_chunked_read_all(passion_file *f,
+                                      const passion_section *s, void *buf,
+                                      const passion_memspec *m, int rc);
+
 #endif

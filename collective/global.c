@@ -207,18 +207,17 @@ static void section_learn(passion_file *f, const passion_section *s,
 }
 
 /* A chunked HDF5 dataset (ocad/fmt_h5_chunk.c): writes refused; a read
-   has each rank read and decode the chunks its own section touches
-   (ocad_h5c_read); rc is this rank's argument check. The outcome is
-   agreed, so every rank returns the same code. */
+   reads each chunk once and exchanges its pieces (chunked.c); rc is this
+   rank's argument check. The outcome is agreed, so every rank returns
+   the same code. */
 static int chunked_all(passion_file *f, const passion_section *s, void *buf,
                        const passion_memspec *m, int op_write, int rc)
 {
     if (op_write)
-        rc = ocad_file_chunked_refuse(f, "writes (it is read-only to "
-                                         "passion)");
-    else if (!rc)
-        rc = ocad_h5c_read(f, s, buf, m);
-    return core_agree(f->ctx, rc);
+        return core_agree(f->ctx, ocad_file_chunked_refuse(
+                                      f, "writes (it is read-only to "
+                                         "passion)"));
+    return coll_chunked_read_all(f, s, buf, m, rc);
 }
 
 static int section_all(passion_file *f, const passion_section *s, void *buf,

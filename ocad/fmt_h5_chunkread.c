@@ -1,15 +1,18 @@
 /*
- * fmt_h5_chunkread.c - a section of a chunked HDF5 dataset read by this
- * rank (ocad_h5c_read): the chunks the section touches are found in the
- * chunk index (ocad_h5c_locate), read in batches that fit the memory
- * budget, each batch's chunks in file order with adjacent chunks merged
- * into one read (core_io_read_batch: in flight together where the engine
- * can), then decoded (fmt_h5_filter.c), byte-swapped to this machine's
- * order and copied into the caller's buffer by worker threads. A chunk
- * never written reads as the dataset's fill value.
+ * fmt_h5_chunkread.c - chunks of a chunked HDF5 dataset read and decoded
+ * by this rank: any list of chunks handed, decoded, to a callback
+ * (ocad_h5c_each: the collective layer's owners), and a section read
+ * whole by this rank (ocad_h5c_read: every chunk it touches, copied into
+ * the caller's buffer). The chunks are found in the chunk index
+ * (ocad_h5c_locate), read in batches that fit the budget given, each
+ * batch's chunks in file order with adjacent chunks merged into one read
+ * (core_io_read_batch: in flight together where the engine can), then
+ * decoded (fmt_h5_filter.c), byte-swapped to this machine's order and
+ * handed on by worker threads. A chunk never written is handed on as
+ * the fill value (data NULL).
  *
- * Invariants: every element of the section is written exactly once, from
- * the one chunk that holds it, so workers never write the same bytes;
+ * Invariants: every chunk given is handed on exactly once, on some
+ * worker thread (the callback must write only that chunk's own bytes);
  * libhdf5 is called only on the calling thread (the lookups, before the
  * workers start); a batch holds its chunks' stored bytes plus each
  * worker's scratch (three chunk sizes) within the memory budget, and a
@@ -30,23 +33,25 @@
 
 #define WORKERS_MAX 8
 
-/* One chunk of a batch: its index, where it is stored, where its stored
-   bytes land in the batch buffer. */
+/* One chunk of a batch: its index and position in the caller's order,
+   where it is stored, where its stored bytes land in the batch buffer. */
 typedef struct rchunk {
     int64_t idx[PASSION_MAX_DIMS];
+    int64_t pos;
     ocad_h5c_loc loc;
     int64_t at;
 } rchunk;
 
+/* The chunks to read, one after the other: 1 and the next into idx, or
+   0 at the end (and 0 again if asked again). */
+typedef int (*chunk_next)(void *arg, int64_t *idx);
+
 /* What a batch's workers share. */
 typedef struct batch {
     const ocad_h5c_geom *g;
-    const passion_section *s;
-    const int64_t *mstride; /* memory strides (elements) per dimension */
-    const int64_t *moff;    /* memory offset per dimension */
-    char *buf;
     int swap;
-    const unsigned char *fill; /* the fill value, this machine's order */
+    ocad_h5c_use use;
+    void *uarg;
     rchunk *ch;
     int n;
     unsigned char *raw;
@@ -56,83 +61,6 @@ typedef struct batch {
     int64_t bad;            /* its chunk */
     char why[300];
 } batch;
-
-/* The chunks of dimension d that section s touches, ascending, into list
-   (NULL: count only); how many. */
-static int64_t touched(const ocad_h5c_geom *g, int d,
-                       const passion_section *s, int64_t *list)
-{
-    int64_t st = s->start[d], str = s->stride[d], cnt = s->count[d];
-    int64_t cd = g->chunk[d], last = st + (cnt - 1) * str, n = 0;
-    for (int64_t c = st / cd; c <= last / cd; c++) {
-        int64_t lo = c * cd;
-        int64_t k = lo <= st ? 0 : (lo - st + str - 1) / str;
-        if (k < cnt && st + k * str < lo + cd) {
-            if (list)
-                list[n] = c;
-            n++;
-        } else if (str > cd) {
-            /* jump to the chunk of the next element */
-            int64_t nx = st + k * str;
-            if (k >= cnt)
-                break;
-            c = nx / cd - 1;
-        }
-    }
-    return n;
-}
-
-/* Copy the elements of section s inside chunk idx (data: the decoded
-   chunk, this machine's order; NULL: the fill value) into memory. */
-static void scatter(const batch *b, const int64_t *idx,
-                    const unsigned char *data)
-{
-    const ocad_h5c_geom *g = b->g;
-    const passion_section *s = b->s;
-    const int nd = g->nd;
-    const int64_t es = g->esize;
-    int64_t k0[PASSION_MAX_DIMS], k1[PASSION_MAX_DIMS], k[PASSION_MAX_DIMS];
-    int64_t cstr[PASSION_MAX_DIMS];
-    for (int d = nd - 1; d >= 0; d--) {
-        int64_t lo = idx[d] * g->chunk[d], hi = lo + g->chunk[d];
-        int64_t st = s->start[d], str = s->stride[d];
-        k0[d] = lo <= st ? 0 : (lo - st + str - 1) / str;
-        k1[d] = (hi - 1 - st) / str + 1; /* exclusive */
-        if (k1[d] > s->count[d])
-            k1[d] = s->count[d];
-        if (k0[d] >= k1[d])
-            return;
-        k[d] = k0[d];
-        cstr[d] = d == nd - 1 ? 1 : cstr[d + 1] * g->chunk[d + 1];
-    }
-    const int in = nd - 1;
-    const int64_t run = k1[in] - k0[in];
-    const int contig = s->stride[in] == 1;
-    for (;;) {
-        int64_t co = 0, mo = 0;
-        for (int d = 0; d < nd; d++) {
-            co += (s->start[d] + k[d] * s->stride[d] - idx[d] * g->chunk[d]) *
-                  cstr[d];
-            mo += (b->moff[d] + k[d]) * b->mstride[d];
-        }
-        char *dst = b->buf + mo * es;
-        if (data && contig) {
-            memcpy(dst, data + co * es, (size_t)(run * es));
-        } else {
-            for (int64_t j = 0; j < run; j++)
-                memcpy(dst + j * es,
-                       data ? data + (co + j * s->stride[in]) * es : b->fill,
-                       (size_t)es);
-        }
-        int d = in - 1;
-        while (d >= 0 && ++k[d] == k1[d]) {
-            k[d] = k0[d];
-            d--;
-        }
-        if (d < 0)
-            return;
-    }
-}
 
 static void fail(batch *b, int i, int rc, const char *why)
 {
@@ -147,9 +75,8 @@ static void fail(batch *b, int i, int rc, const char *why)
 
 /* A worker: takes chunks until none is left or one has failed. scratch
    holds 3 * (chunk_bytes + 32) bytes. */
-static void *work(void *arg, unsigned char *scratch)
+static void *work(batch *b, unsigned char *scratch)
 {
-    batch *b = arg;
     const ocad_h5c_geom *g = b->g;
     const size_t cb = (size_t)g->chunk_bytes;
     for (;;) {
@@ -158,7 +85,7 @@ static void *work(void *arg, unsigned char *scratch)
             return NULL;
         rchunk *c = &b->ch[i];
         if (c->loc.addr < 0) {
-            scatter(b, c->idx, NULL);
+            b->use(b->uarg, c->pos, c->idx, NULL);
             continue;
         }
         unsigned char *raw = b->raw + c->at, *out = raw;
@@ -180,7 +107,7 @@ static void *work(void *arg, unsigned char *scratch)
         }
         if (b->swap)
             ocad_swap(out, (int64_t)cb, b->swap);
-        scatter(b, c->idx, out);
+        b->use(b->uarg, c->pos, c->idx, out);
     }
 }
 
@@ -195,7 +122,7 @@ static void *work_thread(void *p)
     return work(w->b, w->scratch);
 }
 
-/* Decode and place batch b with nw workers (their scratch in scr, one
+/* Decode and hand on batch b with nw workers (their scratch in scr, one
    after the other); nw 1 runs on the calling thread. */
 static void run_workers(batch *b, int nw, unsigned char *scr, size_t per)
 {
@@ -245,13 +172,12 @@ static int read_raw(passion_ctx *ctx, core_fh *fh, batch *b)
     return rc;
 }
 
-/* How many workers and how many stored bytes a batch may hold, within
-   the budget: 0 or ENOMEM. */
+/* How many workers and how many stored bytes a batch may hold within
+   budget: 0 or ENOMEM. */
 static int batch_size(passion_ctx *ctx, const ocad_h5c_geom *g,
-                      const char *where, int *nw, size_t *per,
-                      int64_t *raw_cap)
+                      const char *where, int64_t budget, int *nw,
+                      size_t *per, int64_t *raw_cap)
 {
-    const int64_t budget = ctx->opt.memory_budget;
     const int64_t cb = g->chunk_bytes;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int w = cpus < 1 ? 1 : cpus > WORKERS_MAX ? WORKERS_MAX : (int)cpus;
@@ -262,7 +188,7 @@ static int batch_size(passion_ctx *ctx, const ocad_h5c_geom *g,
         return core_err(ctx, PASSION_ENOMEM,
                         "%s: chunks of %lld bytes need %lld bytes of "
                         "staging (the stored chunk%s); the memory budget "
-                        "is %lld (option memory_budget)",
+                        "left is %lld (option memory_budget)",
                         where, (long long)cb, (long long)(p + cb),
                         p ? " and its decoding scratch" : "",
                         (long long)budget);
@@ -272,52 +198,58 @@ static int batch_size(passion_ctx *ctx, const ocad_h5c_geom *g,
     return PASSION_OK;
 }
 
-/* The odometer over the per-dimension chunk lists (nl entries each):
-   the next position; 0 at the end. */
-static int next_chunk(int nd, const int64_t *nl, int64_t *pos)
+/* One batch: chunks from next (the one that did not fit the last batch
+   first, *pend) until raw_cap stored bytes; 0 with b->n 0 at the end. */
+static int batch_fill(passion_file *f, batch *b, chunk_next next, void *narg,
+                      int64_t raw_cap, int maxch, int *pend, int64_t *pos,
+                      int64_t *bytes)
 {
-    for (int d = nd - 1; d >= 0; d--) {
-        if (++pos[d] < nl[d])
-            return 1;
-        pos[d] = 0;
+    *bytes = 0;
+    b->n = 0;
+    rchunk keep;
+    if (*pend)
+        keep = b->ch[maxch]; /* the spare slot */
+    for (;;) {
+        if (b->n == maxch)
+            return PASSION_OK;
+        rchunk *c = &b->ch[b->n];
+        if (*pend) {
+            *c = keep;
+            *pend = 0;
+        } else {
+            if (!next(narg, c->idx))
+                return PASSION_OK;
+            c->pos = (*pos)++;
+            int rc = ocad_h5c_locate(f->ctx, f->h5c, c->idx, &c->loc);
+            if (rc)
+                return rc;
+        }
+        int64_t sz = c->loc.addr < 0 ? 0 : c->loc.size;
+        if (b->n > 0 && *bytes + sz > raw_cap) {
+            b->ch[maxch] = *c; /* starts the next batch */
+            *pend = 1;
+            return PASSION_OK;
+        }
+        *bytes += sz;
+        b->n++;
     }
-    return 0;
 }
 
-/* The batches: locate up to cap stored bytes of chunks, read, decode. */
-static int read_batches(passion_file *f, batch *b, const int64_t *const *lists,
-                        const int64_t *nl, unsigned char *scr, int nw,
-                        size_t per, int64_t raw_cap, int maxch,
-                        const char *where)
+/* Every chunk of next read, decoded and handed on, in batches. */
+static int run_all(passion_file *f, batch *b, chunk_next next, void *narg,
+                   unsigned char *scr, int nw, size_t per, int64_t raw_cap,
+                   int maxch)
 {
     passion_ctx *ctx = f->ctx;
-    const ocad_h5c_geom *g = b->g;
-    int64_t pos[PASSION_MAX_DIMS] = {0};
-    int more = 1, rc = PASSION_OK;
-    while (more && !rc) {
-        int64_t bytes = 0;
-        b->n = 0;
-        while (more && b->n < maxch) {
-            rchunk *c = &b->ch[b->n];
-            for (int d = 0; d < g->nd; d++)
-                c->idx[d] = lists[d][pos[d]];
-            if ((rc = ocad_h5c_locate(ctx, f->h5c, c->idx, &c->loc)))
-                break;
-            int64_t sz = c->loc.addr < 0 ? 0 : c->loc.size;
-            if (b->n > 0 && bytes + sz > raw_cap)
-                break; /* this one starts the next batch */
-            bytes += sz;
-            b->n++;
-            more = next_chunk(g->nd, nl, pos);
-        }
-        if (rc)
-            break;
+    const char *where = ocad_h5c_where(f->h5c);
+    int pend = 0, rc = PASSION_OK;
+    int64_t pos = 0, bytes;
+    while (!rc && !(rc = batch_fill(f, b, next, narg, raw_cap, maxch, &pend,
+                                    &pos, &bytes)) && b->n > 0) {
         b->raw = bytes ? core_stage_alloc(ctx, bytes) : NULL;
-        if (bytes && !b->raw) {
-            rc = core_err(ctx, PASSION_ENOMEM, "%lld bytes of chunks",
-                          (long long)bytes);
-            break;
-        }
+        if (bytes && !b->raw)
+            return core_err(ctx, PASSION_ENOMEM, "%lld bytes of chunks",
+                            (long long)bytes);
         if (!(rc = read_raw(ctx, f->fh, b))) {
             b->next = 0;
             run_workers(b, nw < b->n ? nw : b->n, scr, per);
@@ -327,7 +259,8 @@ static int read_batches(passion_file *f, batch *b, const int64_t *const *lists,
                               "%lld (%lld bytes, element [%lld, ...]): %s",
                               where, (long long)c->loc.addr,
                               (long long)c->loc.size,
-                              (long long)(c->idx[0] * g->chunk[0]), b->why);
+                              (long long)(c->idx[0] * b->g->chunk[0]),
+                              b->why);
             }
         }
         if (b->raw)
@@ -337,65 +270,134 @@ static int read_batches(passion_file *f, batch *b, const int64_t *const *lists,
     return rc;
 }
 
+/* The engine: the chunks of next (at most nch, for the batch's table),
+   within budget, handed to use. */
+static int engine(passion_file *f, chunk_next next, void *narg, int64_t nch,
+                  int64_t budget, ocad_h5c_use use, void *uarg)
+{
+    passion_ctx *ctx = f->ctx;
+    const ocad_h5c_geom *g = ocad_h5c_geom_of(f->h5c);
+    int nw = 1;
+    size_t per = 0;
+    int64_t raw_cap = 0;
+    int rc = batch_size(ctx, g, ocad_h5c_where(f->h5c), budget, &nw, &per,
+                        &raw_cap);
+    if (rc || nch <= 0)
+        return rc;
+    const int maxch = nch < 4096 ? (int)nch : 4096;
+    batch b = {.g = g, .swap = f->fv.swap, .use = use, .uarg = uarg};
+    b.ch = core_malloc(ctx, (size_t)(maxch + 1) * sizeof *b.ch);
+    unsigned char *scr = per ? core_stage_alloc(ctx, (int64_t)(per * nw))
+                             : NULL;
+    if (!b.ch || (per && !scr)) {
+        rc = core_err(ctx, PASSION_ENOMEM, "%s: chunk read state",
+                      ocad_h5c_where(f->h5c));
+    } else {
+        pthread_mutex_init(&b.mu, NULL);
+        rc = run_all(f, &b, next, narg, scr, nw, per, raw_cap, maxch);
+        pthread_mutex_destroy(&b.mu);
+    }
+    if (scr)
+        core_stage_free(ctx, scr, (int64_t)(per * nw));
+    core_free(ctx, b.ch);
+    return rc;
+}
+
+/* ocad_h5c_each's source: a list of n chunk indices. */
+typedef struct list_src {
+    const int64_t *idx;
+    int64_t n, i;
+    int nd;
+} list_src;
+
+static int list_next(void *arg, int64_t *idx)
+{
+    list_src *L = arg;
+    if (L->i >= L->n)
+        return 0;
+    memcpy(idx, L->idx + L->i++ * L->nd, (size_t)L->nd * sizeof *idx);
+    return 1;
+}
+
+int ocad_h5c_each(passion_file *f, int64_t n, const int64_t *idx,
+                  int64_t budget, ocad_h5c_use use, void *arg)
+{
+    list_src L = {idx, n, 0, ocad_h5c_geom_of(f->h5c)->nd};
+    return engine(f, list_next, &L, n, budget, use, arg);
+}
+
+/* ocad_h5c_read's source: the odometer over the per-dimension lists of
+   the chunks the section touches; its use: the copy into memory. */
+typedef struct sec_src {
+    passion_file *f;
+    const passion_section *s;
+    int nd;
+    int64_t *lists[PASSION_MAX_DIMS];
+    int64_t nl[PASSION_MAX_DIMS], pos[PASSION_MAX_DIMS];
+    int started, done;
+    char *buf;
+    int64_t mstride[PASSION_MAX_DIMS], moff[PASSION_MAX_DIMS];
+} sec_src;
+
+static int sec_next(void *arg, int64_t *idx)
+{
+    sec_src *S = arg;
+    if (S->done)
+        return 0;
+    if (S->started) {
+        int d = S->nd - 1;
+        while (d >= 0 && ++S->pos[d] == S->nl[d])
+            S->pos[d--] = 0;
+        if (d < 0) {
+            S->done = 1; /* and stays at the end */
+            return 0;
+        }
+    }
+    S->started = 1;
+    for (int d = 0; d < S->nd; d++)
+        idx[d] = S->lists[d][S->pos[d]];
+    return 1;
+}
+
+static void sec_use(void *arg, int64_t pos, const int64_t *idx,
+                    const unsigned char *data)
+{
+    (void)pos;
+    sec_src *S = arg;
+    ocad_h5c_put(S->f, S->s, idx, data, S->buf, S->mstride, S->moff);
+}
+
 int ocad_h5c_read(passion_file *f, const passion_section *s, void *buf,
                   const passion_memspec *m)
 {
     passion_ctx *ctx = f->ctx;
-    const ocad_h5c_geom *g = ocad_h5c_geom_of(f->h5c);
-    const char *where = ocad_h5c_where(f->h5c);
-    const int nd = g->nd;
-    int64_t total = 0, nl[PASSION_MAX_DIMS], mstride[PASSION_MAX_DIMS];
-    int64_t moff[PASSION_MAX_DIMS], nch = 1;
-    for (int d = 0; d < nd; d++)
+    const int nd = ocad_h5c_geom_of(f->h5c)->nd;
+    sec_src S = {.f = f, .s = s, .nd = nd, .buf = buf};
+    int64_t total = 0, nch = 1;
+    for (int d = nd - 1; d >= 0; d--) {
         if (s->count[d] == 0)
             return PASSION_OK;
-    for (int d = nd - 1; d >= 0; d--) {
-        nl[d] = touched(g, d, s, NULL);
-        total += nl[d];
-        nch = nch > INT32_MAX ? nch : nch * nl[d];
-        mstride[d] = d == nd - 1 ? 1 : mstride[d + 1] * (m ? m->shape[d + 1]
-                                                       : s->count[d + 1]);
-        moff[d] = m ? m->offset[d] : 0;
+        S.nl[d] = ocad_h5c_touched(f, s, d, NULL);
+        total += S.nl[d];
+        nch = nch > INT32_MAX ? nch : nch * S.nl[d];
+        S.mstride[d] = d == nd - 1 ? 1
+                                   : S.mstride[d + 1] *
+                                         (m ? m->shape[d + 1]
+                                            : s->count[d + 1]);
+        S.moff[d] = m ? m->offset[d] : 0;
     }
-    int nw = 1;
-    size_t per = 0;
-    int64_t raw_cap = 0;
-    int rc = batch_size(ctx, g, where, &nw, &per, &raw_cap);
-    if (rc)
-        return rc;
-    const int maxch = nch < 4096 ? (int)nch : 4096;
-    int64_t *lists[PASSION_MAX_DIMS];
     int64_t *all = core_malloc(ctx, (size_t)total * sizeof *all);
-    batch b = {.g = g, .s = s, .mstride = mstride, .moff = moff,
-               .buf = buf, .swap = f->fv.swap};
-    unsigned char fill[64];
-    memcpy(fill, g->fill, sizeof fill);
-    if (b.swap)
-        ocad_swap(fill, g->esize, b.swap);
-    b.fill = fill;
-    b.ch = core_malloc(ctx, (size_t)maxch * sizeof *b.ch);
-    unsigned char *scr = per ? core_stage_alloc(ctx, (int64_t)(per * nw))
-                             : NULL;
-    if (!all || !b.ch || (per && !scr)) {
-        rc = core_err(ctx, PASSION_ENOMEM, "%s: chunk read state", where);
-        goto out;
+    if (!all)
+        return core_err(ctx, PASSION_ENOMEM, "chunk lists");
+    for (int d = 0, at = 0; d < nd; at += (int)S.nl[d], d++) {
+        S.lists[d] = all + at;
+        ocad_h5c_touched(f, s, d, S.lists[d]);
     }
-    for (int d = 0, at = 0; d < nd; at += (int)nl[d], d++) {
-        lists[d] = all + at;
-        touched(g, d, s, lists[d]);
-    }
-    pthread_mutex_init(&b.mu, NULL);
-    rc = read_batches(f, &b, (const int64_t *const *)lists, nl, scr, nw, per,
-                      raw_cap, maxch, where);
-    pthread_mutex_destroy(&b.mu);
-    if (!rc) {
-        int64_t elems = passion_section_elems(s, nd);
-        ctx->cnt.bytes_useful += (uint64_t)(elems * g->esize);
-    }
-out:
-    if (scr)
-        core_stage_free(ctx, scr, (int64_t)(per * nw));
-    core_free(ctx, b.ch);
+    int64_t left = ctx->opt.memory_budget - ctx->staging_now;
+    int rc = engine(f, sec_next, &S, nch, left > 0 ? left : 1, sec_use, &S);
+    if (!rc)
+        ctx->cnt.bytes_useful += (uint64_t)(passion_section_elems(s, nd) *
+                                            ocad_h5c_geom_of(f->h5c)->esize);
     core_free(ctx, all);
     return rc;
 }
@@ -408,6 +410,13 @@ int ocad_h5c_read(passion_file *f, const passion_section *s, void *buf,
     (void)s;
     (void)buf;
     (void)m;
+    return core_err(f->ctx, PASSION_ENOTSUP, "built without HDF5");
+}
+
+int ocad_h5c_each(passion_file *f, int64_t n, const int64_t *idx,
+                  int64_t budget, ocad_h5c_use use, void *arg)
+{
+    (void)n, (void)idx, (void)budget, (void)use, (void)arg;
     return core_err(f->ctx, PASSION_ENOTSUP, "built without HDF5");
 }
 

@@ -416,6 +416,43 @@ CORE_HIDDEN int ocad_h5c_open(passion_ctx *ctx, const char *path,
 CORE_HIDDEN void ocad_h5c_close(ocad_h5c *c);
 CORE_HIDDEN int ocad_h5c_read(passion_file *f, const passion_section *s,
                               void *buf, const passion_memspec *m);
+/*
+ * The pieces the collective layer needs to read each chunk once
+ * (fmt_h5_chunkgeom.c, fmt_h5_chunkread.c; f a chunked dataset):
+ * ocad_h5c_shape_of: its chunk geometry. ocad_h5c_touched: how many
+ * chunks section s touches along dimension d (their indices, ascending,
+ * into list unless NULL). ocad_h5c_box: 1 if s has elements in chunk idx,
+ * their section indices [k0, k1) per dimension. ocad_h5c_put: those
+ * elements, from the decoded chunk data (this machine's order; NULL: the
+ * fill value), into dst at element (doff[d] + k[d]) * dstride[d] summed
+ * (k the section index), in the section's index order: a packed piece is
+ * dstride of the box and doff = -k0. ocad_h5c_each: chunks idx[0 .. n)
+ * (nd indices each) read and decoded within budget bytes of staging,
+ * each handed once to use (on a worker thread: it may write only that
+ * chunk's own bytes) with its position in the list; 0 or a code with the
+ * detail written (rank-local).
+ */
+typedef struct ocad_h5c_shape {
+    int nd;
+    int64_t chunk[PASSION_MAX_DIMS];
+    int64_t nchunks[PASSION_MAX_DIMS];
+    int64_t esize, chunk_bytes;
+} ocad_h5c_shape;
+typedef void (*ocad_h5c_use)(void *arg, int64_t pos, const int64_t *idx,
+                             const unsigned char *data);
+CORE_HIDDEN void ocad_h5c_shape_of(const passion_file *f,
+                                   ocad_h5c_shape *out);
+CORE_HIDDEN int64_t ocad_h5c_touched(const passion_file *f,
+                                     const passion_section *s, int d,
+                                     int64_t *list);
+CORE_HIDDEN int ocad_h5c_box(const passion_file *f, const passion_section *s,
+                             const int64_t *idx, int64_t *k0, int64_t *k1);
+CORE_HIDDEN void ocad_h5c_put(const passion_file *f, const passion_section *s,
+                              const int64_t *idx, const unsigned char *data,
+                              char *dst, const int64_t *dstride,
+                              const int64_t *doff);
+CORE_HIDDEN int ocad_h5c_each(passion_file *f, int64_t n, const int64_t *idx,
+                              int64_t budget, ocad_h5c_use use, void *arg);
 /* ENOTSUP with the detail naming what (an access path other than a
    section read) if f is a chunked dataset, else 0. */
 CORE_HIDDEN int ocad_file_chunked_refuse(const passion_file *f,

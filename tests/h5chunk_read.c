@@ -7,7 +7,9 @@
  * element of margin on each side of every dimension, collective), and
  * writes the bytes it got to OUT.<rank> (mode "mem": the whole memory
  * array, margins set to 0xA5 before the read). It prints one line per rank,
- * "rank R open RC read RC: DETAIL", and exits 0: the script judges.
+ * "rank R open RC read RC bytes_read N: DETAIL" (N: the file bytes this
+ * rank's read call read, passion_counters_get), and exits 0: the script
+ * judges.
  */
 #include <mpi.h>
 #include <passion.h>
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
     passion_file *f = NULL;
     int orc = passion_open(ctx, argv[1], PASSION_MODE_RDONLY, NULL, &a, &f);
     int rrc = 0;
+    long long nread = 0;
     char detail[1024] = "";
     if (orc)
         snprintf(detail, sizeof detail, "%s", passion_ctx_errdetail(ctx));
@@ -91,6 +94,7 @@ int main(int argc, char **argv)
         }
         char *buf = malloc(n ? (size_t)n : 1);
         memset(buf, 0xA5, n ? (size_t)n : 1);
+        passion_counters_reset(ctx);
         if (!strcmp(mode, "ind"))
             rrc = passion_file_read(f, &s, buf, NULL, PASSION_METHOD_AUTO);
         else
@@ -100,6 +104,9 @@ int main(int argc, char **argv)
         if (rrc)
             snprintf(detail, sizeof detail, "%s",
                      passion_ctx_errdetail(ctx));
+        passion_counters cn;
+        passion_counters_get(ctx, &cn);
+        nread = (long long)cn.bytes_read;
         char out[4096];
         snprintf(out, sizeof out, "%s.%d", argv[3], rank);
         FILE *fp = fopen(out, "wb");
@@ -112,7 +119,8 @@ int main(int argc, char **argv)
         passion_file_close(f);
         passion_array_free(a);
     }
-    printf("rank %d open %d read %d: %s\n", rank, orc, rrc, detail);
+    printf("rank %d open %d read %d bytes_read %lld: %s\n", rank, orc, rrc,
+           nread, detail);
     fflush(stdout);
     passion_finalize(ctx);
     MPI_Finalize();

@@ -16,7 +16,9 @@ count, stride per dimension; a rank may have none), every rank its own,
 collectively (packed, and inside a larger memory array) and
 independently; every rank's bytes must equal h5py's read of the same
 selection in this machine's byte order. A small memory budget makes the
-reader work in batches. A chunk with one byte flipped (fletcher32, and a
+reader work in batches and rounds. Every rank reading the whole dataset
+collectively reads each chunk once in all (file bytes read summed over
+the ranks = the chunks' stored bytes), independently once per rank. A chunk with one byte flipped (fletcher32, and a
 deflate stream) fails on every rank with the same code and no data; a
 filter passion does not decode (scale-offset) is refused naming it. The
 passion command lists (ls), dumps and converts a chunked dataset, and
@@ -176,10 +178,11 @@ def run_reader(name, secs, mode, env=None):
                        capture_output=True, text=True, env=e, timeout=300)
     res = {}
     for line in p.stdout.splitlines():
-        m = re.match(r'rank (\d+) open (-?\d+) read (-?\d+): (.*)', line)
+        m = re.match(r'rank (\d+) open (-?\d+) read (-?\d+) bytes_read '
+                     r'(\d+): (.*)', line)
         if m:
             res[int(m.group(1))] = (int(m.group(2)), int(m.group(3)),
-                                    m.group(4))
+                                    m.group(5), int(m.group(4)))
     if p.returncode != 0 or len(res) != NP:
         fail(f"{name} {mode}: reader exit {p.returncode}, {p.stdout!r} "
              f"{p.stderr!r}")
@@ -208,7 +211,7 @@ def check_reads(fname, dname, mode, env=None, tag=''):
         secs = [rand_section(d.shape) for _ in range(NP)]
         res, data = run_reader(name, secs, mode, env)
         for r in range(NP):
-            orc, rrc, det = res.get(r, (None, None, ''))
+            orc, rrc, det, _ = res.get(r, (None, None, '', 0))
             if orc != 0 or rrc != 0:
                 fail(f"{fname}:{dname} {mode}{tag} rank {r} section "
                      f"{secs[r]}: open {orc} read {rrc}: {det}")
@@ -266,6 +269,30 @@ def corrupt_checks():
           and len(res) == NP, f"scale-offset not refused by name: {res}")
 
 
+def once_checks():
+    """Every rank reading the whole dataset collectively: each chunk is
+    read once in all (the file bytes read, summed over the ranks, are the
+    chunks' stored bytes); independently, once per rank."""
+    for fname, dname in (('new.h5', '/earray'), ('v1.h5', '/btree1'),
+                         ('new.h5', '/long')):
+        with h5py.File(path(fname), 'r') as f:
+            d = f[dname]
+            stored = sum(d.id.get_chunk_info(i).size
+                         for i in range(d.id.get_num_chunks()))
+            whole = [(0, n, 1) for n in d.shape]
+            want = want_of(d, whole).tobytes()
+        for mode, times in (('all', 1), ('ind', NP)):
+            res, data = run_reader(f"{path(fname)}:{dname}", [whole] * NP,
+                                   mode)
+            total = sum(v[3] for v in res.values())
+            check(all(v[1] == 0 for v in res.values()) and
+                  all(data[r] == want for r in range(NP)),
+                  f"{fname}:{dname} whole, {mode}: {res}")
+            check(total == times * stored, f"{fname}:{dname} whole, {mode} "
+                  f"at {NP} ranks read {total} bytes; the chunks hold "
+                  f"{stored} (want {times} x)")
+
+
 def cli(args, np_=NP):
     p = subprocess.run([MPIEXEC, '-n', str(np_), PASSION] + args,
                        capture_output=True, text=True, cwd=SCRATCH,
@@ -314,8 +341,11 @@ def main():
     # batches: a budget of a few chunks
     for fname, dname in (('new.h5', '/long'), ('new.h5', '/sparse'),
                          ('v1.h5', '/btree1')):
-        check_reads(fname, dname, 'all',
-                    {'PASSION_OPTIONS': 'memory_budget=16K'}, ' (16K budget)')
+        for mode in ('all', 'ind'):
+            check_reads(fname, dname, mode,
+                        {'PASSION_OPTIONS': 'memory_budget=16K'},
+                        ' (16K budget)')
+    once_checks()
     corrupt_checks()
     cli_checks()
     print(f"{checks} checks, {failures} failures (seed {SEED}, np {NP})")
