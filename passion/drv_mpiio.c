@@ -10,12 +10,21 @@
  * advice go through a descriptor of their own on the path (the page cache
  * is the file's, shared by every descriptor); no calibration reads (the
  * cost model keeps its defaults or the options).
+ *
+ * Names: a path is a file's path, as with every driver. ROMIO reads a
+ * name with a colon as FSTYPE:PATH (and refuses an unknown FSTYPE);
+ * Open MPI's OMPIO takes it literally. So a path with a colon is opened
+ * by this process first and handed to MPI as /proc/self/fd/N, a name
+ * every MPI-IO takes literally and on which ROMIO still finds the file
+ * system (statfs follows the link).
  */
 #include "core.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct mpiio_fh {
@@ -39,10 +48,36 @@ static int mpi_errno(int mrc)
     }
 }
 
+/* MPI_File_open of path; a path with a colon through a descriptor of
+   our own (the file's opening comment). */
+static int open_named(const char *path, int flags, int amode, MPI_File *fh)
+{
+    if (!strchr(path, ':')) {
+        int mrc = MPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, fh);
+        return mrc == MPI_SUCCESS ? 0 : -mpi_errno(mrc);
+    }
+    int oflags = O_CLOEXEC | ((flags & (CORE_O_RDWR | CORE_O_CREATE))
+                                  ? O_RDWR
+                                  : O_RDONLY);
+    if (flags & CORE_O_CREATE)
+        oflags |= O_CREAT;
+    if ((flags & CORE_O_CREATE) && (flags & CORE_O_EXCL))
+        oflags |= O_EXCL;
+    int fd = open(path, oflags, 0666);
+    if (fd < 0)
+        return -errno;
+    char name[48];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    /* the file exists now: no MPI_MODE_CREATE / EXCL on the link */
+    amode &= ~(MPI_MODE_CREATE | MPI_MODE_EXCL);
+    int mrc = MPI_File_open(MPI_COMM_SELF, name, amode, MPI_INFO_NULL, fh);
+    close(fd);
+    return mrc == MPI_SUCCESS ? 0 : -mpi_errno(mrc);
+}
+
 static int mpiio_open(passion_ctx *ctx, const char *path, int flags,
                       int direct, core_fh **out)
 {
-    (void)ctx;
     (void)direct;
     int amode = (flags & (CORE_O_RDWR | CORE_O_CREATE)) ? MPI_MODE_RDWR
                                                         : MPI_MODE_RDONLY;
@@ -53,11 +88,12 @@ static int mpiio_open(passion_ctx *ctx, const char *path, int flags,
     mpiio_fh *h = core_calloc(ctx, 1, sizeof *h);
     if (!h)
         return -ENOMEM;
-    int mrc = MPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, &h->fh);
-    if (mrc != MPI_SUCCESS) {
+    int rc = open_named(path, flags, amode, &h->fh);
+    if (rc) {
         core_free(ctx, h);
-        return -mpi_errno(mrc);
+        return rc;
     }
+    int mrc;
     if ((flags & CORE_O_TRUNC) &&
         (mrc = MPI_File_set_size(h->fh, 0)) != MPI_SUCCESS) {
         MPI_File_close(&h->fh);

@@ -78,11 +78,14 @@ def strip_launcher(err):
     return "".join(keep)
 
 
-def run(args, np_=None, expect=0):
-    """Run passion under mpiexec with np_ ranks; returns (rc, out, err)."""
+def run(args, np_=None, expect=0, options=None):
+    """Run passion under mpiexec with np_ ranks (options: PASSION_OPTIONS);
+    returns (rc, out, err)."""
     n = NP if np_ is None else np_
     cmd = [MPIEXEC, '-n', str(n), PASSION] + args
     env = dict(os.environ, HYDRA_LAUNCHER='fork')
+    if options is not None:
+        env['PASSION_OPTIONS'] = options
     p = subprocess.run(cmd, cwd=SCRATCH, capture_output=True, text=True,
                        env=env, timeout=300)
     if expect is not None and (p.returncode == 0) != (expect == 0):
@@ -726,6 +729,7 @@ def formats():
     format_refusals(A, I)
     format_records()
     format_casts()
+    format_drivers(A, I)
     if NP == 1:
         one_line_error(['ls', 'r.h5:/nothing'], 'no such HDF5 object')
         one_line_error(['dump', 't1.nc:nosuch'], 'no such variable')
@@ -775,6 +779,102 @@ def format_records():
         check(np.array_equal(nc_read(f, 'k', '>i2', (5,)), K) and
               np.array_equal(nc_read(f, 'z', '>i4', (7,)), Z),
               f"put into {f}:a changed another variable")
+
+
+def ref_h5(fname, dpath):
+    """A dataset as h5py reads it (h5dump's binary output without h5py)."""
+    try:
+        import h5py
+    except ImportError:
+        dt, shape, _ = h5_header(fname, dpath)
+        return h5_read(fname, dpath, dt, shape) if shape else None
+    with h5py.File(path(fname), 'r') as f:
+        return f[dpath][...]
+
+
+def ref_nc(fname, var):
+    """A variable as netCDF4-python reads it (ncdump's text without it)."""
+    try:
+        import netCDF4
+    except ImportError:
+        dt, shape = nc_header(fname, var)
+        return nc_read(fname, var, dt, tuple(int(x) for x in shape)) \
+            if shape else None
+    with netCDF4.Dataset(path(fname)) as f:
+        f.set_auto_maskandscale(False)
+        return np.array(f.variables[var][...])
+
+
+def format_drivers(A, I):
+    """Every format through every production driver (posix, mpiio):
+    dump, get into each format and put into an HDF5 dataset and a netCDF
+    variable, with the driver given by PASSION_OPTIONS, against numpy,
+    h5py and netCDF4-python; names with a colon in the file's own name
+    too (ROMIO would read 'co:lon.npy' as file system 'co')."""
+    shutil.copy(path('r.h5'), path('co:lon.h5'))
+    np.save(path('co:lon.npy'), A)
+    Pn = nrng.standard_normal((14, 7))
+    np.save(path('dp.npy'), Pn)
+    for drv in ('posix', 'mpiio'):
+        o = f"driver={drv}"
+        for name, sec, want in [
+                ('a.npy', '3:50:4,::3', A[3:50:4, ::3]),
+                ('co:lon.npy', '-9:,1::6', A[-9:, 1::6]),
+                ('r.h5:/fields/k', '::7,3:', ref_h5('r.h5', '/fields/k')),
+                ('co:lon.h5:/fields/u', '5:9,::4',
+                 ref_h5('co:lon.h5', '/fields/u')),
+                ('t1.nc:u', '1::5,2:30:3', ref_nc('t1.nc', 'u')),
+                ('t2.nc:k', '::9,:', ref_nc('t2.nc', 'k')),
+                ('t5.nc:w', '2::3', ref_nc('t5.nc', 'w'))]:
+            rc, out, err = run(['dump', name, sec], options=o)
+            if name.endswith('.npy'):
+                ref = want
+            elif want is None:
+                check(False, f"no reference for {name}")
+                continue
+            else:
+                ref = want[np_slice(sec, want.shape)]
+            kind = 'f8' if ref.dtype.kind == 'f' else 'i8'
+            check(rc == 0 and np.array_equal(dump_values(out, kind),
+                                              ref.ravel()),
+                  f"{o}: dump {name} {sec} against numpy/h5py/netCDF4: "
+                  f"{err.strip()}")
+        for f in [f"dg.{drv}.npy", f"dg.{drv}.h5", f"dg.{drv}.nc"]:
+            if os.path.exists(path(f)):
+                os.unlink(path(f))
+        run(['get', '--budget', '4K', 't1.nc:u', '3:50:4,::3', '-o',
+             f"dg.{drv}.h5:/g/u"], options=o)
+        got = ref_h5(f"dg.{drv}.h5", '/g/u') if os.path.exists(
+            path(f"dg.{drv}.h5")) else None
+        check(got is not None and np.array_equal(got, A[3:50:4, ::3]),
+              f"{o}: get t1.nc:u -> dg.{drv}.h5:/g/u (h5py)")
+        run(['get', '--budget', '4K', 'r.h5:/fields/k', '-5:,1:30:2', '-o',
+             f"dg.{drv}.nc:k"], options=o)
+        got = ref_nc(f"dg.{drv}.nc", 'k') if os.path.exists(
+            path(f"dg.{drv}.nc")) else None
+        check(got is not None and np.array_equal(got, I[-5:, 1:30:2]),
+              f"{o}: get r.h5:/fields/k -> dg.{drv}.nc:k (netCDF4)")
+        run(['get', 'co:lon.h5:/fields/u', '::2,::5', '-o',
+             f"dg.{drv}.npy"], options=o)
+        got = np.load(path(f"dg.{drv}.npy")) if os.path.exists(
+            path(f"dg.{drv}.npy")) else None
+        check(got is not None and np.array_equal(got, A[::2, ::5]),
+              f"{o}: get co:lon.h5:/fields/u -> dg.{drv}.npy (numpy)")
+        shutil.copy(path('r.h5'), path(f"dw.{drv}.h5"))
+        shutil.copy(path('t1.nc'), path(f"dw.{drv}.nc"))
+        run(['put', '--budget', '4K', 'dp.npy', f"dw.{drv}.h5:/fields/u",
+             '1:41:3,2::5'], options=o)
+        run(['put', 'dp.npy', f"dw.{drv}.nc:u", '-14:,::6'], options=o)
+        m = A.copy()
+        m[1:41:3, 2::5] = Pn
+        got = ref_h5(f"dw.{drv}.h5", '/fields/u')
+        check(got is not None and np.array_equal(got, m),
+              f"{o}: put dp.npy into dw.{drv}.h5:/fields/u (h5py)")
+        m = A.copy()
+        m[-14:, ::6] = Pn
+        got = ref_nc(f"dw.{drv}.nc", 'u')
+        check(got is not None and np.array_equal(got, m),
+              f"{o}: put dp.npy into dw.{drv}.nc:u (netCDF4)")
 
 
 # ------------------------------------- refusing rather than corrupting
