@@ -22,7 +22,8 @@ the ranks = the chunks' stored bytes), independently once per rank. A chunk with
 deflate stream) fails on every rank with the same code and no data; a
 filter passion does not decode (scale-offset) is refused naming it. The
 passion command lists (ls), dumps and converts a chunked dataset, and
-refuses to write into one. The seed is printed; failures name it.
+refuses to write into one. A netCDF-4 file that ncgen wrote (where it is
+installed) is read the same way by file.nc:var. The seed is printed; failures name it.
 """
 import os
 import random
@@ -94,6 +95,39 @@ def implicit(f, name, shape, dt, chunks):
     return f[name]
 
 
+def netcdf4(cases):
+    """A netCDF-4 file (HDF5 inside) from ncgen: a deflated, shuffled
+    record variable and a fletcher32 one, opened as file.nc:var."""
+    if not shutil.which('ncgen'):
+        print("ncgen not found: no netCDF-4 case")
+        return
+    temp = ', '.join(str(v) for v in values((6, 9, 11), 'f8').ravel())
+    small = ', '.join(str(v) for v in values((9, 11), 'i2').ravel())
+    cdl = f"""netcdf nc4 {{
+dimensions:
+  t = UNLIMITED ;
+  y = 9 ;
+  x = 11 ;
+variables:
+  double temp(t, y, x) ;
+    temp:_ChunkSizes = 2, 4, 5 ;
+    temp:_DeflateLevel = 4 ;
+    temp:_Shuffle = "true" ;
+  short small(y, x) ;
+    small:_ChunkSizes = 3, 3 ;
+    small:_Fletcher32 = "true" ;
+data:
+  temp = {temp} ;
+  small = {small} ;
+}}
+"""
+    with open(path('nc4.cdl'), 'w') as fp:
+        fp.write(cdl)
+    subprocess.run(['ncgen', '-k', 'nc4', '-o', path('nc4.nc'),
+                    path('nc4.cdl')], check=True)
+    cases += [('nc4.nc', 'temp'), ('nc4.nc', 'small')]
+
+
 def make_files():
     """Datasets (file, name) of every index, filter and type."""
     cases = []
@@ -145,6 +179,7 @@ def make_files():
         cases += [('new.h5', n) for n in
                   ('/farray', '/earray', '/btree2', '/single', '/implicit',
                    '/sparse', '/sparse_i4', '/masked', '/long', '/four')]
+    netcdf4(cases)
     return cases
 
 
