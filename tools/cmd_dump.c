@@ -6,6 +6,7 @@
  * collective calls; only rank 0 prints; exit 0 on success, 1 with one
  * line on stderr on failure, 2 for a usage error.
  */
+#include "dump_text.h"
 #include "files.h"
 
 #include <inttypes.h>
@@ -21,69 +22,171 @@ static const char dump_usage[] =
     "  Print the values of a section as text, in index order (the last\n"
     "  dimension fastest), in bounded memory for any size: one line per at\n"
     "  most 8 consecutive values of the last dimension, starting with the\n"
-    "  global index of its first value: \"[i,j] v v v\".\n"
+    "  global index of its first value: \"[i,j] v v v\". Floats print\n"
+    "  as the shortest text that reads back to the same value of their\n"
+    "  type (0.1, not 0.10000000000000001), float16 too; a netCDF char\n"
+    "  variable prints each row of its last dimension as one quoted\n"
+    "  text, as ncdump does (\"[i,0] \"abc\"\"); other types without a\n"
+    "  number passion knows (bytes) as 0x and their bytes.\n"
     "  SECTION is numpy-like, one entry per dimension: \"0:100:2,5:50\"\n"
     "  (start:stop:step, negative indices from the end, missing\n"
     "  dimensions whole); or give it as\n"
     "  --start I,J,..  --count N,M,..  --stride S,T,..  (like h5dump -s -c\n"
     "                  -S; missing: start 0, stride 1, count to the end)\n"
     "  --file Q        a local set: dump file Q's local array (ghosts\n"
-    "                  included, as stored), indices local\n";
+    "                  included, as stored), indices local\n"
+    "  --progress      a progress line on stderr (every 5 s off a\n"
+    "                  terminal; PASSION_PROGRESS_INTERVAL=SECONDS)\n";
 
-/* One value as text (numpy-like: floats with 17 significant digits). */
-static void put_value(FILE *o, const unsigned char *p, char kind,
-                      int64_t es)
+/* What rank 0 prints: a section of an open file. */
+typedef struct dump_job {
+    passion_ctx *ctx, *fctx; /* the budget's; the file's (its errors) */
+    passion_file *f;
+    const passion_array_spec *s;
+    const cli_sect *sec;
+    const char *file;
+    int progress;  /* --progress */
+    int text_rows; /* a netCDF char variable: rows of the last dimension
+                      as text (the only netCDF type passion takes as
+                      bytes) */
+    cli_out out;
+    cli_prog prog;
+    int64_t done, total; /* values printed, and in all */
+} dump_job;
+
+/* "[i,j,..]": the global index of a line's first value. */
+static void put_index(dump_job *j, const passion_section *ps,
+                      const int64_t *idx)
 {
-    switch (kind) {
-    case 'b':
-        fputs(*p ? "True" : "False", o);
-        return;
-    case 'i':
-    case 'u': {
-        uint64_t u = 0;
-        memcpy(&u, p, (size_t)es); /* little-endian machine */
-        if (kind == 'i' && es < 8 && (u >> (es * 8 - 1)) & 1)
-            u |= ~(uint64_t)0 << (es * 8);
-        if (kind == 'i')
-            fprintf(o, "%" PRId64, (int64_t)u);
-        else
-            fprintf(o, "%" PRIu64, u);
-        return;
+    cli_out_printf(&j->out, "[");
+    for (int d = 0; d < j->s->ndims; d++)
+        cli_out_printf(&j->out, "%s%" PRId64, d ? "," : "",
+                       ps->start[d] + idx[d] * ps->stride[d]);
+    cli_out_printf(&j->out, "]");
+}
+
+/* Progress every 4096 values (the cli_prog's interval decides what
+   shows). */
+static void dump_step(dump_job *j, int64_t n)
+{
+    int64_t before = j->done;
+    j->done += n;
+    if (before / 4096 != j->done / 4096)
+        cli_prog_update(&j->prog, (double)j->done / (double)j->total,
+                        (uint64_t)(j->done * j->s->elem_size));
+}
+
+/* One chunk's n values, read into buf in the file's storage order
+   (element strides st), printed in index order. */
+static void dump_chunk(dump_job *j, const passion_section *ps,
+                       const int64_t *off, const int64_t *cnt,
+                       const int64_t *st, const unsigned char *buf,
+                       int64_t n)
+{
+    int nd = j->s->ndims;
+    int64_t es = j->s->elem_size, last = cnt[nd - 1];
+    char kind = cli_type_kind(j->s);
+    int64_t idx[CLI_MAX_DIMS] = {0};
+    unsigned char row[CLI_OUT_ITEM];
+    for (int64_t e = 0; e < n;) {
+        int64_t bo = 0;
+        for (int d = 0; d < nd; d++)
+            bo += idx[d] * st[d];
+        if (j->text_rows) {
+            /* a row of the last dimension: one quoted text per line, as
+               ncdump prints char (in pieces where a row is long) */
+            int64_t k = last - idx[nd - 1];
+            k = k < (int64_t)sizeof row ? k : (int64_t)sizeof row;
+            for (int64_t i = 0; i < k; i++)
+                row[i] = buf[bo + i * st[nd - 1]];
+            put_index(j, ps, idx);
+            cli_out_printf(&j->out, " ");
+            cli_out_text(&j->out, row, k);
+            cli_out_printf(&j->out, "\n");
+            idx[nd - 1] += k - 1;
+            e += k;
+            dump_step(j, k);
+        } else {
+            /* a line per 8 values of the last dimension (and at each
+               chunk's start), headed by its first value's index */
+            int64_t pos = off[nd - 1] + idx[nd - 1];
+            if (e == 0 || pos % 8 == 0) {
+                if (e)
+                    cli_out_printf(&j->out, "\n");
+                put_index(j, ps, idx);
+            }
+            cli_out_printf(&j->out, " ");
+            cli_out_value(&j->out, buf + bo * es, kind, es);
+            e++;
+            dump_step(j, 1);
+        }
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < cnt[d])
+                break;
+            idx[d] = 0;
+        }
     }
-    case 'f':
-        if (es == 4) {
-            float f;
-            memcpy(&f, p, 4);
-            fprintf(o, "%.9g", (double)f);
-            return;
-        }
-        if (es == 8) {
-            double f;
-            memcpy(&f, p, 8);
-            fprintf(o, "%.17g", f);
-            return;
-        }
-        break;
-    case 'c':
-        if (es == 8) {
-            float f[2];
-            memcpy(f, p, 8);
-            fprintf(o, "(%.9g%+.9gj)", (double)f[0], (double)f[1]);
-            return;
-        }
-        if (es == 16) {
-            double f[2];
-            memcpy(f, p, 16);
-            fprintf(o, "(%.17g%+.17gj)", f[0], f[1]);
-            return;
-        }
-        break;
-    default:
-        break;
+    if (n && !j->text_rows)
+        cli_out_printf(&j->out, "\n");
+}
+
+/* Rank 0: read the section chunk by chunk (index order: the chunker
+   with the identity order, each chunk at most the budget) and print it;
+   0 or 1 (message printed). */
+static int dump_print(dump_job *j)
+{
+    const passion_array_spec *s = j->s;
+    int nd = s->ndims, status = 0;
+    int64_t es = s->elem_size, max = cli_chunk_of(j->ctx) / es;
+    int ident[CLI_MAX_DIMS];
+    for (int d = 0; d < nd; d++)
+        ident[d] = d;
+    cli_chunks k;
+    cli_chunks_init(&k, nd, j->sec->count, ident, max);
+    j->total = 1;
+    for (int d = 0; d < nd; d++)
+        j->total *= j->sec->count[d];
+    unsigned char *buf = malloc((size_t)(max * es));
+    if (!buf || cli_out_init(&j->out, stdout, 1 << 20)) {
+        free(buf);
+        return cli_fail("dump", "no memory for %" PRId64 " bytes",
+                        max * es + (1 << 20));
     }
-    fputs("0x", o); /* anything else: its bytes in hex, as stored */
-    for (int64_t i = 0; i < es; i++)
-        fprintf(o, "%02x", p[i]);
+    cli_prog_start(&j->prog, "dump", j->progress);
+    for (int64_t i = 0; i < k.total && !status; i++) {
+        int64_t off[CLI_MAX_DIMS], cnt[CLI_MAX_DIMS], st[CLI_MAX_DIMS];
+        cli_chunks_get(&k, i, off, cnt);
+        passion_section ps;
+        memset(&ps, 0, sizeof ps);
+        int64_t n = 1;
+        for (int d = 0; d < nd; d++) {
+            ps.start[d] = j->sec->start[d] + off[d] * j->sec->stride[d];
+            ps.count[d] = cnt[d];
+            ps.stride[d] = j->sec->stride[d];
+            n *= cnt[d];
+        }
+        int rc = passion_file_read(j->f, &ps, buf, NULL,
+                                   PASSION_METHOD_AUTO);
+        if (rc) {
+            cli_out_flush(&j->out); /* what was read before, then why */
+            status = cli_fail_rc("dump", j->fctx, rc, j->file);
+            break;
+        }
+        /* the buffer is in the file's storage order */
+        int64_t sst = 1;
+        for (int d = nd - 1; d >= 0; d--) {
+            st[s->order[d]] = sst;
+            sst *= cnt[s->order[d]];
+        }
+        dump_chunk(j, &ps, off, cnt, st, buf, n);
+    }
+    if (cli_out_flush(&j->out) && !status)
+        status = cli_fail("dump", "writing the values failed");
+    if (!status)
+        cli_prog_end(&j->prog, (uint64_t)(j->done * es));
+    cli_out_free(&j->out);
+    free(buf);
+    return status;
 }
 
 static int parse_dims_opt(const char *cmd, const char *what, const char *v,
@@ -209,74 +312,13 @@ int cli_dump(int argc, char **argv)
         passion_finalize(ctx);
         return 1;
     }
-    /* rank 0 reads chunk by chunk (index order: the chunker with the
-       identity order) and prints */
     if (cli_rank() == 0) {
-        int64_t es = s->elem_size, max = cli_chunk_of(ctx) / es;
-        char kind = cli_type_kind(s);
-        int ident[CLI_MAX_DIMS];
-        for (int d = 0; d < nd; d++)
-            ident[d] = d;
-        cli_chunks k;
-        cli_chunks_init(&k, nd, sec.count, ident, max);
-        unsigned char *buf = malloc((size_t)(max * es));
-        if (!buf)
-            status = cli_fail("dump", "no memory for %" PRId64 " bytes",
-                              max * es);
-        for (int64_t i = 0; i < k.total && !status; i++) {
-            int64_t off[CLI_MAX_DIMS], cnt[CLI_MAX_DIMS], st[CLI_MAX_DIMS];
-            cli_chunks_get(&k, i, off, cnt);
-            passion_section ps;
-            memset(&ps, 0, sizeof ps);
-            int64_t n = 1;
-            for (int d = 0; d < nd; d++) {
-                ps.start[d] = sec.start[d] + off[d] * sec.stride[d];
-                ps.count[d] = cnt[d];
-                ps.stride[d] = sec.stride[d];
-                n *= cnt[d];
-            }
-            int rc = passion_file_read(f, &ps, buf, NULL,
-                                       PASSION_METHOD_AUTO);
-            if (rc) {
-                status = cli_fail_rc("dump", fctx, rc, file);
-                break;
-            }
-            /* the buffer is in the file's storage order */
-            int64_t sst = 1;
-            for (int j = nd - 1; j >= 0; j--) {
-                st[s->order[j]] = sst;
-                sst *= cnt[s->order[j]];
-            }
-            int64_t idx[CLI_MAX_DIMS] = {0};
-            for (int64_t e = 0; e < n; e++) {
-                /* a line per 8 values of the last dimension (and at each
-                   chunk's start), headed by its first value's index */
-                int64_t pos = off[nd - 1] + idx[nd - 1];
-                if (e == 0 || pos % 8 == 0) {
-                    if (e)
-                        putchar('\n');
-                    putchar('[');
-                    for (int d = 0; d < nd; d++)
-                        printf("%s%" PRId64, d ? "," : "",
-                               ps.start[d] + idx[d] * ps.stride[d]);
-                    putchar(']');
-                }
-                int64_t bo = 0;
-                for (int d = 0; d < nd; d++)
-                    bo += idx[d] * st[d];
-                putchar(' ');
-                put_value(stdout, buf + bo * es, kind, es);
-                for (int d = nd - 1; d >= 0; d--) {
-                    if (++idx[d] < cnt[d])
-                        break;
-                    idx[d] = 0;
-                }
-            }
-            if (n)
-                putchar('\n');
-        }
-        free(buf);
-        fflush(stdout);
+        dump_job j = {.ctx = ctx, .fctx = fctx, .f = f, .s = s, .sec = &sec,
+                      .file = file, .progress = c.progress,
+                      .text_rows = cli_name_kind(file) == 'c' &&
+                                   s->kind == PASSION_KIND_BYTES &&
+                                   s->elem_size == 1};
+        status = dump_print(&j);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     cli_close(&o);

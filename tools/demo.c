@@ -10,6 +10,7 @@
 #include "apps.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ typedef struct demo_cfg {
     int64_t img;       /* image: img x img uint8 */
     int window;
     int64_t ratio;     /* each rank's part / its memory budget */
+    int64_t budget;    /* --budget: each rank's (0: the part / ratio) */
+    int sized;         /* 1 --jacobi, 2 --image: given, not from budget */
     char dir[400];
     int keep;
     int size;
@@ -30,13 +33,17 @@ typedef struct demo_cfg {
 static const char demo_usage[] =
     "usage: mpiexec -n P passion demo [--quick] [--jacobi N] [--iters K]\n"
     "                                 [--image N] [--window W] [--ratio R]\n"
-    "                                 [--dir DIR] [--keep]\n"
+    "                                 [--budget SIZE] [--dir DIR] [--keep]\n"
     "  --jacobi N   Jacobi grid N x N float64 (default 8192: 512 MiB)\n"
     "  --iters K    Jacobi sweeps (default 40)\n"
     "  --image N    median filter image N x N 8-bit (default 16384: 256 MiB)\n"
     "  --window W   odd median window (default 5)\n"
     "  --ratio R    each rank's part of an array is R times its memory\n"
     "               budget (default 16, at least 8)\n"
+    "  --budget SIZE  each rank's memory budget (K, M, G suffixes); the\n"
+    "               arrays not sized by --jacobi or --image are then made\n"
+    "               R times the budget per rank (default: the budget is\n"
+    "               each rank's part of an array / R)\n"
     "  --dir DIR    where the files go (default $TMPDIR or /tmp): in a\n"
     "               new directory DIR/passion-demo-XXXXXX made for this\n"
     "               run (never an existing one, so no file of yours is\n"
@@ -158,6 +165,44 @@ static void row(const char *name, const app_report *r, double hidden)
         say(" %9s\n", "-");
 }
 
+/* --budget SIZE as the memory_budget option reads it; 0 or 2 (said). */
+static int parse_budget(const char *v, int64_t *out)
+{
+    passion_options *o = NULL;
+    char b[32] = "";
+    int rc = passion_options_create(&o);
+    if (!rc)
+        rc = passion_options_set(o, "memory_budget", v);
+    if (!rc)
+        rc = passion_options_get(o, "memory_budget", b, sizeof b);
+    passion_options_free(o);
+    *out = rc ? 0 : strtoll(b, NULL, 10);
+    if (*out > 0)
+        return 0;
+    if (cli_rank() == 0)
+        fprintf(stderr, "passion demo: --budget %s: want a size in bytes "
+                "> 0 (K, M, G suffixes)\n", v);
+    return 2;
+}
+
+/* The side of a square of `es`-byte elements whose rank parts are ratio
+   times the budget. */
+static int64_t side_for(const demo_cfg *c, int64_t es)
+{
+    double bytes = (double)c->ratio * (double)c->budget * c->size;
+    return (int64_t)floor(sqrt(bytes / (double)es));
+}
+
+/* Arrays not sized by --jacobi / --image: ratio times the budget. */
+static void size_from_budget(demo_cfg *c)
+{
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    if (!(c->sized & 1))
+        c->jn = side_for(c, 8);
+    if (!(c->sized & 2))
+        c->img = side_for(c, 1);
+}
+
 static int parse(demo_cfg *c, int argc, char **argv)
 {
     c->jn = 8192;
@@ -180,15 +225,19 @@ static int parse(demo_cfg *c, int argc, char **argv)
                 cli_usage(stdout, demo_usage);
             return 1;
         } else if (v && !strcmp(a, "--jacobi")) {
-            c->jn = atoll(v), i++;
+            c->jn = atoll(v), i++, c->sized |= 1;
         } else if (v && !strcmp(a, "--iters")) {
             c->iters = atoi(v), i++;
         } else if (v && !strcmp(a, "--image")) {
-            c->img = atoll(v), i++;
+            c->img = atoll(v), i++, c->sized |= 2;
         } else if (v && !strcmp(a, "--window")) {
             c->window = atoi(v), i++;
         } else if (v && !strcmp(a, "--ratio")) {
             c->ratio = atoll(v), i++;
+        } else if (v && !strcmp(a, "--budget")) {
+            if (parse_budget(v, &c->budget))
+                return 2;
+            i++;
         } else if (v && !strcmp(a, "--dir")) {
             snprintf(c->dir, sizeof c->dir, "%s", v), i++;
         } else {
@@ -198,6 +247,8 @@ static int parse(demo_cfg *c, int argc, char **argv)
             return 2;
         }
     }
+    if (c->budget)
+        size_from_budget(c);
     if (c->jn < 16 || c->img < 16 || c->iters < 1 || c->window < 1 ||
         c->window % 2 == 0 || c->window > 15 || c->ratio < 8) {
         if (cli_rank() == 0)
@@ -215,7 +266,8 @@ static int budget_ctx(const demo_cfg *c, int64_t bytes, passion_ctx **ctx)
     int rc = passion_options_create(&o);
     if (!rc)
         rc = passion_options_set_int(o, "memory_budget",
-                                     bytes / c->size / c->ratio);
+                                     c->budget ? c->budget
+                                               : bytes / c->size / c->ratio);
     if (!rc)
         rc = passion_init(MPI_COMM_WORLD, o, ctx);
     else

@@ -474,6 +474,12 @@ void cli_prog_start(cli_prog *p, const char *what, int mode)
     p->what = what;
     p->mode = cli_rank() == 0 ? mode : 0;
     p->tty = isatty(2);
+    /* seconds between lines when stderr is no terminal */
+    const char *iv = getenv("PASSION_PROGRESS_INTERVAL");
+    char *end = NULL;
+    p->interval = iv && *iv ? strtod(iv, &end) : 5;
+    if (!end || *end || !(p->interval >= 0))
+        p->interval = 5;
     p->t0 = p->last = MPI_Wtime();
     if (p->mode == 1)
         cli_prog_update(p, 0, 0);
@@ -496,7 +502,7 @@ void cli_prog_update(cli_prog *p, double fraction, uint64_t bytes)
     double now = MPI_Wtime(), el = now - p->t0;
     if (p->mode < 0 && el < 2)
         return; /* auto: only commands that run a while */
-    if (!p->tty && p->shown && now - p->last < 5)
+    if (!p->tty && p->shown && now - p->last < p->interval)
         return;
     if (p->tty && p->shown && now - p->last < 0.2)
         return;

@@ -184,6 +184,8 @@ typedef struct cli_prog {
     int mode;          /* -1 auto, 0 off, 1 on */
     int tty;
     double t0, last;
+    double interval; /* s between lines off a terminal: 5, or the
+                        environment's PASSION_PROGRESS_INTERVAL */
     int shown;
 } cli_prog;
 void cli_prog_start(cli_prog *p, const char *what, int mode);

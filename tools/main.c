@@ -61,6 +61,7 @@ static const char usage_tail[] =
     "  mpiexec -n 2 passion demo\n"
     "  mpiexec -n 2 passion demo --quick --dir /tmp\n"
     "  PASSION_ENGINE=thread mpiexec -n 2 passion demo --quick --ratio 32\n"
+    "  mpiexec -n 2 passion demo --quick --budget 512K\n"
     "  passion ls run.h5:/fields/u\n"
     "  passion get run.nc:u 0:10,::4 -o u.npy\n"
     "  mpiexec -n 2 passion convert u.npy 'u.%d.laf' --dist 'CYCLIC(256),*'\n";
