@@ -18,7 +18,8 @@
 !  - indices are Fortran's: 1-based global indices, dimension numbers 1..n;
 !    a local file's interior is 1..n and its ghost cells 1-g..0 and
 !    n+1..n+g; a section is lo:hi:stride per dimension (hi < lo: empty),
-!    or lo and count; an array made here is column-major
+!    or lo and count (passion_section takes integer arrays of any kind,
+!    kinds mixed in one call); an array made here is column-major
 !    (PASSION_COL_MAJOR) with the dimensions in Fortran order, so a
 !    section's data land in a Fortran array of its count box;
 !  - an array stored row-major (a C-order .npy file, or a spec with
@@ -36,7 +37,8 @@
 !    or PASSION_ERANGE without a detail in passion_ctx_errdetail.
 module passion
   use, intrinsic :: iso_c_binding
-  use, intrinsic :: iso_fortran_env, only : int32, int64, real64
+  use, intrinsic :: iso_fortran_env, only : int8, int16, int32, int64, &
+       real64
   use mpi_f08, only : MPI_Comm, MPI_Datatype, MPI_Comm_size
   implicit none
   private
@@ -732,6 +734,9 @@ module passion
        passion_array_local_bytes, passion_array_owner, &
        passion_array_global_index, passion_array_spec_read
   public :: passion_section_elems, passion_section_plan
+  ! not in the generic: the old specifics' symbols, for binaries built
+  ! against the module before passion_section took mixed kinds
+  public :: section_i4, section_i8
   public :: passion_open, passion_file_open, passion_file_close, &
        passion_file_sync, passion_file_rename, passion_file_drop_cache, &
        passion_file_path, passion_file_read_local, passion_file_write_local, &
@@ -777,7 +782,7 @@ module passion
   end interface passion_array_spec_init
 
   interface passion_section
-     module procedure section_i4, section_i8
+     module procedure section_any
   end interface passion_section
 
   ! read / write: the access kinds of passion_file_{read,write}{,_all,
@@ -1317,116 +1322,85 @@ contains
   ! ------------------------------------------------------------ sections
 
   ! passion_section(lo, hi [, stride] [, at]) or
-  ! passion_section(lo, count=c [, stride] [, at]): lo, hi, stride, count
-  ! and at of the same integer kind (default or int64), size(lo) = rank.
+  ! passion_section(lo, count=c [, stride] [, at]): size(lo) = rank, the
+  ! others of the same size; each argument an integer array of any kind
+  ! (default, int64, int32, int16, int8), kinds mixed freely. One specific
+  ! with unlimited polymorphic dummies: a generic cannot have a specific
+  ! per combination of kinds (specifics that differ only in optional
+  ! arguments are ambiguous). A non-integer argument marks the section
+  ! invalid (PASSION_EINVAL where it is used).
+  function section_any(lo, hi, stride, count, at) result(s)
+    class(*), intent(in) :: lo(:)
+    class(*), intent(in), optional :: hi(:), stride(:), count(:), at(:)
+    type(passion_section) :: s
+    integer(int64) :: l(PASSION_MAX_DIMS), h(PASSION_MAX_DIMS), &
+         st(PASSION_MAX_DIMS), c(PASSION_MAX_DIMS), a(PASSION_MAX_DIMS)
+    integer :: nd
+    logical :: ok
+    s%nd = -1
+    nd = size(lo)
+    if (nd < 1 .or. nd > PASSION_MAX_DIMS .or. present(hi) .eqv. &
+         present(count)) return
+    st = 1
+    ok = sec_ints(lo, nd, l)
+    if (ok .and. present(stride)) ok = sec_ints(stride, nd, st)
+    if (ok .and. present(hi)) ok = sec_ints(hi, nd, h)
+    if (ok .and. present(count)) ok = sec_ints(count, nd, c)
+    if (ok .and. present(at)) ok = sec_ints(at, nd, a)
+    if (.not. ok) return
+    s%nd = nd
+    s%lo(1:nd) = l(1:nd)
+    s%stride(1:nd) = st(1:nd)
+    if (present(hi)) then
+       s%hi(1:nd) = h(1:nd)
+    else
+       s%hi(1:nd) = l(1:nd) + (c(1:nd) - 1) * st(1:nd)
+       where (c(1:nd) <= 0) s%hi(1:nd) = l(1:nd) - 1
+    end if
+    if (present(at)) then
+       s%at(1:nd) = a(1:nd)
+       s%has_at = .true.
+    end if
+  end function section_any
+
+  ! The specifics of the generic before it took any kind (one kind per
+  ! call), kept for programs compiled against that module: the same
+  ! section as section_any.
   function section_i8(lo, hi, stride, count, at) result(s)
     integer(int64), intent(in) :: lo(:)
     integer(int64), intent(in), optional :: hi(:), stride(:), count(:), at(:)
     type(passion_section) :: s
-    integer :: nd
-    nd = size(lo)
-    s%nd = nd
-    if (nd < 1 .or. nd > PASSION_MAX_DIMS .or. present(hi) .eqv. &
-         present(count)) then
-       s%nd = -1
-       return
-    end if
-    s%lo(1:nd) = lo
-    if (present(stride)) then
-       if (size(stride) /= nd) s%nd = -1
-       if (s%nd < 0) return
-       s%stride(1:nd) = stride
-    end if
-    if (present(hi)) then
-       if (size(hi) /= nd) s%nd = -1
-       if (s%nd < 0) return
-       s%hi(1:nd) = hi
-    else
-       if (size(count) /= nd) s%nd = -1
-       if (s%nd < 0) return
-       s%hi(1:nd) = lo + (count - 1) * s%stride(1:nd)
-       where (count <= 0) s%hi(1:nd) = lo - 1
-    end if
-    if (present(at)) then
-       if (size(at) /= nd) s%nd = -1
-       if (s%nd < 0) return
-       s%at(1:nd) = at
-       s%has_at = .true.
-    end if
+    s = section_any(lo, hi, stride, count, at)
   end function section_i8
 
   function section_i4(lo, hi, stride, count, at) result(s)
     integer(int32), intent(in) :: lo(:)
     integer(int32), intent(in), optional :: hi(:), stride(:), count(:), at(:)
     type(passion_section) :: s
-    integer(int64) :: h(PASSION_MAX_DIMS), st(PASSION_MAX_DIMS), &
-         c(PASSION_MAX_DIMS), a(PASSION_MAX_DIMS)
-    integer :: nh, ns, nc, na
-    h = 0; st = 1; c = 0; a = 1
-    nh = 0; ns = 0; nc = 0; na = 0
-    if (size(lo) > PASSION_MAX_DIMS .or. present(hi) .eqv. present(count)) then
-       s%nd = -1
-       return
-    end if
-    if (present(hi)) nh = min(size(hi), PASSION_MAX_DIMS + 1)
-    if (present(stride)) ns = min(size(stride), PASSION_MAX_DIMS + 1)
-    if (present(count)) nc = min(size(count), PASSION_MAX_DIMS + 1)
-    if (present(at)) na = min(size(at), PASSION_MAX_DIMS + 1)
-    if (max(nh, ns, nc, na) > PASSION_MAX_DIMS) then
-       s%nd = -1
-       return
-    end if
-    if (present(hi)) h(1:nh) = hi(1:nh)
-    if (present(stride)) st(1:ns) = stride(1:ns)
-    if (present(count)) c(1:nc) = count(1:nc)
-    if (present(at)) a(1:na) = at(1:na)
-    s = section_opt(int(lo, int64), present(hi), h(1:nh), present(stride), &
-         st(1:ns), present(count), c(1:nc), present(at), a(1:na))
+    s = section_any(lo, hi, stride, count, at)
   end function section_i4
 
-  ! section_i4's call of section_i8 with the present arguments only
-  function section_opt(lo, ph, h, ps, st, pc, c, pa, a) result(s)
-    integer(int64), intent(in) :: lo(:), h(:), st(:), c(:), a(:)
-    logical, intent(in) :: ph, ps, pc, pa
-    type(passion_section) :: s
-    if (ps) then
-       if (pa) then
-          if (ph) then
-             s = section_i8(lo, hi=h, stride=st, at=a)
-          else if (pc) then
-             s = section_i8(lo, count=c, stride=st, at=a)
-          else
-             s = section_i8(lo, stride=st, at=a)
-          end if
-       else
-          if (ph) then
-             s = section_i8(lo, hi=h, stride=st)
-          else if (pc) then
-             s = section_i8(lo, count=c, stride=st)
-          else
-             s = section_i8(lo, stride=st)
-          end if
-       end if
-    else
-       if (pa) then
-          if (ph) then
-             s = section_i8(lo, hi=h, at=a)
-          else if (pc) then
-             s = section_i8(lo, count=c, at=a)
-          else
-             s = section_i8(lo, at=a)
-          end if
-       else
-          if (ph) then
-             s = section_i8(lo, hi=h)
-          else if (pc) then
-             s = section_i8(lo, count=c)
-          else
-             s = section_i8(lo)
-          end if
-       end if
-    end if
-  end function section_opt
+  ! x as int64 into out(1:nd); .false. when x is no integer or not of nd
+  ! elements
+  logical function sec_ints(x, nd, out) result(ok)
+    class(*), intent(in) :: x(:)
+    integer, intent(in) :: nd
+    integer(int64), intent(inout) :: out(:)
+    ok = size(x) == nd
+    if (.not. ok) return
+    select type (x)
+    type is (integer(int64))
+       out(1:nd) = x
+    type is (integer(int32))
+       out(1:nd) = int(x, int64)
+    type is (integer(int16))
+       out(1:nd) = int(x, int64)
+    type is (integer(int8))
+       out(1:nd) = int(x, int64)
+    class default
+       ok = .false.
+    end select
+  end function sec_ints
 
   ! elements per dimension of a section (0 where hi < lo)
   pure function sec_counts(s) result(c)
