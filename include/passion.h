@@ -235,6 +235,12 @@ typedef enum passion_engine {
  *   cb_nodes        > 0: this many ranks spread over the nodes; 0
  *                   (none set: all ranks on one node, one per node else)
  *   stripe_size     file domain alignment, 0 = the file system's; 0
+ *   file_format     auto | raw: how passion_file_open takes a global
+ *                   file's name: auto by its extension (.npy, .h5, .nc:
+ *                   that format; others raw; "PATH:OBJECT" an object),
+ *                   raw as a raw file whatever its name or contents (the
+ *                   name whole, colons included; header_bytes, then the
+ *                   data: a view of bytes of any file); auto
  *   planner         estimate | measure: how auto chooses (the exchange's
  *                   algorithm, a collective section access's method):
  *                   estimate runs what the cost model ranks first, the

@@ -566,8 +566,10 @@ static int file_open_body(passion_array *a, const char *path, passion_mode mode,
         mode == PASSION_MODE_CREATE || mode == PASSION_MODE_CREATE_EXCL;
     int ext = ocad_format_by_ext(path);
     /* a global file is resolved by its name's extension; an HDF5 or netCDF
-       name with header_bytes > 0 is a raw view at that offset */
-    if (a->spec.placement != PASSION_PLACE_LOCAL &&
+       name with header_bytes > 0 is a raw view at that offset; with the
+       option file_format=raw every global file is raw and its name is
+       taken whole (colons included) */
+    if (a->spec.placement != PASSION_PLACE_LOCAL && !ctx->opt.file_format &&
         !(a->spec.header_bytes > 0 && ocad_format_get(ext)->objects) &&
         (ext != OCAD_FMT_RAW || strchr(path, ':')) &&
         (rc = ocad_fmt_resolve(ctx, path, create, 0, &info)))

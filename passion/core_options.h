@@ -42,6 +42,9 @@ typedef struct core_options {
                                passion_init (core_wait_policy) */
     int netcdf_format;      /* netCDF classic files passion creates:
                                0 CDF-5 (default), 1 CDF-2, 2 CDF-1 */
+    int file_format;        /* passion_file_open of a global file: 0 auto
+                               (by the name's extension), 1 raw (the name
+                               whole, a raw file whatever it holds) */
     int planner;            /* 0 estimate, 1 measure (default):
                                collective/planner/planner.h */
     char wisdom[CORE_PATH_MAX]; /* the planner's wisdom file ("" none) */

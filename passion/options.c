@@ -32,6 +32,7 @@ enum { K_INT, K_SIZE, K_REAL, K_ENUM, K_RANKS, K_PATH };
 
 static const char *const engines[] = {"auto", "uring", "thread"};
 static const char *const ncformats[] = {"cdf5", "cdf2", "cdf1"};
+static const char *const fileformats[] = {"auto", "raw"};
 static const char *const planners[] = {"estimate", "measure"};
 
 typedef struct key_def {
@@ -66,6 +67,7 @@ static const key_def keys[] = {
     {"msg_beta", K_REAL, F(msg_beta), 0, 0, NULL, 0},
     {"wait_spin", K_REAL, F(wait_spin), 0, 0, NULL, 0},
     {"netcdf_format", K_ENUM, F(netcdf_format), 0, 2, ncformats, 0},
+    {"file_format", K_ENUM, F(file_format), 0, 1, fileformats, 0},
     /* the planner (collective/planner/planner.h) */
     {"planner", K_ENUM, F(planner), 0, 1, planners, 0},
     {"wisdom", K_PATH, F(wisdom), 0, 0, NULL, 0},

@@ -177,7 +177,7 @@ static int info(int argc, char **argv)
         static const char *const keys[] = {
             "memory_budget", "driver", "direct_io", "exchange", "radix",
             "engine", "io_latency", "io_bandwidth", "io_concurrency",
-            "msg_alpha", "msg_beta", "wait_spin", "netcdf_format",
+            "msg_alpha", "msg_beta", "wait_spin", "netcdf_format", "file_format",
             "virtual_node_ranks", "sim_net_latency_us", "sim_net_byte_ns",
             "cb_nodes", "cb_per_node", "cb_ranks", "stripe_size", "planner",
             "wisdom",
