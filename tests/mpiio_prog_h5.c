@@ -7,7 +7,8 @@
  *
  * Usage: mpiio_prog_h5 DIR SEED. Every rank draws the same random shapes
  * from SEED: a contiguous dataset of 1 to 3 dimensions (float64 or
- * int32), written by hyperslab selections (block-cyclic rows, strided
+ * int32), filled (each rank a block of rows), then written by hyperslab
+ * selections (block-cyclic rows, strided
  * columns; a rank may select nothing) with collective transfer, a second
  * one with independent transfer, then each rank reads its neighbour's
  * selection back (read after write across ranks) collectively and
@@ -198,6 +199,45 @@ static void access_sel(hid_t d, const shape *s, int tag, int who,
     H5Sclose(fspace);
 }
 
+/* Every element of dataset d holds value(tag, i) (each rank a block of
+   rows, collective): the holes the strided writes leave then hold
+   defined data, the same in every run (MPI-IO leaves bytes no call
+   wrote undefined, and an implementation may fill them with anything). */
+static void prefill(hid_t d, const shape *s, int tag)
+{
+    hid_t fspace = H5Dget_space(d);
+    hsize_t st[3] = {0, 0, 0}, ct[3];
+    hsize_t row = 1;
+    for (int k = 1; k < s->nd; k++) {
+        ct[k] = s->dims[k];
+        row *= s->dims[k];
+    }
+    st[0] = s->dims[0] * (hsize_t)me / (hsize_t)P;
+    ct[0] = s->dims[0] * (hsize_t)(me + 1) / (hsize_t)P - st[0];
+    hsize_t n = ct[0] * row, mn = n ? n : 1;
+    if (n)
+        H5Sselect_hyperslab(fspace, H5S_SELECT_SET, st, NULL, ct, NULL);
+    else
+        H5Sselect_none(fspace);
+    hid_t mspace = H5Screate_simple(1, &mn, NULL);
+    if (!n)
+        H5Sselect_none(mspace);
+    char *buf = malloc((size_t)mn * s->esize);
+    hsize_t *lin = malloc(sizeof *lin * (size_t)mn);
+    for (hsize_t i = 0; i < n; i++)
+        lin[i] = st[0] * row + i;
+    fill(s, tag, lin, (hssize_t)n, buf);
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    if (H5Dwrite(d, s->mtype, mspace, fspace, dxpl, buf) < 0)
+        fails++;
+    H5Pclose(dxpl);
+    free(lin);
+    free(buf);
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+}
+
 /* A strided selection read into every other element of a memory buffer
    (a strided memory selection): the values land at even positions. */
 static void strided_memory_read(hid_t d, const shape *s, int tag,
@@ -274,6 +314,8 @@ int main(int argc, char **argv)
     }
     hid_t a = make_dset(file, "A", &s);
     hid_t b = make_dset(file, "B", &s);
+    prefill(a, &s, 7);
+    prefill(b, &s, 8);
     access_sel(a, &s, 1, me, variant, H5FD_MPIO_COLLECTIVE, 1);
     access_sel(b, &s, 2, me, variant + 1, H5FD_MPIO_INDEPENDENT, 1);
     H5Fflush(file, H5F_SCOPE_GLOBAL);
