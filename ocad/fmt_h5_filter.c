@@ -1,12 +1,13 @@
 /*
  * fmt_h5_filter.c - HDF5's filter pipeline undone on one chunk
  * (ocad_h5f_decode): deflate (zlib's stream, as HDF5's H5Z deflate
- * writes it), shuffle (bytes of each element gathered by position: put
+ * writes it), szip (libaec's szlib, after HDF5's 4-byte size; in builds
+ * that find it), shuffle (bytes of each element gathered by position: put
  * back) and fletcher32 (the checksum HDF5 appends, verified: a chunk whose
  * checksum differs is an error, never data). Filters are undone last
  * first; a filter whose bit is set in the chunk's filter mask was skipped
- * when the chunk was written and is skipped here. Other filters (szip,
- * nbit, scale-offset, plugins) are refused by name when the dataset is
+ * when the chunk was written and is skipped here. Other filters (nbit,
+ * scale-offset, plugins, szip without libaec) are refused by name when the dataset is
  * opened (ocad_h5f_supported), so a read never meets one.
  *
  * Invariants: pure and thread-safe; the result is exactly the chunk's
@@ -20,6 +21,9 @@
 #ifdef PASSION_HAVE_ZLIB
 #include <zlib.h>
 #endif
+#ifdef PASSION_HAVE_SZIP
+#include <szlib.h>
+#endif
 
 enum { F_DEFLATE = 1, F_SHUFFLE = 2, F_FLETCHER32 = 3, F_SZIP = 4,
        F_NBIT = 5, F_SCALEOFFSET = 6 };
@@ -30,6 +34,14 @@ int ocad_h5f_supported(int id, const char *name, char *why, size_t n)
     case F_SHUFFLE:
     case F_FLETCHER32:
         return PASSION_OK;
+    case F_SZIP:
+#ifdef PASSION_HAVE_SZIP
+        return PASSION_OK;
+#else
+        snprintf(why, n, "filter szip (4): this passion was built without "
+                 "libaec (Debian libaec-dev)");
+        return PASSION_ENOTSUP;
+#endif
     case F_DEFLATE:
 #ifdef PASSION_HAVE_ZLIB
         return PASSION_OK;
@@ -39,11 +51,10 @@ int ocad_h5f_supported(int id, const char *name, char *why, size_t n)
         return PASSION_ENOTSUP;
 #endif
     default:
-        snprintf(why, n, "filter %s (%d): passion decodes deflate, shuffle "
-                 "and fletcher32 only; rewrite it without it, e.g. "
+        snprintf(why, n, "filter %s (%d): passion decodes deflate, szip, "
+                 "shuffle and fletcher32 only; rewrite it without it, e.g. "
                  "`h5repack -f NONE` or `h5repack -f GZIP=6`",
-                 id == F_SZIP          ? "szip"
-                 : id == F_NBIT        ? "nbit"
+                 id == F_NBIT          ? "nbit"
                  : id == F_SCALEOFFSET ? "scaleoffset"
                  : name && *name       ? name
                                        : "unknown",
@@ -148,6 +159,45 @@ static int inflate_to(const unsigned char *src, size_t srcn,
 #endif
 }
 
+/* HDF5's szip: the decoded size (4 bytes, little-endian), then libaec's
+   stream; the client values are mask, pixels per block, bits per pixel,
+   pixels per scanline. */
+static int unszip(const unsigned *cd, int ncd, const unsigned char *src,
+                  size_t srcn, unsigned char *dst, size_t cap, size_t *dstn,
+                  char *why, size_t n)
+{
+#ifdef PASSION_HAVE_SZIP
+    if (ncd < 4 || srcn < 4) {
+        snprintf(why, n, "szip: %d parameters, %zu stored bytes", ncd, srcn);
+        return PASSION_EFORMAT;
+    }
+    size_t want = (size_t)src[0] | (size_t)src[1] << 8 |
+                  (size_t)src[2] << 16 | (size_t)src[3] << 24;
+    if (want > cap) {
+        snprintf(why, n, "szip: decodes to %zu bytes, more than the chunk",
+                 want);
+        return PASSION_EFORMAT;
+    }
+    SZ_com_t p = {.options_mask = (int)cd[0], .bits_per_pixel = (int)cd[2],
+                  .pixels_per_block = (int)cd[1],
+                  .pixels_per_scanline = (int)cd[3]};
+    size_t got = want;
+    int rc = SZ_BufftoBuffDecompress(dst, &got, src + 4, srcn - 4, &p);
+    if (rc != SZ_OK || got != want) {
+        snprintf(why, n, "szip: the stream does not decode (libaec %d, %zu "
+                 "of %zu bytes)", rc, got, want);
+        return PASSION_EFORMAT;
+    }
+    *dstn = got;
+    return PASSION_OK;
+#else
+    (void)cd, (void)ncd, (void)src, (void)srcn, (void)dst, (void)cap;
+    (void)dstn;
+    snprintf(why, n, "szip: this passion was built without libaec");
+    return PASSION_ENOTSUP;
+#endif
+}
+
 /* HDF5's shuffle undone: byte j of element i was at j * nelem + i. */
 static void unshuffle(const unsigned char *src, unsigned char *dst,
                       size_t len, size_t es)
@@ -186,6 +236,13 @@ int ocad_h5f_decode(const ocad_h5f_pipe *pipe, unsigned mask,
             break;
         case F_DEFLATE:
             if (!(rc = inflate_to(cur, curn, dst, cap, &dn, why, n))) {
+                cur = dst;
+                curn = dn;
+            }
+            break;
+        case F_SZIP:
+            if (!(rc = unszip(pipe->cd[i], pipe->ncd[i], cur, curn, dst, cap,
+                              &dn, why, n))) {
                 cur = dst;
                 curn = dn;
             }

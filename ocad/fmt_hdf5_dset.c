@@ -7,8 +7,8 @@
  * contiguous run of the file at H5Dget_offset (contiguous layout, space
  * allocated, no external file): then element i (row-major) is at
  * offset + i * size, and offset + bytes is inside the file; or when it is
- * chunked with filters passion decodes (none, deflate, shuffle,
- * fletcher32): then m->chunked is 1 and its chunks are found through its
+ * chunked with filters passion decodes (none, deflate, szip with
+ * libaec, shuffle, fletcher32): then m->chunked is 1 and its chunks are found through its
  * chunk index at read time (fmt_h5_chunk.c). Everything else (compact,
  * virtual, external, other filters) is PASSION_ENOTSUP, naming the layout
  * or the filter and the `h5repack` that makes it one passion takes.

@@ -9,7 +9,7 @@ dimensions, extensible array for one unlimited dimension, version 2
 B-tree for two, single chunk when the chunk is the dataset, implicit for
 early allocation without filters), the filters deflate, shuffle and
 fletcher32 alone and combined, int8/16/32/64, uint8, float32/64 and
-big-endian types, partial edge chunks, chunks never written (the fill
+big-endian types, szip (where h5py's HDF5 writes it), partial edge chunks, chunks never written (the fill
 value) and a chunk stored with its deflate filter skipped (filter mask).
 At NP ranks READER (tests/h5chunk_read.c) reads random sections (start,
 count, stride per dimension; a rank may have none), every rank its own,
@@ -176,6 +176,16 @@ def make_files():
         d = f.create_dataset('four', (5, 6, 7, 8), '>i4', chunks=(2, 3, 4, 3),
                              shuffle=True)
         d[...] = values(d.shape, '>i4')
+        if h5py.h5z.filter_avail(h5py.h5z.FILTER_SZIP):
+            d = f.create_dataset('szip', (21, 130), '<i4', chunks=(8, 64),
+                                 compression='szip', shuffle=True)
+            d[...] = values(d.shape, 'i2')
+            d = f.create_dataset('szipf', (300,), '>f8', chunks=(64,),
+                                 compression='szip', fletcher32=True)
+            d[...] = values(d.shape, 'f8')
+            cases += [('new.h5', '/szip'), ('new.h5', '/szipf')]
+        else:
+            print("h5py's HDF5 cannot write szip: no szip case")
         cases += [('new.h5', n) for n in
                   ('/farray', '/earray', '/btree2', '/single', '/implicit',
                    '/sparse', '/sparse_i4', '/masked', '/long', '/four')]
