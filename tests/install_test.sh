@@ -44,6 +44,12 @@ for f in bin/passion include/passion.h lib/pkgconfig/passion.pc \
   [ -e "$P/$f" ] || fail "$P/$f not installed"
 done
 ls "$P"/lib/libpassion.so.* >/dev/null || fail "no libpassion.so in P/lib"
+# the Fortran module, where this build has it, with its page
+if ls "$P"/lib/libpassion_fortran.so.* >/dev/null 2>&1; then
+  for f in include/passion.mod share/man/man3/passion_fortran.3; do
+    [ -e "$P/$f" ] || fail "$P/$f not installed (the Fortran module is)"
+  done
+fi
 
 # a production build (no -Dtest_hooks=true): the installed library carries
 # no test machinery. The shared library exports the public calls only; the
