@@ -729,7 +729,11 @@ typedef struct passion_array_entry {
     int status;                  /* 0: passion_open takes it; else the
                                     PASSION_E* code passion_open gives */
     char why[512];               /* status != 0: passion_open's reason */
-    int64_t reserved[4];         /* zero */
+    int text;                    /* 1: the elements are text, kind BYTES
+                                    (an HDF5 fixed-length string, a
+                                    netCDF char); 0 otherwise */
+    int reserved_int;            /* zero */
+    int64_t reserved[3];         /* zero */
 } passion_array_entry;
 
 /*

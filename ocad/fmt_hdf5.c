@@ -126,6 +126,17 @@ static const char *detail_text(const passion_ctx *ctx)
     return s;
 }
 
+/* 1 if the dataset's elements are fixed-length strings (quiet on). */
+static int is_text(hid_t file, const char *full)
+{
+    hid_t d = H5Dopen2(file, full, H5P_DEFAULT);
+    hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+    int text = t >= 0 && H5Tget_class(t) == H5T_STRING;
+    ocad_h5_close(t, H5Tclose);
+    ocad_h5_close(d, H5Dclose);
+    return text;
+}
+
 static void list_one(h5_lister *L, const char *full)
 {
     if (L->n >= L->max) {
@@ -156,6 +167,7 @@ static void list_one(h5_lister *L, const char *full)
     e->data_bytes = m.data_bytes;
     e->data_offset = rc || m.chunked ? -1 : m.data_offset;
     e->status = rc;
+    e->text = !rc && m.kind == PASSION_KIND_BYTES && is_text(L->file, full);
     if (rc) {
         snprintf(e->why, sizeof e->why, "%s", detail_text(L->ctx));
         L->ctx->detail[0] = '\0';

@@ -113,6 +113,7 @@ static void nc_entry(passion_array_entry *e, const ocad_nc_var *v, int rc,
     e->data_bytes = m->data_bytes ? m->data_bytes : bytes;
     e->data_offset = rc ? -1 : m->data_offset;
     e->status = rc;
+    e->text = m->kind == PASSION_KIND_BYTES; /* char: the only such type */
     if (rc)
         snprintf(e->why, sizeof e->why, "%s:%s: %s", path, v->name, why);
 }

@@ -10,7 +10,8 @@ nan), each as short as numpy's shortest repr (at most one digit more, the
 price of "%.Ne"), 0.1 printed as 0.1, positional from 1e-4 to 1e16; float16 from a file h5py wrote
 against h5py; a netCDF char variable made by ncgen printed as ncdump
 prints it (rows of the last dimension, quoted) against netCDF4-python or
-ncdump; the number of write system calls of a dump of 20000 values
+ncdump; HDF5 fixed-length strings h5py wrote, each quoted, against h5py
+(and opaque bytes still as bytes); the number of write system calls of a dump of 20000 values
 (strace -c, where strace runs) far below the number of values, the output
 the same at any rank count; --progress lines on stderr (with
 PASSION_PROGRESS_INTERVAL=0 many, rising to 100%), none without it.
@@ -206,6 +207,43 @@ def dump_h5_float16():
 
 
 # --------------------------------------------------------------- text
+
+
+def quoted(out):
+    """The quoted texts of a dump, in order, unescaped."""
+    return [bytes(m, 'latin1').decode('unicode_escape').encode('latin1')
+            for m in re.findall(r'"((?:[^"\\]|\\.)*)"', out)]
+
+
+def dump_h5_strings():
+    if not have('h5py'):
+        return
+    import h5py
+    words = [b'ab', b'xyz"', b'', b'a\nb', b'tab\t', b'a\\b', b'\x01\xff',
+             b'full']
+    a = np.array([words[int(i)] for i in nrng.integers(0, len(words), 60)],
+                 dtype='S4').reshape(6, 10)
+    with h5py.File(path('str.h5'), 'w') as f:
+        f['s'] = a
+        f['o'] = np.arange(12, dtype='u1').view('V4')
+    with h5py.File(path('str.h5'), 'r') as f:
+        ref = f['s'][...]
+    for sec in ['', '1:5:2,::3', '-1,2:']:
+        rc, out, err = run(['dump', 'str.h5:/s'] + ([sec] if sec else []))
+        want = [bytes(x) for x in ref[np_index(sec)].ravel()]
+        check(rc == 0 and quoted(out) == want,
+              f"dump str.h5:/s {sec!r} against h5py: {quoted(out)} want "
+              f"{want} ({err.strip()})")
+    # opaque bytes stay bytes
+    rc, out, _ = run(['dump', 'str.h5:/o'])
+    check(rc == 0 and tokens(out) == ['0x00010203', '0x04050607',
+                                      '0x08090a0b'], f"opaque: {out!r}")
+
+
+def np_index(sec):
+    return tuple(slice(*[int(x) if x else None for x in p.split(':')])
+                 if ':' in p else int(p) for p in sec.split(',')) \
+        if sec else ()
 
 
 CDL = r'''netcdf chars {
@@ -459,6 +497,7 @@ def main():
         dump_floats()
         dump_h5_float16()
         dump_nc_char()
+        dump_h5_strings()
         dump_writes()
         dump_progress()
     else:

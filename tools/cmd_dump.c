@@ -26,8 +26,9 @@ static const char dump_usage[] =
     "  as the shortest text that reads back to the same value of their\n"
     "  type (0.1, not 0.10000000000000001), float16 too; a netCDF char\n"
     "  variable prints each row of its last dimension as one quoted\n"
-    "  text, as ncdump does (\"[i,0] \"abc\"\"); other types without a\n"
-    "  number passion knows (bytes) as 0x and their bytes.\n"
+    "  text, as ncdump does (\"[i,0] \"abc\"\"), HDF5 fixed-length\n"
+    "  strings each quoted (trailing NULs dropped); other types without\n"
+    "  a number (opaque bytes) as 0x and their bytes.\n"
     "  SECTION is numpy-like, one entry per dimension: \"0:100:2,5:50\"\n"
     "  (start:stop:step, negative indices from the end, missing\n"
     "  dimensions whole); or give it as\n"
@@ -46,9 +47,8 @@ typedef struct dump_job {
     const cli_sect *sec;
     const char *file;
     int progress;  /* --progress */
-    int text_rows; /* a netCDF char variable: rows of the last dimension
-                      as text (the only netCDF type passion takes as
-                      bytes) */
+    char text;     /* 'r': text rows of the last dimension (netCDF char),
+                      'e': each element a text (HDF5 strings), 0: none */
     cli_out out;
     cli_prog prog;
     int64_t done, total; /* values printed, and in all */
@@ -92,7 +92,7 @@ static void dump_chunk(dump_job *j, const passion_section *ps,
         int64_t bo = 0;
         for (int d = 0; d < nd; d++)
             bo += idx[d] * st[d];
-        if (j->text_rows) {
+        if (j->text == 'r') {
             /* a row of the last dimension: one quoted text per line, as
                ncdump prints char (in pieces where a row is long) */
             int64_t k = last - idx[nd - 1];
@@ -116,7 +116,10 @@ static void dump_chunk(dump_job *j, const passion_section *ps,
                 put_index(j, ps, idx);
             }
             cli_out_printf(&j->out, " ");
-            cli_out_value(&j->out, buf + bo * es, kind, es);
+            if (j->text)
+                cli_out_text(&j->out, buf + bo * es, es);
+            else
+                cli_out_value(&j->out, buf + bo * es, kind, es);
             e++;
             dump_step(j, 1);
         }
@@ -126,7 +129,7 @@ static void dump_chunk(dump_job *j, const passion_section *ps,
             idx[d] = 0;
         }
     }
-    if (n && !j->text_rows)
+    if (n && j->text != 'r')
         cli_out_printf(&j->out, "\n");
 }
 
@@ -187,6 +190,23 @@ static int dump_print(dump_job *j)
     cli_out_free(&j->out);
     free(buf);
     return status;
+}
+
+/* How an HDF5 dataset or netCDF variable of bytes prints, as
+   passion_array_list tells text from opaque bytes: 'r' a netCDF char
+   variable (rows of its last dimension, as ncdump), 'e' HDF5 fixed-length
+   strings (each quoted, as h5dump), 0 numbers or bytes. Collective. */
+static char text_mode(passion_ctx *ctx, const char *file,
+                      const passion_array_spec *s)
+{
+    char k = cli_name_kind(file);
+    if ((k != 'h' && k != 'c') || s->kind != PASSION_KIND_BYTES)
+        return 0;
+    passion_array_entry e;
+    int n = 0;
+    if (passion_array_list(ctx, file, &e, 1, &n) || n != 1 || !e.text)
+        return 0;
+    return k == 'c' && s->elem_size == 1 ? 'r' : 'e';
 }
 
 static int parse_dims_opt(const char *cmd, const char *what, const char *v,
@@ -312,12 +332,10 @@ int cli_dump(int argc, char **argv)
         passion_finalize(ctx);
         return 1;
     }
+    char text = o.local ? 0 : text_mode(ctx, file, s);
     if (cli_rank() == 0) {
         dump_job j = {.ctx = ctx, .fctx = fctx, .f = f, .s = s, .sec = &sec,
-                      .file = file, .progress = c.progress,
-                      .text_rows = cli_name_kind(file) == 'c' &&
-                                   s->kind == PASSION_KIND_BYTES &&
-                                   s->elem_size == 1};
+                      .file = file, .progress = c.progress, .text = text};
         status = dump_print(&j);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
