@@ -434,6 +434,13 @@ typedef struct coll_ext {
     double stream_bw;
     int64_t stream_len; /* stream_bw's bytes per streaming rank */
     int64_t file_bw_rank; /* file_bw's stream bytes per streaming rank */
+    /* the file costs' wisdom (etp_filewis.c): 0 not looked up, 1 looked
+       up and not found (this context measures and keeps them under
+       file_key), 2 taken from it; file_probes: this rank's calibration
+       reads (core_io_measure calls) */
+    int file_wis;
+    plan_file_costs file_key;
+    int64_t file_probes;
     /* the last auto read whose ranks chose an independent method: its
        access (coll_early_sig; 0 = none). The same access again is read
        early whatever its cost (coll_io_early) */
@@ -478,6 +485,18 @@ CORE_HIDDEN int coll_file_pending(const coll_ext *e);
    probed > 0 ranks probed; readings pending, or a longer stream than the
    best reading's), on every rank alike (etp_filecost.c). */
 CORE_HIDDEN void coll_file_measure(coll_plan *p, int64_t probed);
+/* The file costs through wisdom (etp_filewis.c): before the first
+   calibration, collective (every rank of the call), with the option
+   wisdom only: the costs of this file's driver, file system and placement
+   when the wisdom holds them (nothing is then pending); and, after a
+   reading of a context that measured, its costs into the table that is
+   saved when the context goes. */
+CORE_HIDDEN void coll_file_wisdom(coll_plan *p, coll_ext *e);
+CORE_HIDDEN void coll_file_keep(passion_ctx *ctx, const coll_ext *e);
+#ifdef PASSION_TEST_HOOKS /* tests only */
+/* this rank's calibration reads in ctx so far */
+CORE_HIDDEN int64_t coll_file_probes(passion_ctx *ctx);
+#endif
 /* The file costs of a call: options, else measured, else the defaults;
    memory-like when the data is cached (warm): a request costs req, the
    learned cost of a cached read request (0: COLL_WARM_LATENCY), a write

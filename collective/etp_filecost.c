@@ -19,6 +19,12 @@
 #include <stdio.h>
 
 #ifdef PASSION_TEST_HOOKS /* tests only */
+int64_t coll_file_probes(passion_ctx *ctx)
+{
+    coll_ext *e = ctx->ext[CORE_EXT_COLL];
+    return e ? e->file_probes : 0;
+}
+
 void coll_file_costs(passion_ctx *ctx, double *lat, double *bw, int *nlat)
 {
     coll_ext *e = ctx->ext[CORE_EXT_COLL];
@@ -123,10 +129,13 @@ static void file_calibrate(coll_plan *p, coll_ext *e, int long_only)
     if (all) {
         bw_len = part;
         core_io_measure(p->f->fh, d0, d1, &lat, &bw, &bw_len);
+        e->file_probes++;
     }
-    else if (p->elems[p->me] > 0 && (!long_only || streamer == p->me))
+    else if (p->elems[p->me] > 0 && (!long_only || streamer == p->me)) {
         core_io_measure(p->f->fh, p->x[p->me].foff0, p->x[p->me].fend, &lat,
                         streamer == p->me ? &bw : NULL, &bw_len);
+        e->file_probes++;
+    }
     /* all: the slowest stream's time and the shortest's bytes (0: a rank
        could not stream, no bandwidth this try); one streamer: its rate
        and bytes */
@@ -224,11 +233,17 @@ void coll_file_measure(coll_plan *p, int64_t probed)
        ETP methods; elsewhere a rank without it just skips the
        measurement, which every rank then sees as "not measured" */
     coll_ext *e = p->ctx->ext[CORE_EXT_COLL];
-    if (coll_file_pending(e)) {
+    /* measured by an earlier run (wisdom): then nothing is pending */
+    if (coll_file_pending(e) || stream_pending(p, e)) {
         e = coll_ext_get(p->ctx);
+        coll_file_wisdom(p, e);
+    }
+    if (coll_file_pending(e)) {
         coll_ext none = {0};
         file_calibrate(p, e ? e : &none, 0);
+        coll_file_keep(p->ctx, e);
     } else if (stream_pending(p, e)) {
         file_calibrate(p, e, 1);
+        coll_file_keep(p->ctx, e);
     }
 }

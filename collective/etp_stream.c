@@ -97,6 +97,7 @@ void coll_stream_learn(passion_ctx *ctx, const int64_t *fad, int W)
     if (bw > e->stream_bw) {
         e->stream_bw = bw;
         e->stream_len = (int64_t)(bytes / (n > 0 ? n : 1));
+        coll_file_keep(ctx, e); /* a context that measured keeps it */
         if (ctx->opt.verbosity >= 2 && ctx->rank == 0)
             fprintf(stderr, "passion: file bandwidth learned from the "
                     "last uncached call's long reads: %.3g B/s (%.3g MB "

@@ -188,6 +188,14 @@
  *     at once at P > 1 (the file's bandwidth is the ranks' together), on
  *     the one rank at P = 1; values checked. Before: one rank streamed
  *     (at most 8 MiB) while the others waited.
+ * 25. the file's costs through wisdom: a context (wisdom=PATH) on an
+ *     uncached file calibrates (its calibration reads counted,
+ *     coll_file_probes) and writes a file-costs line; two more contexts
+ *     with that file make zero calibration reads, run on exactly the
+ *     costs the first one saved and choose the same methods as each
+ *     other at every call, and as the first one once it had calibrated;
+ *     file-costs lines read back to the same doubles, malformed ones are
+ *     refused with the line named.
  *
  * Every read is compared with the file's values v(i) = i (file order),
  * written by rank 0 (an independent direct write) first.
@@ -1912,6 +1920,172 @@ static void test_cold_fewer(void)
     th_ramp_close(f, a, ctx);
 }
 
+/* 25: the file's costs through wisdom */
+
+/* K uncached strided auto reads (2 elements a rank) in a context with
+   wisdom wis: the methods run, the costs at the end, the calibration
+   reads of all ranks */
+static void wisdom_reads(const char *wis, int K, int *ran, double costs[2],
+                         int64_t *probes)
+{
+    char opts[600];
+    snprintf(opts, sizeof opts, "wisdom=%s", wis);
+    passion_ctx *ctx = mkctx(opts);
+    if (!ctx)
+        return;
+    const int64_t per = 65536;
+    int64_t shape[1] = {per * th_size};
+    passion_array_spec sp;
+    passion_array_spec_init(&sp, 1, shape, sizeof(double));
+    sp.placement = PASSION_PLACE_GLOBAL;
+    passion_array *a = NULL;
+    passion_file *f = NULL;
+    char path[512];
+    snprintf(path, sizeof path, "%s/fwis.raw", th_dir());
+    int rc = passion_array_create(ctx, &sp, &a);
+    if (!rc)
+        rc = passion_file_open(a, path, PASSION_MODE_CREATE, &f);
+    double *v = malloc((size_t)per * sizeof *v);
+    for (int64_t i = 0; v && i < per; i++)
+        v[i] = (double)(th_rank * per + i);
+    passion_section s;
+    int64_t st[1] = {th_rank * per}, ct[1] = {per}, sd[1] = {32768};
+    passion_section_set(&s, 1, st, ct, NULL);
+    if (!rc)
+        rc = v ? passion_file_write(f, &s, v, NULL, PASSION_METHOD_DIRECT)
+               : PASSION_ENOMEM;
+    TH_CHECK(rc == 0, "create and fill %s: %d %s", path, rc,
+             passion_ctx_errdetail(ctx));
+    ct[0] = 2;
+    passion_section_set(&s, 1, st, ct, sd);
+    for (int k = 0; k < K && !rc; k++) {
+        rc = drop_pages(f);
+        double b[2] = {-1, -1};
+        if (!rc)
+            rc = passion_file_read_all(f, &s, b, NULL, PASSION_METHOD_AUTO);
+        TH_CHECK(rc == 0 && b[0] == (double)st[0] &&
+                     b[1] == (double)(st[0] + 32768),
+                 "uncached auto read %d: rc %d %s, values %g %g", k, rc,
+                 passion_ctx_errdetail(ctx), b[0], b[1]);
+        passion_method lm = PASSION_METHOD_AUTO;
+        passion_ctx_last_method(ctx, &lm, NULL);
+        ran[k] = (int)lm;
+    }
+    int n = 0;
+    coll_file_costs(ctx, &costs[0], &costs[1], &n);
+    *probes = coll_file_probes(ctx);
+    MPI_Allreduce(MPI_IN_PLACE, probes, 1, MPI_INT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+    free(v);
+    if (f)
+        passion_file_close(f);
+    if (a)
+        passion_array_free(a);
+    passion_finalize(ctx); /* a context that measured writes its costs */
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* file-costs lines: random ones read back exactly, malformed refused */
+static void file_costs_text(void)
+{
+    uint64_t s = th_case_seed;
+    plan_table t, u;
+    plan_table_init(&t);
+    plan_table_init(&u);
+    for (int i = 0; i < 10; i++) {
+        plan_file_costs c = {PASSION_DRIVER_POSIX, th_range(&s, 0, 1 << 30),
+                             th_range(&s, 0, 1 << 30), th_range(&s, 1, 64),
+                             1, ldexp((double)th_range(&s, 1, 1 << 30), -50),
+                             1e9 / 3.0 * (double)th_range(&s, 1, 9),
+                             th_range(&s, 0, 1 << 30), th_range(&s, 0, 1 << 30),
+                             1e9 / 7.0, th_range(&s, 0, 1 << 30)};
+        plan_file_costs_put(&t, &c);
+    }
+    size_t len = 0;
+    char why[200] = "";
+    char *text = plan_wisdom_format(&t, &len);
+    TH_CHECK(text && plan_wisdom_parse(&u, text, len, why, sizeof why) == 0,
+             "file-costs lines parsed back: %s", why);
+    TH_CHECK(u.nfcosts == t.nfcosts, "file costs %d of %d", u.nfcosts,
+             t.nfcosts);
+    for (int i = 0; i < t.nfcosts && i < u.nfcosts; i++)
+        TH_CHECK(!memcmp(&t.fcosts[i], &u.fcosts[i], sizeof t.fcosts[i]),
+                 "file-costs line %d read back otherwise (seed %llu)", i,
+                 (unsigned long long)th_case_seed);
+    free(text);
+    plan_table_clear(&t);
+    plan_table_clear(&u);
+    static const char *const bad[] = {
+        "# passion wisdom 1\nfile-costs 2 posix 0x1 5 1 1 1e-4 1e9 8 8 0 0\n",
+        "# passion wisdom 1\nfile-costs 1 nosuch 0x1 5 1 1 1e-4 1e9 8 8 0 0\n",
+        "# passion wisdom 1\nfile-costs 1 posix 0x1 5 0 1 1e-4 1e9 8 8 0 0\n",
+        "# passion wisdom 1\nfile-costs 1 posix 0x1 5 1 1 -1 1e9 8 8 0 0\n",
+        "# passion wisdom 1\nfile-costs 1 posix 0x1 5 1 1 1e-4 1e9 8 8 0\n",
+        "# passion wisdom 1\nfile-costs 1 posix 0x1 5 1 1 1e-4 1e9 8 8 0 0 x\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        plan_table_init(&t);
+        why[0] = '\0';
+        int rc = plan_wisdom_parse(&t, bad[i], strlen(bad[i]), why,
+                                   sizeof why);
+        TH_CHECK(rc == PASSION_EINVAL && strstr(why, "wisdom line 2") &&
+                     t.nfcosts == 0,
+                 "bad file-costs line %zu: %d '%s'", i, rc, why);
+        plan_table_clear(&t);
+    }
+}
+
+static void test_file_wisdom(void)
+{
+    th_case_seed = th_seed + 25;
+    file_costs_text();
+    char wis[512];
+    snprintf(wis, sizeof wis, "%s/fwis.txt", th_dir());
+    if (th_rank == 0)
+        unlink(wis);
+    MPI_Barrier(MPI_COMM_WORLD);
+    enum { K = COLL_FILE_SAMPLES + 3 };
+    int ran[3][K];
+    double costs[3][2] = {{0}};
+    int64_t probes[3] = {0, 0, 0};
+    memset(ran, 0, sizeof ran);
+    for (int run = 0; run < 3; run++)
+        wisdom_reads(wis, K, ran[run], costs[run], &probes[run]);
+    TH_CHECK(probes[0] > 0 && costs[0][0] > 0,
+             "the run without wisdom: %lld calibration reads, latency %g s",
+             (long long)probes[0], costs[0][0]);
+    for (int run = 1; run < 3; run++) {
+        TH_CHECK(probes[run] == 0, "run %d with the file costs in wisdom: "
+                 "%lld calibration reads (want 0)", run,
+                 (long long)probes[run]);
+        TH_CHECK(costs[run][0] == costs[0][0] && costs[run][1] == costs[0][1],
+                 "run %d: latency %.17g s, bandwidth %.17g B/s; the "
+                 "measuring run's %.17g, %.17g", run, costs[run][0],
+                 costs[run][1], costs[0][0], costs[0][1]);
+    }
+    for (int k = 0; k < K; k++)
+        TH_CHECK(ran[2][k] == ran[1][k] &&
+                     (k < COLL_FILE_SAMPLES || ran[1][k] == ran[0][k]),
+                 "call %d ran %d and %d with wisdom, %d in the measuring "
+                 "run", k, ran[1][k], ran[2][k], ran[0][k]);
+    /* the file: one file-costs line, for this placement and the driver */
+    FILE *fp = fopen(wis, "r");
+    char text[8192] = "";
+    size_t len = fp ? fread(text, 1, sizeof text - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    plan_table t;
+    plan_table_init(&t);
+    char why[200] = "";
+    int rc = plan_wisdom_parse(&t, text, len, why, sizeof why);
+    TH_CHECK(rc == 0 && t.nfcosts == 1 && t.fcosts[0].procs == th_size &&
+                 t.fcosts[0].lat == costs[0][0] &&
+                 t.fcosts[0].bw == costs[0][1],
+             "wisdom file: %zu bytes, %d file-costs lines, '%s'", len,
+             t.nfcosts, why);
+    plan_table_clear(&t);
+}
+
 int main(int argc, char **argv)
 {
     static CU_TestInfo tests[] = {
@@ -1946,6 +2120,7 @@ int main(int argc, char **argv)
         {"23: the stream rate follows the readahead's ramp",
          test_stream_ramp},
         {"24: an uncached write on fewer aggregators", test_cold_fewer},
+        {"25: the file's costs through wisdom", test_file_wisdom},
         CU_TEST_INFO_NULL};
     static CU_SuiteInfo suites[] = {
         {"auto's choices", NULL, NULL, NULL, NULL, tests},

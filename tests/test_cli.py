@@ -1083,6 +1083,26 @@ def wisdom():
     got = show('w_m2')
     check(rc == 0 and got[0] == a_lines[0] and len(got) == 5 and
           any('P=8' in l for l in got), f"merge w_b w_a: {got!r}")
+    # the file's measured costs: shown before the records, carried
+    # through a merge (the later input's line of a key wins)
+    fline = ('file-costs 1 posix 0xef53 2049 2 1 0.000125 '
+             '1500000000 4194304 8388608 3000000000 20971520\n')
+    put_text('w_f', WISDOM_HEAD + fline.replace('1500000000', '1000000000'))
+    put_text('w_f2', WISDOM_HEAD + fline)
+    got = show('w_f2')
+    check(got == ['file      posix fs=0xef53 dev=2049 P=2 nodes=1: latency '
+                  '0.000125 s, bandwidth 1.5e+09 B/s (4194304 B a rank), '
+                  'long reads 3e+09 B/s (20971520 B a rank)', '0 records'],
+          f"wisdom show w_f2: {got!r}")
+    rc, _, err = run(['wisdom', 'merge', 'w_mf', 'w_f', 'w_a', 'w_f2'])
+    got = show('w_mf')
+    check(rc == 0 and got[0] == show('w_f2')[0] and got[1:] ==
+          a_lines + ['3 records'] and fline in open(path('w_mf')).read(),
+          f"merge w_f w_a w_f2: {rc} {err!r} {got!r}")
+    put_text('w_fbad', WISDOM_HEAD + fline.replace('file-costs 1',
+                                                   'file-costs 2'))
+    refused(['wisdom', 'show', 'w_fbad'], "show of a file-costs line of "
+            "version 2", ['w_fbad', 'line 2', 'version'], rc_want=1)
     # refusals: exit 1, one line, no file changed (or made)
     put_text('w_bad', WISDOM_HEAD +
              'exchange 2 1 2 1 12 11 127 0 5 0 1e-06\n'

@@ -26,7 +26,7 @@ struct plan_state {
     plan_table table;
     int loaded; /* the wisdom file was read (or there was none) */
     int learned; /* a record was decided by measurement since, or the
-                    exchange's costs measured */
+                    exchange's or the file's costs measured */
     plan_xchg_state xchg; /* the exchange's costs and memo */
 };
 
@@ -51,6 +51,8 @@ static int save(passion_ctx *ctx, plan_state *s, char *why, size_t wlen)
     free(old);
     for (int i = 0; !rc && i < s->table.ncosts; i++)
         plan_msg_costs_put(&merged, &s->table.costs[i]);
+    for (int i = 0; !rc && i < s->table.nfcosts; i++)
+        plan_file_costs_put(&merged, &s->table.fcosts[i]);
     for (int i = 0; !rc && i < s->table.n; i++) {
         const plan_rec *r = &s->table.rec[i];
         if (r->winner >= 0 &&

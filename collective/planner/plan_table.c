@@ -237,7 +237,10 @@ int plan_wisdom_put(plan_table *t, const plan_sig *sig, const plan_cand *win,
  * (1 the version of this kind of line, P and NODES decimal integers, the
  * costs in seconds as %.17g writes them, so that they read back to the
  * same doubles and a run that loads them chooses as the run that
- * measured them).
+ * measured them). A line the file's measured costs, after those
+ * (plan_fcosts.c):
+ *   file-costs 1 DRIVER FSTYPE DEV P NODES LAT BW BW_RANK BW_LEN
+ *                STREAM_BW STREAM_LEN
  */
 #define WISDOM_HEAD "# passion wisdom 1\n"
 #define COSTS_WORD "xchg-costs"
@@ -246,7 +249,8 @@ int plan_wisdom_put(plan_table *t, const plan_sig *sig, const plan_cand *win,
 char *plan_wisdom_format(const plan_table *t, size_t *len)
 {
     size_t cap = sizeof WISDOM_HEAD + (size_t)t->n * 256 +
-                 (size_t)t->ncosts * 160,
+                 (size_t)t->ncosts * 160 +
+                 (size_t)t->nfcosts * PLAN_FCOSTS_LINE,
            n = 0;
     char *s = malloc(cap);
     if (!s)
@@ -260,6 +264,7 @@ char *plan_wisdom_format(const plan_table *t, size_t *len)
                               COSTS_WORD, COSTS_VERSION, c->procs, c->nodes,
                               c->round, c->msg, c->byte, c->copy);
     }
+    n += plan_file_costs_format(t, s + n, cap - n);
     for (int i = 0; i < t->n; i++) {
         const plan_rec *r = &t->rec[i];
         if (r->winner < 0)
@@ -335,6 +340,12 @@ static int parse_line(plan_table *t, char *p, int line, char *detail,
     char *save = NULL, *w = strtok_r(p, " \t", &save);
     if (w && !strcmp(w, COSTS_WORD))
         return parse_costs(t, &save, line, detail, dlen);
+    if (w && !strcmp(w, PLAN_FCOSTS_WORD)) {
+        char why[160];
+        return plan_file_costs_parse(t, &save, why, sizeof why)
+                   ? bad(detail, dlen, line, why)
+                   : PASSION_OK;
+    }
     plan_sig sig;
     memset(&sig, 0, sizeof sig);
     sig.op = -1;

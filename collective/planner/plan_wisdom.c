@@ -214,6 +214,16 @@ static size_t describe_all(const plan_table *t, char *s, size_t cap)
             "byte %.3g s, copy %.3g s/B\n", "costs", (long long)c->procs,
             (long long)c->nodes, c->round, c->msg, c->byte, c->copy);
     }
+    for (int i = 0; i < t->nfcosts; i++) {
+        const plan_file_costs *c = &t->fcosts[i];
+        const char *d = passion_driver_name((passion_driver)c->driver);
+        put(s, cap, &n, "%-9s %s fs=0x%llx dev=%lld P=%lld nodes=%lld: "
+            "latency %.3g s, bandwidth %.3g B/s (%lld B a rank), long "
+            "reads %.3g B/s (%lld B a rank)\n", "file", d ? d : "?",
+            (unsigned long long)c->fstype, (long long)c->dev,
+            (long long)c->procs, (long long)c->nodes, c->lat, c->bw,
+            (long long)c->bw_rank, c->stream_bw, (long long)c->stream_len);
+    }
     for (int i = 0; i < t->n; i++)
         describe_rec(&t->rec[i], s, cap, &n);
     put(s, cap, &n, "%d record%s\n", t->n, t->n == 1 ? "" : "s");

@@ -93,6 +93,23 @@ typedef struct plan_msg_costs {
     double round, msg, byte, copy;
 } plan_msg_costs;
 
+/* The file's measured costs (collective/etp_filecost.c: the calibration's
+   latency and bandwidth, the bytes a rank and all ranks streamed for the
+   best bandwidth reading; etp_stream.c: the calls' own long reads' rate
+   and bytes a rank, the readahead's ramp), keyed by what makes them
+   valid: the driver (enum passion_driver), the file system's type
+   (statfs f_type) and device (st_dev) of the file calibrated on, and the
+   placement that read together (P ranks on `nodes` nodes). Kept with the
+   records and in wisdom, so that a run that loads them calibrates
+   nothing. */
+typedef struct plan_file_costs {
+    int64_t driver, fstype, dev, procs, nodes;
+    double lat, bw;
+    int64_t bw_rank, bw_len;
+    double stream_bw;
+    int64_t stream_len;
+} plan_file_costs;
+
 #define PLAN_MAX_RECS 1024
 typedef struct plan_table {
     plan_rec *rec;
@@ -100,6 +117,8 @@ typedef struct plan_table {
     int evict; /* the next slot to reuse once full */
     plan_msg_costs costs[PLAN_COSTS_MAX]; /* by placement, oldest first */
     int ncosts;
+    plan_file_costs fcosts[PLAN_COSTS_MAX]; /* by key, oldest first */
+    int nfcosts;
 } plan_table;
 
 /* What runs: cand index; agree: before it runs, reduce plan_times'
@@ -140,6 +159,22 @@ CORE_HIDDEN const plan_msg_costs *plan_msg_costs_find(const plan_table *t,
 /* c replaces the costs of its placement (the oldest placement dropped
    when PLAN_COSTS_MAX are held). */
 CORE_HIDDEN void plan_msg_costs_put(plan_table *t, const plan_msg_costs *c);
+/* The file costs of k's key (driver, fstype, dev, procs, nodes), NULL
+   when t holds none; c replaces those of its key (the oldest dropped
+   when PLAN_COSTS_MAX are held). */
+CORE_HIDDEN const plan_file_costs *plan_file_costs_find(const plan_table *t,
+                                               const plan_file_costs *k);
+CORE_HIDDEN void plan_file_costs_put(plan_table *t, const plan_file_costs *c);
+/* Their lines in wisdom (plan_fcosts.c): format into s (cap bytes), the
+   bytes written; parse the rest of a line after its first word (strtok_r
+   state *save), 0 or -1 with the reason in why. */
+#define PLAN_FCOSTS_WORD "file-costs"
+#define PLAN_FCOSTS_VERSION 1
+#define PLAN_FCOSTS_LINE 320 /* the longest line formatted */
+CORE_HIDDEN size_t plan_file_costs_format(const plan_table *t, char *s,
+                                          size_t cap);
+CORE_HIDDEN int plan_file_costs_parse(plan_table *t, char **save, char *why,
+                                      size_t wlen);
 
 /* The text of wisdom (one line a decided record, plan_wisdom_format) and
    its parser; out of memory or a malformed line (its number and reason in
