@@ -102,6 +102,38 @@ for ex in section_io slab_prefetch stencil; do
   run "$mpiexec" "$@" -n 2 "$t/pc/$ex" "$t/run" || fail "$ex (pkg-config build)"
 done
 
+# static: the example linked against the installed libpassion.a, with
+# the libraries pkg-config --static adds (Libs.private: liburing, HDF5
+# and zlib where built with them), no libpassion.so needed to run
+sflags=$(pkg-config --static --cflags --libs passion) ||
+  fail "pkg-config --static passion"
+echo "pkg-config --static --cflags --libs passion: $sflags"
+mkdir "$t/st"
+# shellcheck disable=SC2086
+run "$mpicc" -o "$t/st/section_io" "$P/share/passion/examples/section_io.c" \
+  $(printf '%s\n' $sflags | sed "s|^-lpassion\$|$P/lib/libpassion.a|") -lm ||
+  fail "static link of section_io against libpassion.a"
+readelf -d "$t/st/section_io" | grep -q 'NEEDED.*libpassion' &&
+  fail "the static link still needs libpassion.so"
+run "$mpiexec" "$@" -n 2 "$t/st/section_io" "$t/run" ||
+  fail "section_io (static libpassion.a)"
+
+# Python (README "From Python"): where a Python with numpy was found the
+# package is in P/lib/python3/dist-packages (Debian's interpreter), and
+# that interpreter imports it from there with PYTHONPATH and runs an
+# example at 2 ranks
+if grep -q "Program /usr/bin/python3 (numpy) found: YES" "$t/setup.log"; then
+  pp="$P/lib/python3/dist-packages"
+  [ -f "$pp/passion/__init__.py" ] || fail "no Python package in $pp"
+  where=$(PYTHONPATH=$pp /usr/bin/python3 -c 'import passion; print(passion.__file__)') ||
+    fail "PYTHONPATH=$pp /usr/bin/python3 cannot import passion"
+  [ "$where" = "$pp/passion/__init__.py" ] ||
+    fail "import passion found $where, not the installed package"
+  PYTHONPATH=$pp run "$mpiexec" "$@" -n 2 /usr/bin/python3 \
+    "$P/share/passion/examples/python/strided.py" "$t/run" ||
+    fail "strided.py from the installed package"
+fi
+
 # CMake: find_package(passion 1.0) from the prefix, CC = the MPI wrapper
 if command -v cmake >/dev/null; then
   CC=$mpicc run cmake -S "$P/share/passion/examples" -B "$t/cm" \
@@ -113,6 +145,17 @@ if command -v cmake >/dev/null; then
   for ex in section_io slab_prefetch stencil; do
     run "$mpiexec" "$@" -n 2 "$t/cm/$ex" "$t/run" || fail "$ex (CMake build)"
   done
+  # passion::passion_static: the same example against libpassion.a
+  mkdir "$t/cs"
+  printf 'cmake_minimum_required(VERSION 3.13)\nproject(s C)\nfind_package(passion 1.0 REQUIRED)\nadd_executable(section_io %s)\ntarget_link_libraries(section_io PRIVATE passion::passion_static m)\n' \
+    "$P/share/passion/examples/section_io.c" >"$t/cs/CMakeLists.txt"
+  CC=$mpicc run cmake -S "$t/cs" -B "$t/cs/b" -DCMAKE_PREFIX_PATH="$P" \
+    >"$t/cs.log" 2>&1 && run cmake --build "$t/cs/b" >>"$t/cs.log" 2>&1 ||
+    { cat "$t/cs.log"; fail "CMake build against passion::passion_static"; }
+  readelf -d "$t/cs/b/section_io" | grep -q 'NEEDED.*libpassion' &&
+    fail "passion::passion_static still needs libpassion.so"
+  run "$mpiexec" "$@" -n 2 "$t/cs/b/section_io" "$t/run" ||
+    fail "section_io (CMake, passion::passion_static)"
   # a version the package does not satisfy is refused
   mkdir "$t/v2"
   printf 'cmake_minimum_required(VERSION 3.13)\nproject(v C)\nfind_package(passion 2.0 REQUIRED)\n' \
