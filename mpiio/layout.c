@@ -2,7 +2,9 @@
  * A decoded type (mpiio_strided) as a section of a row-major array, the
  * form passion's section access takes: dimension i of the pattern steps
  * E_i elements; the array's index of dimension i then steps unit[i]
- * elements, unit[i] = gcd(E_0, ..., E_i) (unit of the last dimension 1),
+ * elements, unit[i] = gcd(E_0, ..., E_i) (unit of the last dimension 1;
+ * dimensions of one index on every rank, `live` clear, are left out but
+ * for the innermost),
  * so that E_i = stride[i] * unit[i] and shape[i] = unit[i-1] / unit[i].
  * The units come from the strides alone, so ranks whose types share the
  * strides (boxes of one array, one darray) share the array. A rank's
@@ -31,27 +33,44 @@ static int64_t gcd64(int64_t a, int64_t b)
 }
 
 int mpiio_layout_make(const mpiio_strided *g, int tiled, int64_t pos,
-                      mpiio_layout *L)
+                      unsigned live, mpiio_layout *L)
 {
     int64_t e[MPIIO_MAX_DIMS], o;
-    int nd = g->ndims + (tiled ? 1 : 0), empty = 0;
-    if (nd < 1 || nd > MPIIO_MAX_DIMS || g->elem < 1 || pos < 0 ||
-        pos % g->elem)
+    int nd = tiled ? 1 : 0, empty = 0;
+    if (g->elem < 1 || pos < 0 || pos % g->elem)
         return -1;
     if (tiled && (g->extent < g->elem || g->extent % g->elem))
         return -1;
+    if (tiled) {
+        e[0] = g->extent / g->elem;
+        L->count[0] = 1;
+    }
+    for (int k = 0; k < g->ndims; k++) {
+        empty |= g->count[k] == 0;
+        if (!(live & (1u << k))) {
+            /* one index on every rank: no dimension, but the innermost
+             * stays (unit 1), so that the memory side may stride the
+             * dimension outside it */
+            if (k == g->ndims - 1) {
+                e[nd] = 1;
+                L->count[nd++] = g->count[k];
+            }
+            continue;
+        }
+        if (g->stride[k] % g->elem)
+            return -1;
+        e[nd] = g->stride[k] / g->elem;
+        L->count[nd++] = g->count[k];
+    }
+    if (nd == 0) { /* one element */
+        e[0] = 1;
+        L->count[nd++] = 1;
+    }
+    if (empty)
+        L->count[nd - 1] = 0;
     L->ndims = nd;
     L->tiled = tiled;
     L->elem = g->elem;
-    for (int i = 0; i < nd; i++) {
-        int k = i - (tiled ? 1 : 0);
-        int64_t st = k < 0 ? g->extent : g->stride[k];
-        if (st % g->elem)
-            return -1;
-        e[i] = st / g->elem;
-        L->count[i] = k < 0 ? 1 : g->count[k];
-        empty |= L->count[i] == 0;
-    }
     L->unit[nd - 1] = 1;
     for (int i = 0; i < nd - 1; i++)
         L->unit[i] = i ? gcd64(L->unit[i - 1], e[i]) : e[0];
@@ -63,7 +82,7 @@ int mpiio_layout_make(const mpiio_strided *g, int tiled, int64_t pos,
         L->stride[i] = e[i] / L->unit[i];
         L->start[i] = o / L->unit[i];
         o %= L->unit[i];
-        if (L->count[i] <= 1)
+        if (L->count[i] <= 1 && !(tiled && i == 0)) /* tiles step stride */
             L->stride[i] = 1;
         if (empty)
             L->start[i] = 0;

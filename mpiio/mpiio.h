@@ -109,7 +109,7 @@ int mpiio_decode(MPI_Datatype t, mpiio_strided *g /* out */, char *why,
 
 /* layout.c: a decoded type as a section of an array */
 int mpiio_layout_make(const mpiio_strided *g, int tiled, int64_t pos,
-                      mpiio_layout *lay /* out */);
+                      unsigned live, mpiio_layout *lay /* out */);
 int mpiio_layout_mem(const mpiio_layout *lay, MPI_Datatype type, int count,
                      passion_memspec *mem /* out */, int *packed /* out */,
                      int64_t *off /* out */, char *why, size_t len);

@@ -50,9 +50,14 @@ static long long ag_getmax(const agree *a, int i) { return -a->v[i]; }
 static int ag_equal(const agree *a, int i) { return a->v[i] == -a->v[i + 1]; }
 
 /* Variants of a view's array, tried in this order: tiled (several
- * filetypes) before one filetype; the array at the common displacement
- * (all equal) before the array placed in absolute file offsets. */
-enum { V_TILED_SAME, V_TILED_ABS, V_ONE_SAME, V_ONE_ABS, V_N };
+ * filetypes) before one filetype; the array at the lowest displacement
+ * before the array placed in absolute file offsets. */
+enum { V_TILED_LOW, V_TILED_ABS, V_ONE_LOW, V_ONE_ABS, V_N };
+
+static MPI_Offset v_origin(int v, MPI_Offset low)
+{
+    return v == V_TILED_ABS || v == V_ONE_ABS ? 0 : low;
+}
 
 static int local_view(mpiio_file *st, MPI_Datatype etype,
                       MPI_Datatype filetype, const char *datarep,
@@ -176,13 +181,14 @@ static int view_array(mpiio_file *st, MPI_Offset fsize)
 
 /* This rank's layouts of the view in every variant, into the agreement:
  * per variant served-flag, lowest and highest index of dimension 0. */
-static void view_variants(const mpiio_strided *g, MPI_Offset disp, int ok,
-                          int empty, mpiio_layout *L, agree *a, int *at)
+static void view_variants(const mpiio_strided *g, MPI_Offset disp,
+                          MPI_Offset low, unsigned live, int ok, int empty,
+                          mpiio_layout *L, agree *a, int *at)
 {
     for (int v = 0; v < V_N; v++) {
-        int tiled = v == V_TILED_SAME || v == V_TILED_ABS;
-        int64_t pos = g->off + (v == V_TILED_ABS || v == V_ONE_ABS ? disp : 0);
-        int good = ok && mpiio_layout_make(g, tiled, pos, &L[v]) == 0;
+        int tiled = v == V_TILED_LOW || v == V_TILED_ABS;
+        int64_t pos = g->off + disp - v_origin(v, low);
+        int good = ok && mpiio_layout_make(g, tiled, pos, live, &L[v]) == 0;
         int64_t s0 = good && !empty ? L[v].start[0] : 0, e0 = 0;
         if (good && !empty)
             e0 = s0 + (tiled ? 1 : (L[v].count[0] - 1) * L[v].stride[0] + 1);
@@ -194,13 +200,12 @@ static void view_variants(const mpiio_strided *g, MPI_Offset disp, int ok,
 
 /* The values of the view every rank must share; their first index. */
 static int view_same(const mpiio_file *st, const mpiio_strided *g, int ok,
-                     agree *a)
+                     unsigned live, agree *a)
 {
     int first = ag_same(a, ok ? g->elem : 0);
     ag_same(a, ok ? g->ndims : 0);
-    ag_same(a, ok ? g->extent : 0);
     for (int d = 0; d < MPIIO_MAX_DIMS - 1; d++)
-        ag_same(a, ok && d < g->ndims ? g->stride[d] : 0);
+        ag_same(a, ok && (live & (1u << d)) ? g->stride[d] : 0);
     ag_same(a, st->budget);
     ag_same(a, st->method);
     return first;
@@ -219,7 +224,9 @@ void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
     mpiio_layout L[V_N];
     agree a = {.n = 0};
     MPI_Offset fsize = 0;
-    int at[V_N], ok, iok, same, idisp, isize, chosen = -1, empty = 0, rc;
+    long long pre[MPIIO_MAX_DIMS + 1];
+    unsigned live = 0;
+    int at[V_N], ok, iok, same, isize, iext, chosen = -1, empty = 0, rc;
 
     mpiio_view_drop(st);
     st->user_view = 1;
@@ -229,14 +236,22 @@ void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
     for (int d = 0; ok && d < g.ndims; d++)
         empty |= g.count[d] == 0;
     PMPI_File_get_size(st->fh, &fsize);
+    /* the lowest displacement; dimensions of more than one index */
+    pre[0] = disp;
+    for (int d = 0; d < MPIIO_MAX_DIMS; d++)
+        pre[d + 1] = ok && d < g.ndims ? -g.count[d] : 0;
+    MPI_Allreduce(MPI_IN_PLACE, pre, MPIIO_MAX_DIMS + 1, MPI_LONG_LONG,
+                  MPI_MIN, st->comm);
+    for (int d = 0; d < MPIIO_MAX_DIMS; d++)
+        live |= pre[d + 1] < -1 ? 1u << d : 0;
     iok = ag_min(&a, ok);
-    same = view_same(st, &g, ok, &a);
-    idisp = ag_same(&a, disp);
+    same = view_same(st, &g, ok, live, &a);
     isize = ag_min(&a, fsize);
-    view_variants(&g, disp, ok, empty, L, &a, at);
+    iext = ag_same(&a, ok ? g.extent : 0); /* tiling needs one extent */
+    view_variants(&g, disp, (MPI_Offset)pre[0], live, ok, empty, L, &a, at);
     MPI_Allreduce(MPI_IN_PLACE, a.v, a.n, MPI_LONG_LONG, MPI_MIN, st->comm);
     ok = ok && a.v[iok] == 1;
-    for (int i = same; i < idisp && ok; i += 2)
+    for (int i = same; i < isize && ok; i += 2)
         if (!ag_equal(&a, i)) {
             ok = 0;
             snprintf(why, sizeof why, "ranks' filetypes are not sections "
@@ -244,7 +259,7 @@ void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
         }
     for (int v = 0; v < V_N && ok && chosen < 0; v++)
         if (a.v[at[v]] == 1 && a.v[at[v] + 1] != LLONG_MAX &&
-            (v == V_TILED_ABS || v == V_ONE_ABS || ag_equal(&a, idisp)))
+            (v >= V_ONE_LOW || ag_equal(&a, iext)))
             chosen = v;
     if (chosen < 0) {
         if (!why[0])
@@ -256,9 +271,8 @@ void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
     }
     {
         long long s0 = a.v[at[chosen] + 1], e0 = ag_getmax(&a, at[chosen] + 2);
-        int tiled = chosen == V_TILED_SAME || chosen == V_TILED_ABS;
-        MPI_Offset origin = chosen == V_TILED_ABS || chosen == V_ONE_ABS
-                                ? 0 : disp;
+        int tiled = chosen == V_TILED_LOW || chosen == V_TILED_ABS;
+        MPI_Offset origin = v_origin(chosen, (MPI_Offset)pre[0]);
         int64_t unit0 = L[chosen].unit[0] * g.elem;
         st->lay = L[chosen];
         st->header = origin + s0 * unit0;
@@ -412,11 +426,11 @@ static int access_tiles(mpiio_file *st, access *x, char *why, size_t len)
         return snprintf(why, len, "section"), -1;
     if (m == 0)
         x->sec.count[0] = 0;
-    else if (L->tiled) {
-        x->sec.start[0] += j;
+    else if (L->tiled) { /* tile j: j strides of dimension 0 further */
+        x->sec.start[0] += j * L->stride[0];
         x->sec.count[0] = m;
     }
-    x->tile_end = m ? x->sec.start[0] + x->sec.count[0] : 0;
+    x->tile_end = m ? x->sec.start[0] + (m - 1) * x->sec.stride[0] + 1 : 0;
     if (L->tiled && !x->coll && x->tile_end > L->shape[0]) {
         snprintf(why, len, "independent access past the array of the "
                  "file's size at the last collective call");

@@ -9,9 +9,11 @@ driver (PASSION_OPTIONS=driver=mpiio), whose own MPI-IO calls must not
 re-enter the layer (the report's counts equal the first layer run's).
 Every file of the plain run (the data
 files and each rank's reads.<rank>) must be byte-identical in the other
-runs, and the report must show calls served and calls passed through
-(the indexed filetype of pass.dat among them, and all of disabled.dat,
-opened with passion_enable=false). With --errors (builds with test hooks),
+runs, and the report must show the calls of the files in SERVED served
+(some of them at least), those in PASSED passed through entirely, and
+the reasons in REASONS (each layer run); MPI_File_get_info must show
+passion_method under the layer (Open MPI shows it without the layer
+too: it keeps the keys it was given). With --errors (builds with test hooks),
 LAYER's "errors" case runs with an injected I/O failure (passion's fault
 driver) and every rank must get MPI_ERR_IO and one call of the file's
 error handler; the plain run of that case must succeed. Exit 0 pass, 1 fail.
@@ -37,7 +39,7 @@ def run(mpiexec, np, exe, outdir, seed, env):
     sys.stderr.write(p.stderr)
     if p.returncode:
         print(f"FAIL: {exe} exited {p.returncode}")
-    return p.returncode, p.stderr
+    return p.returncode, p.stderr, p.stdout
 
 
 def counts(report):
@@ -92,6 +94,46 @@ def errors_case(mpiexec, np, plain, layer, top, seed, env):
     return ok
 
 
+# Files whose views and accesses the layer must serve (some calls at
+# least), and files whose views it must pass through entirely.
+SERVED = ["c3.dat", "vector.dat", "nestedtiles.dat", "darray1.dat",
+          "darray4.dat",
+          "blocks0.dat", "blocks1.dat", "roundrobin.dat", "subpair.dat",
+          "memsub.dat", "doc.dat", "ro.dat", "info.dat"]
+PASSED = ["darray3.dat", "blocks2.dat", "disabled.dat"]
+REASONS = [("darray3.dat", "set_view passed through: filetype: darray type "
+            "is not one regular strided pattern"),
+           ("blocks2.dat", "set_view passed through: filetype: "
+            "indexed_block type is not one regular strided pattern"),
+           ("info.dat", "info passed through: passion_method=bogus "
+            "ignored"),
+           ("ro.dat", "write_all passed through: file opened read-only")]
+
+
+def report_ok(tag, served, passed, err, out):
+    ok = True
+    for name in SERVED:
+        if not served.get(name):
+            print(f"FAIL: {tag}: the layer served nothing of {name}")
+            ok = False
+    for name in PASSED:
+        if served.get(name) or not passed.get(name):
+            print(f"FAIL: {tag}: {name} was not passed through entirely")
+            ok = False
+    if not passed.get("info.dat"):
+        print(f"FAIL: {tag}: passion_enable=false at MPI_File_set_info "
+              "passed nothing of info.dat through")
+        ok = False
+    for name, text in REASONS:
+        if not re.search(re.escape(name) + r":\s+" + re.escape(text), err):
+            print(f"FAIL: {tag}: the report lacks '{name}: {text}'")
+            ok = False
+    if "passion_method=etp-static" not in out:
+        print(f"FAIL: {tag}: MPI_File_get_info lacks passion_method")
+        ok = False
+    return ok
+
+
 def main():
     mpiexec, np, plain, layer = sys.argv[1:5]
     rest = sys.argv[5:]
@@ -104,7 +146,9 @@ def main():
     env = dict(os.environ)
     env.pop("PASSION_MPIIO", None)
     env.pop("PASSION_OPTIONS", None)
-    ok = run(mpiexec, np, plain, os.path.join(top, "plain"), seed, env)[0] == 0
+    rc, _, out = run(mpiexec, np, plain, os.path.join(top, "plain"), seed,
+                     env)
+    ok = rc == 0
     runs = [("layer", layer, {})]
     if preload:
         old = env.get("LD_PRELOAD", "")
@@ -114,7 +158,8 @@ def main():
     first = None
     for tag, exe, extra in runs:
         renv = dict(env, PASSION_MPIIO="report", **extra)
-        rc, err = run(mpiexec, np, exe, os.path.join(top, tag), seed, renv)
+        rc, err, out = run(mpiexec, np, exe, os.path.join(top, tag), seed,
+                           renv)
         ok = ok and rc == 0
         served, passed = counts(err)
         print(f"{tag}: served {served}, passed through {passed}")
@@ -123,12 +168,9 @@ def main():
             print("FAIL: passion's mpiio driver re-entered the layer (its "
                   "calls were counted)")
             ok = False
-        if not served.get("c3.dat") or not served.get("vector.dat"):
-            print(f"FAIL: {tag}: the layer served nothing of c3.dat or "
-                  "vector.dat")
-            ok = False
+        ok = report_ok(tag, served, passed, err, out) and ok
         names = set(n for n in os.listdir(os.path.join(top, "plain"))
-                    if n.endswith(".dat"))
+                    if n.endswith(".dat")) | {"doc.dat"}  # deleted on close
         if set(served) != names:
             print(f"FAIL: {tag}: the report names {sorted(served)}, the "
                   f"test opened {sorted(names)}")

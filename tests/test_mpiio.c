@@ -380,7 +380,337 @@ static void case_pass(const char *name, double tag)
     free(bg);
 }
 
-/* ------------------------------------------------------------- errors */
+/* ------------------------------------------- views built per rank */
+
+/* A view of rank r: its committed filetype (etype MPI_DOUBLE) and
+ * displacement. The cases below draw their shapes before the case, the
+ * same on every rank. */
+typedef MPI_Datatype (*view_fn)(int r, MPI_Offset *disp);
+
+static int view_of(MPI_File fh, view_fn f, int r)
+{
+    MPI_Offset disp = 0;
+    MPI_Datatype t = f(r, &disp);
+    int size = 0;
+    MPI_Type_size(t, &size);
+    if (fh != MPI_FILE_NULL)
+        MPI_File_set_view(fh, disp, MPI_DOUBLE, t, "native", MPI_INFO_NULL);
+    MPI_Type_free(&t);
+    return size / 8;
+}
+
+static void tagged(double *v, int n, double tag, int r)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = tag + r * 100000.0 + i;
+}
+
+/* Rank r writes tiles filetypes' worth through its view (collectively,
+ * then independently, then (tiles > 1) one filetype per call through the
+ * individual pointer); after each, the neighbour's data are read through
+ * the neighbour's view and checked; reads and statuses recorded. */
+static void case_typed(const char *name, view_fn f, int tiles, double tag,
+                       int fill)
+{
+    int nb = (me + 1) % P, n = view_of(MPI_FILE_NULL, f, me);
+    int m = view_of(MPI_FILE_NULL, f, nb), k = (n > m ? n : m) * tiles + 1;
+    double *w = malloc(sizeof(double) * (size_t)k);
+    double *want = malloc(sizeof(double) * (size_t)k);
+    double *got = malloc(sizeof(double) * (size_t)k);
+    MPI_Status st;
+    MPI_Offset pos = -1;
+    MPI_File fh = file_create(name);
+    if (fill)
+        prefill(fh, fill);
+    view_of(fh, f, me);
+    tagged(w, n * tiles, tag, me);
+    MPI_File_write_all(fh, w, n * tiles, MPI_DOUBLE, &st);
+    record_status(&st);
+    sync_all(fh);
+    view_of(fh, f, nb);
+    MPI_File_read_all(fh, got, m * tiles, MPI_DOUBLE, &st);
+    record_status(&st);
+    tagged(want, m * tiles, tag, nb);
+    check(got, want, m * tiles, name);
+    record(got, sizeof(double) * (size_t)(m * tiles));
+    view_of(fh, f, me);
+    tagged(w, n * tiles, tag + 0.5, me);
+    MPI_File_write_at(fh, 0, w, n * tiles, MPI_DOUBLE, &st);
+    record_status(&st);
+    sync_all(fh);
+    view_of(fh, f, nb);
+    MPI_File_read_at(fh, 0, got, m * tiles, MPI_DOUBLE, &st);
+    tagged(want, m * tiles, tag + 0.5, nb);
+    check(got, want, m * tiles, name);
+    record(got, sizeof(double) * (size_t)(m * tiles));
+    if (tiles > 1) {
+        view_of(fh, f, me);
+        tagged(w, n * tiles, tag + 0.25, me);
+        for (int j = 0; j < tiles; j++)
+            MPI_File_write(fh, w + j * n, n, MPI_DOUBLE, &st);
+        MPI_File_get_position(fh, &pos);
+        record(&pos, sizeof pos);
+        sync_all(fh);
+        view_of(fh, f, nb);
+        tagged(want, m * tiles, tag + 0.25, nb);
+        MPI_File_read_at_all(fh, m, got, m * (tiles - 1), MPI_DOUBLE, &st);
+        check(got, want + m, m * (tiles - 1), name);
+        record(got, sizeof(double) * (size_t)(m * (tiles - 1)));
+        MPI_File_read_at(fh, (MPI_Offset)m * (tiles - 1), got, m,
+                         MPI_DOUBLE, &st);
+        check(got, want + m * (tiles - 1), m, name);
+        record(got, sizeof(double) * (size_t)m);
+    }
+    case_end(fh, w, want, got);
+}
+
+/* Nested vectors: a box [na][nb][nc] of an array [A][B][C] as an hvector
+ * of vectors, rank r's at planes a0[r].., placed by the displacement;
+ * resized to the whole array, it tiles. */
+static struct {
+    int A, B, C, a0[64], na[64], nb, nc, b0, c0, hdr, resized;
+} nest;
+
+static MPI_Datatype nested_type(int r, MPI_Offset *disp)
+{
+    MPI_Datatype in, t;
+    MPI_Type_vector(nest.nb, nest.nc, nest.C, MPI_DOUBLE, &in);
+    MPI_Type_create_hvector(nest.na[r], 1, (MPI_Aint)nest.B * nest.C * 8, in,
+                            &t);
+    MPI_Type_free(&in);
+    if (nest.resized) {
+        in = t;
+        MPI_Type_create_resized(in, 0, (MPI_Aint)nest.A * nest.B * nest.C * 8,
+                                &t);
+        MPI_Type_free(&in);
+    }
+    MPI_Type_commit(&t);
+    *disp = nest.hdr +
+            (((MPI_Offset)nest.a0[r] * nest.B + nest.b0) * nest.C + nest.c0) * 8;
+    return t;
+}
+
+static void nested_draw(int resized)
+{
+    int cut = 0, extra;
+    nest.A = P + rnd(4);
+    nest.B = 1 + rnd(5);
+    nest.C = 1 + rnd(6);
+    nest.nb = 1 + rnd(nest.B);
+    nest.b0 = rnd(nest.B - nest.nb + 1);
+    nest.nc = 1 + rnd(nest.C);
+    nest.c0 = rnd(nest.C - nest.nc + 1);
+    nest.hdr = 8 * rnd(3);
+    nest.resized = resized;
+    extra = nest.A - P;
+    for (int r = 0; r < P; r++) {
+        int take = 1 + (r == P - 1 ? extra : rnd(extra + 1));
+        extra -= take - 1;
+        nest.a0[r] = cut;
+        nest.na[r] = take;
+        cut += take;
+    }
+}
+
+/* darray over a 2-D process grid; kind 0 block x block, 1 cyclic x
+ * block, 2 cyclic(k) x none with whole blocks, 3 cyclic(k) whose last
+ * block is short (passed through), 4 block-cyclic in Fortran order. */
+static struct {
+    int kind, g[2], ps[2], k;
+} dar;
+
+static MPI_Datatype darray_type(int r, MPI_Offset *disp)
+{
+    int dist[2], darg[2] = {MPI_DISTRIBUTE_DFLT_DARG,
+                            MPI_DISTRIBUTE_DFLT_DARG};
+    int order = MPI_ORDER_C;
+    MPI_Datatype t;
+    dist[0] = dar.kind == 0 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC;
+    dist[1] = dar.kind == 2 || dar.kind == 3 ? MPI_DISTRIBUTE_NONE
+                                              : MPI_DISTRIBUTE_BLOCK;
+    if (dar.kind >= 2)
+        darg[0] = dar.k;
+    if (dar.kind == 4) {
+        dist[1] = MPI_DISTRIBUTE_CYCLIC;
+        darg[1] = dar.k;
+        dist[0] = MPI_DISTRIBUTE_BLOCK;
+        darg[0] = MPI_DISTRIBUTE_DFLT_DARG;
+        order = MPI_ORDER_FORTRAN;
+    }
+    MPI_Type_create_darray(P, r, 2, dar.g, dist, darg, dar.ps, order,
+                           MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    *disp = 0;
+    return t;
+}
+
+static void darray_draw(int kind)
+{
+    dar.kind = kind;
+    dar.ps[0] = dar.ps[1] = 0;
+    if (kind == 2 || kind == 3) {
+        dar.ps[0] = P;
+        dar.ps[1] = 1;
+    } else {
+        MPI_Dims_create(P, 2, dar.ps);
+    }
+    dar.k = 1 + rnd(3);
+    for (int d = 0; d < 2; d++) { /* each rank at least one element */
+        int b = 1 + rnd(3);
+        dar.g[d] = dar.ps[d] * b - rnd(b < dar.ps[d] ? b : dar.ps[d]);
+    }
+    if (kind == 2 || kind == 3) {
+        dar.g[0] = P * dar.k * (1 + rnd(3));
+        if (kind == 3) { /* a second, shorter block on rank 0 */
+            dar.k = 2 + rnd(2);
+            dar.g[0] = P * dar.k + 1;
+        }
+    }
+    if (kind == 4)
+        dar.g[1] = dar.ps[1] * dar.k * (1 + rnd(2));
+}
+
+/* indexed_block with one stride, blocks of b interleaved among the
+ * ranks (0); hindexed of equal blocks, resized so that it tiles (1);
+ * indexed_block at uneven displacements (2, passed through). */
+static struct {
+    int kind, nblk, b;
+} blk;
+
+static MPI_Datatype blocks_type(int r, MPI_Offset *disp)
+{
+    int dsp[16];
+    MPI_Aint adr[16];
+    int len[16];
+    MPI_Datatype t, u;
+    for (int i = 0; i < blk.nblk; i++) {
+        dsp[i] = r * blk.b + (i + (blk.kind == 2 && i >= 2)) * P * blk.b;
+        adr[i] = (MPI_Aint)dsp[i] * 8;
+        len[i] = blk.b;
+    }
+    if (blk.kind == 1) {
+        MPI_Type_create_hindexed(blk.nblk, len, adr, MPI_DOUBLE, &u);
+        MPI_Type_create_resized(u, 0, (MPI_Aint)P * blk.b * blk.nblk * 8, &t);
+        MPI_Type_free(&u);
+    } else {
+        MPI_Type_create_indexed_block(blk.nblk, blk.b, dsp, MPI_DOUBLE, &t);
+    }
+    MPI_Type_commit(&t);
+    *disp = 0;
+    return t;
+}
+
+static void blocks_draw(int kind)
+{
+    blk.kind = kind;
+    blk.nblk = (kind == 2 ? 3 : 1) + rnd(5);
+    blk.b = 1 + rnd(3);
+}
+
+/* A contiguous run of b doubles resized to P runs, at displacement r runs:
+ * filetypes tiling the view round-robin among the ranks. */
+static int rr_b;
+
+static MPI_Datatype roundrobin_type(int r, MPI_Offset *disp)
+{
+    MPI_Datatype u, t;
+    MPI_Type_contiguous(rr_b, MPI_DOUBLE, &u);
+    MPI_Type_create_resized(u, 0, (MPI_Aint)P * rr_b * 8, &t);
+    MPI_Type_free(&u);
+    MPI_Type_commit(&t);
+    *disp = (MPI_Offset)r * rr_b * 8;
+    return t;
+}
+
+/* A subarray of a two-double element (Fortran order), tiling. */
+static box sub2[64];
+
+static MPI_Datatype subpair_type(int r, MPI_Offset *disp)
+{
+    MPI_Datatype pair, t;
+    MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+    MPI_Type_create_subarray(sub2[r].nd, sub2[r].sizes, sub2[r].sub,
+                             sub2[r].starts, sub2[r].order, pair, &t);
+    MPI_Type_free(&pair);
+    MPI_Type_commit(&t);
+    *disp = 8;
+    return t;
+}
+
+/* ------------------------------------------------------ memory types */
+
+/* The own box written from, and the neighbour's read into, the middle
+ * of a larger memory array (a subarray memory type, then a vector one):
+ * served with passion's memory layout; the margins must stay as they
+ * were. */
+static void case_memtypes(const char *name, double tag)
+{
+    box b[64];
+    int nb = (me + 1) % P, msz[2][2], mst[2] = {1, 1};
+    double *mem[2], *v;
+    MPI_Datatype mt[2];
+    MPI_Status st;
+    MPI_File fh = file_create(name);
+    boxes_make(b, 2, MPI_ORDER_C, 1);
+    prefill(fh, 16384);
+    for (int k = 0; k < 2; k++) {
+        const box *o = &b[k ? nb : me];
+        int n = box_elems(o);
+        msz[k][0] = o->sub[0] + 2;
+        msz[k][1] = o->sub[1] + 3;
+        mem[k] = malloc(sizeof(double) * (size_t)(msz[k][0] * msz[k][1]));
+        for (int i = 0; i < msz[k][0] * msz[k][1]; i++)
+            mem[k][i] = -1.0 - i;
+        v = malloc(sizeof(double) * (size_t)n);
+        box_values(o, tag, v);
+        for (int i = 0; i < n && k == 0; i++)
+            mem[0][(1 + i / o->sub[1]) * msz[0][1] + 1 + i % o->sub[1]] = v[i];
+        free(v);
+        MPI_Type_create_subarray(2, msz[k], (int *)o->sub, mst, MPI_ORDER_C,
+                                 MPI_DOUBLE, &mt[k]);
+        MPI_Type_commit(&mt[k]);
+    }
+    box_view(fh, &b[me], 0);
+    MPI_File_write_all(fh, mem[0], 1, mt[0], &st);
+    record_status(&st);
+    sync_all(fh);
+    box_view(fh, &b[nb], 0);
+    MPI_File_read_all(fh, mem[1], 1, mt[1], &st);
+    record_status(&st);
+    record(mem[1], sizeof(double) * (size_t)(msz[1][0] * msz[1][1]));
+    {
+        int n = box_elems(&b[nb]);
+        double *want = malloc(sizeof(double) * (size_t)n), *got;
+        got = malloc(sizeof(double) * (size_t)n);
+        box_values(&b[nb], tag, want);
+        for (int i = 0; i < n; i++)
+            got[i] = mem[1][(1 + i / b[nb].sub[1]) * msz[1][1] + 1 +
+                            i % b[nb].sub[1]];
+        check(got, want, n, "read into a subarray memory type");
+        free(want);
+        free(got);
+    }
+    /* the same box read into rows of a vector type (stride of the row) */
+    MPI_Type_free(&mt[1]);
+    MPI_Type_vector(b[nb].sub[0], b[nb].sub[1], msz[1][1], MPI_DOUBLE, &mt[1]);
+    MPI_Type_commit(&mt[1]);
+    for (int i = 0; i < msz[1][0] * msz[1][1]; i++)
+        mem[1][i] = -2.0;
+    MPI_File_read_at_all(fh, 0, mem[1], 1, mt[1], &st);
+    record(mem[1], sizeof(double) * (size_t)(msz[1][0] * msz[1][1]));
+    for (int k = 0; k < 2; k++) {
+        MPI_Type_free(&mt[k]);
+        free(mem[k]);
+    }
+    {
+        MPI_Offset size = 0;
+        MPI_File_get_size(fh, &size);
+        record(&size, sizeof size);
+    }
+    MPI_File_close(&fh);
+}
+
+/* ---------------------------------------------------- modes and info */
 
 static int handler_calls;
 
@@ -390,6 +720,158 @@ static void count_error(MPI_File *fh, int *code, ...)
     (void)code;
     handler_calls++;
 }
+
+static void record_class(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    record(&cls, sizeof cls);
+}
+
+/* MPI_MODE_DELETE_ON_CLOSE (the file is gone after close),
+ * MPI_MODE_RDONLY (writes fail through the error handler, nothing
+ * written) and MPI_MODE_EXCL on an existing file: the same with and
+ * without the layer. */
+static void case_modes(double tag)
+{
+    box b[64];
+    char path[700];
+    int n, rc, gone = 0;
+    double *w, *got;
+    MPI_File fh;
+    MPI_Errhandler eh;
+    MPI_Status st;
+    boxes_make(b, 2, MPI_ORDER_C, 0);
+    n = box_elems(&b[me]);
+    w = malloc(sizeof(double) * (size_t)n);
+    got = malloc(sizeof(double) * (size_t)n);
+    box_values(&b[me], tag, w);
+    snprintf(path, sizeof path, "%s/doc.dat", dir);
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                  MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+    box_view(fh, &b[me], 0);
+    MPI_File_write_all(fh, w, n, MPI_DOUBLE, &st);
+    MPI_File_read_at_all(fh, 0, got, n, MPI_DOUBLE, &st);
+    check(got, w, n, "delete-on-close file");
+    MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL,
+                       &fh);
+    gone = rc != MPI_SUCCESS;
+    if (!gone)
+        MPI_File_close(&fh);
+    record(&gone, sizeof gone);
+    fh = file_create("ro.dat");
+    box_view(fh, &b[me], 0);
+    MPI_File_write_all(fh, w, n, MPI_DOUBLE, &st);
+    MPI_File_close(&fh);
+    snprintf(path, sizeof path, "%s/ro.dat", dir);
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    MPI_File_create_errhandler(count_error, &eh);
+    MPI_File_set_errhandler(fh, eh);
+    handler_calls = 0;
+    box_view(fh, &b[me], 0);
+    MPI_File_read_all(fh, got, n, MPI_DOUBLE, &st);
+    check(got, w, n, "read-only file");
+    for (int i = 0; i < n; i++)
+        got[i] = -w[i];
+    record_class(MPI_File_write_all(fh, got, n, MPI_DOUBLE, &st));
+    record_class(MPI_File_write_at(fh, 0, got, n, MPI_DOUBLE, &st));
+    record(&handler_calls, sizeof handler_calls);
+    MPI_File_read_at_all(fh, 0, got, n, MPI_DOUBLE, &st);
+    check(got, w, n, "read-only file after the refused writes");
+    MPI_File_close(&fh);
+    MPI_Errhandler_free(&eh);
+    rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_EXCL |
+                       MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    record_class(rc);
+    if (rc == MPI_SUCCESS)
+        MPI_File_close(&fh);
+    free(w);
+    free(got);
+}
+
+/* The layer's info keys: passion_method and passion_memory_budget at
+ * open, MPI_File_get_info showing them (printed, not recorded: plain MPI
+ * has none), an invalid method ignored, a new budget and
+ * passion_enable=false through MPI_File_set_info. */
+static void case_info(double tag)
+{
+    box b[64];
+    int nb = (me + 1) % P, n, m, flag = 0;
+    double *w, *want, *got;
+    char v[64] = "none";
+    MPI_Info info, got_info;
+    MPI_Status st;
+    MPI_File fh;
+    boxes_make(b, 2, MPI_ORDER_C, 1);
+    n = box_elems(&b[me]);
+    m = box_elems(&b[nb]);
+    w = malloc(sizeof(double) * (size_t)n);
+    want = malloc(sizeof(double) * (size_t)m);
+    got = malloc(sizeof(double) * (size_t)m);
+    MPI_Info_create(&open_info);
+    MPI_Info_set(open_info, "passion_method", "etp-static");
+    MPI_Info_set(open_info, "passion_memory_budget", "1M");
+    fh = file_create("info.dat");
+    MPI_Info_free(&open_info);
+    open_info = MPI_INFO_NULL;
+    prefill(fh, 16384);
+    MPI_File_get_info(fh, &got_info);
+    MPI_Info_get(got_info, "passion_method", 60, v, &flag);
+    MPI_Info_free(&got_info);
+    if (me == 0)
+        printf("test_mpiio info: passion_method=%s\n", flag ? v : "none");
+    for (int step = 0; step < 4; step++) {
+        const char *key[4] = {NULL, "passion_method", "passion_memory_budget",
+                              "passion_enable"};
+        const char *val[4] = {NULL, "bogus", "64K", "false"};
+        if (step) {
+            MPI_Info_create(&info);
+            MPI_Info_set(info, key[step], val[step]);
+            MPI_File_set_info(fh, info);
+            MPI_Info_free(&info);
+        }
+        box_view(fh, &b[me], 0);
+        box_values(&b[me], tag + step, w);
+        MPI_File_write_all(fh, w, n, MPI_DOUBLE, &st);
+        sync_all(fh);
+        box_view(fh, &b[nb], 0);
+        MPI_File_read_all(fh, got, m, MPI_DOUBLE, &st);
+        box_values(&b[nb], tag + step, want);
+        check(got, want, m, key[step] ? key[step] : "info at open");
+        record(got, sizeof(double) * (size_t)m);
+    }
+    case_end(fh, w, want, got);
+}
+
+static void cases_typed(void)
+{
+    nested_draw(1);
+    case_typed("nestedtiles.dat", nested_type, 2, 11000.0, 16384);
+    for (int kind = 1; kind < 5; kind += 1 + (kind == 1)) { /* 1, 3, 4 */
+        char name[32];
+        darray_draw(kind);
+        snprintf(name, sizeof name, "darray%d.dat", kind);
+        case_typed(name, darray_type, 1 + (kind & 1), 12000.0 + kind, 0);
+    }
+    for (int kind = 0; kind < 3; kind++) {
+        char name[32];
+        blocks_draw(kind);
+        snprintf(name, sizeof name, "blocks%d.dat", kind);
+        case_typed(name, blocks_type, kind == 1 ? 3 : 1, 13000.0 + kind,
+                   16384);
+    }
+    rr_b = 1 + rnd(3);
+    case_typed("roundrobin.dat", roundrobin_type, 2 + rnd(3), 14000.0, 0);
+    boxes_make(sub2, 2, MPI_ORDER_FORTRAN, 1);
+    case_typed("subpair.dat", subpair_type, 2, 15000.0, 16384);
+    case_memtypes("memsub.dat", 16000.0);
+    case_modes(17000.0);
+    case_info(18000.0);
+}
+
+/* ------------------------------------------------------------- errors */
 
 /* A collective write through a file error handler that counts its calls
  * and returns; prints the error class the write returned (MPI_SUCCESS on
@@ -453,6 +935,7 @@ int main(int argc, char **argv)
         case_box("f3holes.dat", 3, MPI_ORDER_FORTRAN, 1, 24, 4000.0);
         case_vector("vector.dat", 5000.0);
         case_pass("pass.dat", 6000.0);
+        cases_typed();
         /* the layer's own off switch, an info key MPI-IO ignores */
         MPI_Info_create(&open_info);
         MPI_Info_set(open_info, "passion_enable", "false");
