@@ -9,11 +9,17 @@
  *   named types without gaps (the element)
  *   contiguous, vector, hvector, dup
  *   indexed_block, hindexed_block, and indexed, hindexed with equal
- *   block lengths, each with one stride between all blocks
+ *   block lengths whose offsets repeat at nested strides (one stride, or
+ *   runs of one stride whose starts are regular in turn: PnetCDF's lists
+ *   of byte blocks for a strided section)
  *   subarray (C or Fortran order), darray (none, block, cyclic, cyclic(k)
  *   where each of the rank's blocks is whole; process grid in row-major
  *   order, as MPI defines it)
  *   resized (changes only lb and extent)
+ * Dimensions of one copy are dropped as they are found (HDF5 nests
+ * single-block hindexed and resized types, one per dimension, which
+ * would exceed the limit); ranks are aligned on their common strides
+ * when a view is agreed (serve.c).
  * Invariants: every dimension's stride covers the dimensions inside it
  * (the typemap is strictly increasing, never overlapping); a result is
  * returned only after MPI's own size, true lower bound and true extent
@@ -120,29 +126,77 @@ static int outer_add(outer *o, int64_t count, int64_t stride)
     return 0;
 }
 
-/* Blocks of one length at one stride (displacements disp[i] * unit
- * bytes, or addr[i] bytes): indexed_block, hindexed_block and indexed,
- * hindexed whose lengths are all equal. */
+/* The dimensions of n offsets (bytes, in order) that form a regular
+ * pattern of nested strides: offsets d[i] = d[0] + sum_k idx_k stride_k,
+ * row-major over the dimensions found (outermost first). A run of equal
+ * steps is the innermost dimension; its groups' starts must repeat the
+ * first group's shape and be regular themselves, recursively (the
+ * hindexed lists of byte blocks that PnetCDF builds for a strided
+ * section are such patterns). Returns the number of dimensions put in
+ * count/stride (at most max), or -1. */
+static int offsets_regular(int64_t n, const int64_t *d, int max,
+                           int64_t *count, int64_t *stride)
+{
+    if (n == 1)
+        return 0;
+    if (max < 1)
+        return -1;
+    int64_t step = d[1] - d[0], run = 2;
+    while (run < n && d[run] - d[run - 1] == step)
+        run++;
+    if (run == n) {
+        count[max - 1] = n;
+        stride[max - 1] = step;
+        return 1;
+    }
+    if (n % run)
+        return -1;
+    int64_t groups = n / run;
+    int64_t *starts = malloc(sizeof *starts * (size_t)groups);
+    if (!starts)
+        return -1;
+    for (int64_t g = 0; g < groups; g++) {
+        starts[g] = d[g * run];
+        for (int64_t i = 1; i < run; i++)
+            if (d[g * run + i] - starts[g] != i * step) {
+                free(starts);
+                return -1;
+            }
+    }
+    count[max - 1] = run;
+    stride[max - 1] = step;
+    int k = offsets_regular(groups, starts, max - 1, count, stride);
+    free(starts);
+    return k < 0 ? -1 : k + 1;
+}
+
+/* Blocks of one length (displacements disp[i] * unit bytes, or addr[i]
+ * bytes) whose offsets form a regular pattern (offsets_regular):
+ * indexed_block, hindexed_block and indexed, hindexed whose lengths are
+ * all equal. */
 static int blocks_regular(int n, const int *len, const int *disp,
                           const MPI_Aint *addr, int64_t unit, int64_t ext,
                           outer *o)
 {
-    int64_t d0, step = 0;
+    int64_t count[DECODE_DIMS], stride[DECODE_DIMS];
     if (n < 1)
         return -1;
     for (int i = 1; i < n; i++)
         if (len[i] != len[0])
             return -1;
-    d0 = disp ? (int64_t)disp[0] * unit : (int64_t)addr[0];
-    if (n > 1)
-        step = (disp ? (int64_t)disp[1] * unit : (int64_t)addr[1]) - d0;
-    for (int i = 2; i < n; i++)
-        if ((disp ? (int64_t)disp[i] * unit : (int64_t)addr[i]) - d0 !=
-            step * i)
-            return -1;
-    o->off = d0;
-    if (outer_add(o, n, step))
+    int64_t *d = malloc(sizeof *d * (size_t)n);
+    if (!d)
         return -1;
+    for (int i = 0; i < n; i++)
+        d[i] = disp ? (int64_t)disp[i] * unit : (int64_t)addr[i];
+    int k = offsets_regular(n, d, DECODE_DIMS, count, stride);
+    o->off = d[0];
+    free(d);
+    if (k < 0)
+        return -1;
+    for (int i = DECODE_DIMS - k; i < DECODE_DIMS; i++)
+        if (outer_add(o, count[i], stride[i]))
+            return -1;
     return len[0] < 1 ? -1 : outer_add(o, len[0], ext);
 }
 
@@ -278,18 +332,32 @@ static int decode_contents(const contents *c, mpiio_strided *g, int depth)
     default:
         break;
     }
-    if (rc || o.n + in.ndims > DECODE_DIMS)
+    if (rc)
+        return -1;
+    /* the constructor's dimensions outside the old type's, those of
+       count 1 dropped (they move nothing; HDF5 nests single-block
+       hindexed types whose dimensions would exceed the limit): the same
+       typemap. Ranks whose patterns differ in such dimensions are
+       aligned on the union of their strides when the view is agreed
+       (serve.c). */
+    int64_t cnt[2 * MPIIO_MAX_DIMS], str[2 * MPIIO_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < o.n + in.ndims; i++) {
+        int64_t ci = i < o.n ? o.count[i] : in.count[i - o.n];
+        int64_t si = i < o.n ? o.stride[i] : in.stride[i - o.n];
+        if (ci == 1)
+            continue;
+        cnt[n] = ci;
+        str[n++] = si;
+    }
+    if (n > DECODE_DIMS)
         return -1;
     *g = in;
-    g->ndims = o.n + in.ndims;
+    g->ndims = n;
     g->off = o.off + in.off;
-    for (int i = 0; i < o.n; i++) {
-        g->count[i] = o.count[i];
-        g->stride[i] = o.stride[i];
-    }
-    for (int i = 0; i < in.ndims; i++) {
-        g->count[o.n + i] = in.count[i];
-        g->stride[o.n + i] = in.stride[i];
+    for (int i = 0; i < n; i++) {
+        g->count[i] = cnt[i];
+        g->stride[i] = str[i];
     }
     return 0;
 }

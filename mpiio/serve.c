@@ -138,9 +138,12 @@ static int ctx_make(mpiio_file *st)
     if (st->ctx)
         passion_finalize(st->ctx);
     st->ctx = NULL;
-    if (st->budget > 0)
-        rc = passion_options_create(&o);
-    if (!rc && o)
+    /* the file as raw bytes whatever its name or contents (an HDF5 or
+       netCDF file's view is bytes of it) */
+    rc = passion_options_create(&o);
+    if (!rc)
+        rc = passion_options_set(o, "file_format", "raw");
+    if (!rc && st->budget > 0)
         rc = passion_options_set_int(o, "memory_budget", st->budget);
     if (!rc)
         rc = passion_init(st->comm, o, &st->ctx);
@@ -211,6 +214,63 @@ static int view_same(const mpiio_file *st, const mpiio_strided *g, int ok,
     return first;
 }
 
+/* Collective: every rank's pattern re-expressed over the union of the
+ * strides of all ranks' dimensions of more than one index (descending),
+ * a dimension a rank lacks taking count 1, then an innermost dimension
+ * of one element (while the limit allows), so that the ranks' dimensions
+ * correspond one to one (decoding drops dimensions of count 1, and ranks
+ * whose selections differ, such as HDF5's hyperslabs of different
+ * counts, keep different ones). The typemap is unchanged: the strides of
+ * a decoded pattern decrease outward, as the union's do. 0, or -1 (the
+ * same on every rank) when the union has too many dimensions. */
+static int align_strides(const mpiio_file *st, mpiio_strided *g, int ok)
+{
+    enum { K = MPIIO_MAX_DIMS - 1 };
+    long long uni[K + 1], below = LLONG_MAX;
+    int nu = 0, empty = 0;
+    for (int d = 0; ok && d < g->ndims; d++)
+        empty |= g->count[d] == 0;
+    /* the union, largest first: each round agrees on the largest stride
+       any rank has below the last one (0: none left); a round more than
+       K finds whether the union is too large */
+    for (;;) {
+        long long x = 0;
+        for (int d = 0; ok && d < g->ndims; d++)
+            if (g->count[d] > 1 && g->stride[d] < below && g->stride[d] > x)
+                x = g->stride[d];
+        MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_LONG_LONG, MPI_MAX, st->comm);
+        if (x <= 0)
+            break;
+        if (nu == K)
+            return -1;
+        uni[nu++] = x;
+        below = x;
+    }
+    if (!ok)
+        return 0;
+    mpiio_strided h = *g;
+    h.ndims = nu;
+    for (int j = 0; j < nu; j++) {
+        h.count[j] = 1;
+        h.stride[j] = uni[j];
+        for (int d = 0; d < g->ndims; d++)
+            if (g->count[d] > 1 && g->stride[d] == uni[j])
+                h.count[j] = g->count[d];
+    }
+    /* an innermost dimension of one element, as decoding with every
+       dimension kept gives: the memory side may then stride the data's
+       innermost dimension (a column of a wider array in memory) */
+    if (nu < K) {
+        h.count[nu] = 1;
+        h.stride[nu] = g->elem;
+        h.ndims = ++nu;
+    }
+    if (empty)
+        h.count[nu - 1] = 0;
+    *g = h;
+    return 0;
+}
+
 /* Collective. The view is served when every rank's filetype is a
  * section of one array (variants above); the array's outer dimension
  * spans every rank's data (tiled: and the whole filetypes the file
@@ -233,6 +293,11 @@ void mpiio_view_set(mpiio_file *st, MPI_Offset disp, MPI_Datatype etype,
     mpiio_info_apply(st, info);
     memset(&g, 0, sizeof g);
     ok = local_view(st, etype, filetype, datarep, &g, why, sizeof why) == 0;
+    if (align_strides(st, &g, ok) && ok) {
+        ok = 0;
+        snprintf(why, sizeof why, "the ranks' filetypes together have "
+                 "more than %d strides", MPIIO_MAX_DIMS - 1);
+    }
     for (int d = 0; ok && d < g.ndims; d++)
         empty |= g.count[d] == 0;
     PMPI_File_get_size(st->fh, &fsize);

@@ -572,7 +572,10 @@ static void darray_draw(int kind)
 
 /* indexed_block with one stride, blocks of b interleaved among the
  * ranks (0); hindexed of equal blocks, resized so that it tiles (1);
- * indexed_block at uneven displacements (2, passed through). */
+ * indexed_block at uneven displacements (2, passed through): the last of
+ * 3 or more blocks one place further, which no nesting of strides gives
+ * (the decoder takes offsets that repeat at nested strides, such as
+ * 0, 1, 3, 4). */
 static struct {
     int kind, nblk, b;
 } blk;
@@ -584,7 +587,8 @@ static MPI_Datatype blocks_type(int r, MPI_Offset *disp)
     int len[16];
     MPI_Datatype t, u;
     for (int i = 0; i < blk.nblk; i++) {
-        dsp[i] = r * blk.b + (i + (blk.kind == 2 && i >= 2)) * P * blk.b;
+        dsp[i] = r * blk.b +
+                 (i + (blk.kind == 2 && i == blk.nblk - 1)) * P * blk.b;
         adr[i] = (MPI_Aint)dsp[i] * 8;
         len[i] = blk.b;
     }
