@@ -60,6 +60,7 @@ program test_f_section
   call check_rc(passion_array_free(a), 0, 'array_free')
   call check_rc(passion_finalize(ctx), 0, 'finalize')
   if (fails > 0) write (*, '(a,i0,a,i0)') 'seed ', seed, ' rank ', me
+  deallocate(ref)
   call finish('test_f_section')
 
 contains
