@@ -18,49 +18,22 @@ the layer run's) run without and under LD_PRELOAD=LIB: exit 0, the same
 output and status required.
 Exit 0 pass, 1 fail.
 """
-import filecmp
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-REPORT = re.compile(r"passion_mpiio: rank \d+ file (\S+): served (\d+), "
-                    r"passed through (\d+)")
+# the report's parsing and the byte-for-byte comparison of two runs
+# directories are mpiio_compare.py's (same folder, on sys.path)
+from mpiio_compare import counts, same_files
 
 
 def run(cmd, env, timeout=500):
     p = subprocess.run(cmd, env=env, capture_output=True, text=True,
                        timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def counts(report):
-    served, passed = {}, {}
-    for m in REPORT.finditer(report):
-        name = os.path.basename(m.group(1))
-        served[name] = served.get(name, 0) + int(m.group(2))
-        passed[name] = passed.get(name, 0) + int(m.group(3))
-    return served, passed
-
-
-def same_files(a, b):
-    ok = True
-    names_a, names_b = set(os.listdir(a)), set(os.listdir(b))
-    for name in sorted(names_a):
-        if name not in names_b:
-            print(f"FAIL: {name} missing in {b}")
-            ok = False
-        elif not filecmp.cmp(os.path.join(a, name), os.path.join(b, name),
-                             shallow=False):
-            print(f"FAIL: {name} differs between {a} and {b}")
-            ok = False
-    if names_b - names_a:
-        print(f"FAIL: files only in {b}: {sorted(names_b - names_a)}")
-        ok = False
-    return ok
 
 
 def tools_case(tooldir, preload, plain_dir, layer_dir, env):
